@@ -1,0 +1,71 @@
+"""The machine-model schema: every hardware number the compiler and simulator use.
+
+Each number is data with the public source it came from (see ``arch/a2a3.py`` and ``arch/a5.py``);
+no other module holds hardware literals.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pypto_pro.language.enums import MemorySpace, PipeType
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A value plus where it came from (``assumed`` marks values copied from another arch)."""
+
+    value: float
+    source: str
+    assumed: bool = False
+
+
+@dataclass(frozen=True)
+class MemorySpec:
+    """One on-chip memory: capacity and address alignment, both in bytes."""
+
+    capacity: int
+    alignment: int
+    source: str
+
+
+@dataclass(frozen=True)
+class PathBandwidth:
+    """A data path's per-core bandwidth in GiB/s at the arch clock, plus the fitted
+    size-dependent form ``bw(B) = fit_peak * B / (fit_k + B)`` where published."""
+
+    gib_per_s: float
+    source: str
+    fit_peak: float | None = None
+    fit_k: float | None = None
+
+
+@dataclass(frozen=True)
+class ArchModel:
+    """One architecture: core counts, clock, memories, sync resources, data paths, costs."""
+
+    name: str
+    description: str
+    clock_mhz: Sourced
+    cube_cores: Sourced
+    vector_cores_per_block: Sourced
+    memories: dict[MemorySpace, MemorySpec]
+    vector_tile_row_alignment: int  # bytes: cols * sizeof(T) of a Vec tile must be a multiple
+    event_ids_per_pipe_pair: Sourced
+    mutex_ids: Sourced
+    has_buffer_mutex: bool
+    cross_core_event_ids: Sourced
+    vector_repeat_bytes: Sourced
+    paths: dict[str, PathBandwidth] = field(default_factory=dict)
+    direct_cube_vector_paths: bool = False
+    cost: dict[str, Sourced] = field(default_factory=dict)
+    gm_bandwidth_cap_gb_s: Sourced | None = None
+
+    @property
+    def vector_cores(self) -> int:
+        return int(self.cube_cores.value * self.vector_cores_per_block.value)
+
+    def memory(self, space: MemorySpace) -> MemorySpec:
+        return self.memories[space]
+
+    def pipes(self) -> tuple[PipeType, ...]:
+        return tuple(PipeType)

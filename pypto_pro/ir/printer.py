@@ -1,0 +1,118 @@
+"""Readable text form of the IR, written into the build directory after each stage."""
+from __future__ import annotations
+
+import os
+
+from pypto_pro.ir.expr import (BinOp, BoolOp, Compare, Const, Expr, ListIndex, Select, Special,
+                               TensorDim, UnaryOp, Var)
+from pypto_pro.ir.nodes import (Assign, Buffer, For, GMRef, If, KernelIR, Section, SetValidShape,
+                                Stmt, SyncOp, TileOp, TileRef)
+
+
+def expr_str(e: Expr) -> str:
+    if isinstance(e, Const):
+        return repr(e.value)
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, BinOp):
+        if e.op in ("min", "max"):
+            return f"{e.op}({expr_str(e.lhs)}, {expr_str(e.rhs)})"
+        return f"({expr_str(e.lhs)} {e.op} {expr_str(e.rhs)})"
+    if isinstance(e, UnaryOp):
+        sep = " " if e.op == "not" else ""
+        return f"({e.op}{sep}{expr_str(e.operand)})"
+    if isinstance(e, Compare):
+        return f"({expr_str(e.lhs)} {e.op} {expr_str(e.rhs)})"
+    if isinstance(e, BoolOp):
+        return "(" + f" {e.op} ".join(expr_str(v) for v in e.values) + ")"
+    if isinstance(e, Select):
+        return f"({expr_str(e.if_true)} if {expr_str(e.cond)} else {expr_str(e.if_false)})"
+    if isinstance(e, TensorDim):
+        return f"{e.param}.shape[{e.axis}]"
+    if isinstance(e, Special):
+        return f"{e.name}()"
+    if isinstance(e, ListIndex):
+        return f"{list(e.values)}[{expr_str(e.index)}]"
+    return f"<{type(e).__name__}>"
+
+
+def operand_str(o) -> str:
+    if isinstance(o, TileRef):
+        if o.buffer.is_group:
+            return f"{o.buffer.name}[{expr_str(o.slot)}]"
+        return o.buffer.name
+    if isinstance(o, GMRef):
+        return f"{o.param.name}[{', '.join(expr_str(x) for x in o.offsets)}]"
+    return expr_str(o)
+
+
+def _loc(s: Stmt) -> str:
+    loc = getattr(s, "loc", None)
+    return f"  # {os.path.basename(loc.path)}:{loc.line}" if loc else ""
+
+
+def stmt_lines(body: list[Stmt], indent: int = 0, show_pipes: bool = True) -> list[str]:
+    pad = "    " * indent
+    out: list[str] = []
+    for s in body:
+        if isinstance(s, Assign):
+            out.append(f"{pad}{s.var.name} = {expr_str(s.value)}{_loc(s)}")
+        elif isinstance(s, For):
+            out.append(f"{pad}for {s.var.name} in range({expr_str(s.start)}, {expr_str(s.stop)}, "
+                       f"{expr_str(s.step)}):{_loc(s)}")
+            out.extend(stmt_lines(s.body, indent + 1, show_pipes) or [pad + "    pass"])
+        elif isinstance(s, If):
+            out.append(f"{pad}if {expr_str(s.cond)}:{_loc(s)}")
+            out.extend(stmt_lines(s.then_body, indent + 1, show_pipes) or [pad + "    pass"])
+            if s.else_body:
+                out.append(f"{pad}else:")
+                out.extend(stmt_lines(s.else_body, indent + 1, show_pipes))
+        elif isinstance(s, Section):
+            out.append(f"{pad}section {s.kind.value}:{_loc(s)}")
+            out.extend(stmt_lines(s.body, indent + 1, show_pipes) or [pad + "    pass"])
+        elif isinstance(s, TileOp):
+            args = [operand_str(s.dst)] + [operand_str(x) for x in s.srcs] + [expr_str(x) for x in s.scalars]
+            args += [f"{k}={v!r}" for k, v in s.attrs.items()]
+            pipe = f"[{s.pipe.name:4}] " if show_pipes else ""
+            out.append(f"{pad}{pipe}{s.op}({', '.join(args)}){_loc(s)}")
+        elif isinstance(s, SetValidShape):
+            target = s.buffer.name + (f"[{expr_str(s.slot)}]" if s.slot is not None else "")
+            out.append(f"{pad}[S   ] set_validshape({target}, {expr_str(s.rows)}, {expr_str(s.cols)}){_loc(s)}")
+        elif isinstance(s, SyncOp):
+            out.append(f"{pad}{sync_str(s)}{_loc(s)}")
+        else:
+            out.append(f"{pad}<{type(s).__name__}>")
+    return out
+
+
+def sync_str(s: SyncOp) -> str:
+    tag = "" if s.origin == "user" else f"    <- auto: {s.origin}"
+    ev = expr_str(s.event) if s.event is not None else ""
+    if s.kind in ("set_flag", "wait_flag"):
+        return f"[{s.pipe.name:4}] {s.kind}({s.src.name}, {s.dst.name}, event={ev}){tag}"
+    if s.kind in ("lock", "unlock"):
+        return f"[{s.pipe.name:4}] {s.kind}(buf_id={ev}){tag}"
+    return f"[{s.pipe.name:4}] {s.kind}({s.src.name}){tag}"
+
+
+def buffer_line(b: Buffer) -> str:
+    t = b.tile_type
+    addrs = ", ".join(f"0x{a:05x}" for a in b.addrs)
+    ids = f" mutex_ids={list(b.mutex_ids)}" if b.mutex_ids else ""
+    alias = f" view_of={b.alias_of.name}" if b.alias_of is not None else ""
+    where = f"  # {os.path.basename(b.loc.path)}:{b.loc.line}" if b.loc else ""
+    return (f"{b.name}: {t.target_memory.name} {t.dtype.name}[{t.rows}x{t.cols}] "
+            f"{t.nbytes} B x{b.depth} @ [{addrs}]{ids}{alias}{where}")
+
+
+def kernel_str(k: KernelIR, show_pipes: bool = True) -> str:
+    head = f"kernel {k.name}" + (f" ({k.kind.value} program)" if k.kind else "")
+    params = ", ".join(f"{p.name}: {p.type!r}" if hasattr(p, "type") else f"{p.name}: {p.ty}" for p in k.params)
+    lines = [f"{head}({params})"]
+    if k.constants:
+        lines.append("constants: " + ", ".join(f"{n}={v!r}" for n, v in k.constants.items()))
+    lines.append("buffers:")
+    lines += ["    " + buffer_line(b) for b in k.buffers] or ["    (none)"]
+    lines.append("body:")
+    lines += stmt_lines(k.body, 1, show_pipes) or ["    pass"]
+    return "\n".join(lines) + "\n"

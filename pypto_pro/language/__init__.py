@@ -1,0 +1,17 @@
+"""The pypto_pro DSL, imported as ``pl``: ``import pypto_pro.language as pl``."""
+from __future__ import annotations
+
+from pypto_pro.language import system
+from pypto_pro.language.dtypes import (DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8,
+                                       DataType)
+from pypto_pro.language.enums import MemorySpace, PipeType
+from pypto_pro.language.jit import inline, jit
+from pypto_pro.language.ops import (abs, add, adds, cast, div, divs, exp, expand_add, expand_div, expand_max,
+                                    expand_min, expand_mul, expand_sub, expands, get_block_idx, get_block_num,
+                                    get_subblock_idx, get_subblock_num, load, load_tile, log, make_tile,
+                                    make_tile_group, make_view, max, maximum, maxs, min, minimum, mins, move, mul,
+                                    muls, neg, range, recip, relu, rsqrt, section_cube, section_vector,
+                                    set_validshape, sqrt, store, store_tile, sub, subs, sum)
+from pypto_pro.language.types import DYNAMIC, Constexpr, Tensor, TileType
+
+__all__ = [n for n in dir() if not n.startswith("_") and n != "annotations"]

@@ -1,0 +1,28 @@
+"""``@pl.jit`` (a kernel, compiled on first launch) and ``@pl.inline`` (a helper inlined into kernels)."""
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+F = TypeVar("F", bound=Callable)
+
+
+def jit(fn: Callable | None = None, *, arch: str = "a5", auto_mutex: bool = True, device: str = "sim",
+        check: str = "raise", build_dir: str | None = None) -> Any:
+    """Turn a Python function into a kernel. Use bare (``@pl.jit``) or with options.
+
+    ``arch``: ``"a5"`` (default) or ``"a2a3"``; ``auto_mutex``: order ops on tile-group slots
+    automatically; ``device``: ``"sim"`` (the embedded simulator); ``build_dir``: where stage dumps
+    go (default ``./build/<kernel>``, or ``$PYPTO_PRO_BUILD_DIR/<kernel>``).
+    """
+    from pypto_pro.runtime.kernel import JitKernel
+
+    def wrap(f: Callable) -> JitKernel:
+        return JitKernel(f, arch=arch, auto_mutex=auto_mutex, device=device, check=check, build_dir=build_dir)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def inline(fn: F) -> F:
+    """Mark a helper whose calls are inlined into kernels (it may take tiles and run-time scalars)."""
+    fn.__pypto_inline__ = True  # type: ignore[attr-defined]
+    return fn

@@ -1,0 +1,127 @@
+"""Type constructors of the DSL: ``pl.Tensor[[dims], dtype]`` annotations and ``pl.TileType``.
+
+They are ordinary Python objects: the frontend evaluates them at compile time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from pypto_pro.language.dtypes import DataType
+from pypto_pro.language.enums import MemorySpace
+
+
+class _Dynamic:
+    """Marker for a tensor dimension known only at launch time."""
+
+    _instance: "_Dynamic | None" = None
+
+    def __new__(cls) -> "_Dynamic":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "pl.DYNAMIC"
+
+
+DYNAMIC = _Dynamic()
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A global-memory tensor parameter: rank, static or dynamic dims, dtype (row-major, ND)."""
+
+    dims: tuple[int | _Dynamic, ...]
+    dtype: DataType
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    def __repr__(self) -> str:
+        dims = ", ".join(repr(d) if d is DYNAMIC else str(d) for d in self.dims)
+        return f"pl.Tensor[[{dims}], {self.dtype!r}]"
+
+
+class _TensorFactory:
+    """``pl.Tensor[[dims], dtype]`` builds a :class:`TensorType` for a kernel parameter annotation."""
+
+    def __getitem__(self, item: Any) -> TensorType:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise TypeError("pl.Tensor takes [[dims...], dtype], e.g. pl.Tensor[[pl.DYNAMIC, 128], pl.DT_FP16]")
+        dims, dtype = item
+        if not isinstance(dims, (list, tuple)) or not dims:
+            raise TypeError("pl.Tensor dims must be a non-empty list of ints or pl.DYNAMIC")
+        for d in dims:
+            if d is not DYNAMIC and not (isinstance(d, int) and not isinstance(d, bool) and d > 0):
+                raise TypeError(f"pl.Tensor dim {d!r} must be a positive int or pl.DYNAMIC")
+        if not isinstance(dtype, DataType):
+            raise TypeError(f"pl.Tensor dtype must be a pl.DT_* type, got {dtype!r}")
+        return TensorType(tuple(dims), dtype)
+
+    def __repr__(self) -> str:
+        return "pl.Tensor"
+
+
+Tensor = _TensorFactory()
+
+
+class Constexpr:
+    """Annotation for a kernel parameter that is a compile-time constant (part of the cache key)."""
+
+
+@dataclass(frozen=True, init=False)
+class TileType:
+    """A 2-D tile: static shape, dtype, memory space, and optional static valid shape."""
+
+    shape: tuple[int, int]
+    dtype: DataType
+    target_memory: MemorySpace
+    valid_shape: tuple[int, int]
+
+    def __init__(
+        self,
+        shape: Sequence[int],
+        dtype: DataType,
+        target_memory: MemorySpace = MemorySpace.Vec,
+        valid_shape: Sequence[int] | None = None,
+    ) -> None:
+        if not isinstance(shape, (list, tuple)) or len(shape) != 2:
+            raise TypeError(f"TileType shape must be [rows, cols], got {shape!r}")
+        for s in shape:
+            if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
+                raise TypeError(f"TileType shape entries must be positive ints, got {shape!r}")
+        if not isinstance(dtype, DataType):
+            raise TypeError(f"TileType dtype must be a pl.DT_* type, got {dtype!r}")
+        if not isinstance(target_memory, MemorySpace):
+            raise TypeError(f"TileType target_memory must be a pl.MemorySpace, got {target_memory!r}")
+        if valid_shape is None:
+            valid = tuple(shape)
+        else:
+            if not isinstance(valid_shape, (list, tuple)) or len(valid_shape) != 2:
+                raise TypeError(f"TileType valid_shape must be [rows, cols], got {valid_shape!r}")
+            valid = tuple(valid_shape)
+            for v, s in zip(valid, shape):
+                if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= s:
+                    raise TypeError(f"TileType valid_shape {list(valid_shape)} must be within shape {list(shape)}")
+        object.__setattr__(self, "shape", (int(shape[0]), int(shape[1])))
+        object.__setattr__(self, "dtype", dtype)
+        object.__setattr__(self, "target_memory", target_memory)
+        object.__setattr__(self, "valid_shape", valid)
+
+    @property
+    def rows(self) -> int:
+        return self.shape[0]
+
+    @property
+    def cols(self) -> int:
+        return self.shape[1]
+
+    @property
+    def nbytes(self) -> int:
+        return self.shape[0] * self.shape[1] * self.dtype.itemsize
+
+    def __repr__(self) -> str:
+        v = "" if self.valid_shape == self.shape else f", valid_shape={list(self.valid_shape)}"
+        return f"TileType([{self.rows}, {self.cols}], {self.dtype!r}, {self.target_memory!r}{v})"

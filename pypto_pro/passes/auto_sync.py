@@ -1,0 +1,298 @@
+"""Automatic synchronisation of tile-group slots that carry ``mutex_ids`` (``auto_mutex=True``).
+
+Every op on such a slot is ordered against the earlier and later ops on the same slot.
+
+a5 has hardware buffer mutexes: each op is bracketed by ``lock``/``unlock`` of its slot's id,
+which the hardware grants in dispatch order.
+
+a2a3 has none, so the pass emulates them with ``set_flag``/``wait_flag`` pairs and event ids it
+allocates per (src pipe, dst pipe):
+
+* Ring pattern (the multi-buffering idiom: one ``g.next()`` at the top level of a loop body,
+  every access to the group in that body straight after it): within one generation each change
+  of pipe gets ``set_flag`` right after the releasing op and ``wait_flag`` right before the
+  acquiring op; the back edge from the generation's last pipe to the first pipe of the generation
+  that reuses the slot gets its own per-slot event, pre-set for every slot before the loop nest
+  and drained after it, so no flag is left pending. One event id per slot keeps ``depth``
+  generations in flight: the load of tile i+1 runs while tile i is computed.
+* Any other use (plain indexing, ``current()``, accesses under ``if``): ownership transfer. The
+  group has an owner pipe; an access by another pipe is preceded by ``set_flag(owner, pipe)`` +
+  ``wait_flag(owner, pipe)``; loop bodies and branches hand ownership back at their end so the
+  state is the same on every path. Always correct, less overlap.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from pypto_pro.arch.model import ArchModel
+from pypto_pro.errors import CompileError
+from pypto_pro.ir.expr import BinOp, Const, Expr, ListIndex, Var
+from pypto_pro.ir.nodes import Assign, Buffer, For, If, KernelIR, Stmt, SyncOp, TileOp, TileRef
+from pypto_pro.language.enums import PipeType
+
+
+def slot_id(ids: tuple[int, ...], slot: Expr) -> Expr:
+    """The id of a run-time slot in a per-slot id table (folded when the slot is constant)."""
+    if isinstance(slot, Const):
+        return Const(ids[int(slot.value)])
+    if all(ids[i] == ids[0] + i for i in range(len(ids))):
+        return slot if ids[0] == 0 else BinOp("+", Const(ids[0]), slot)
+    return ListIndex(ids, slot)
+
+
+def _managed(ref: TileRef) -> Buffer | None:
+    root = ref.buffer.root
+    return root if root.mutex_ids else None
+
+
+def _accesses(op: TileOp) -> dict[Buffer, TileRef]:
+    out: dict[Buffer, TileRef] = {}
+    for t in op.tile_operands():
+        root = _managed(t)
+        if root is not None and root not in out:
+            out[root] = t
+    return out
+
+
+# ---- a5: buffer-id lock / unlock --------------------------------------------------------------
+
+
+def _lock_body(body: list[Stmt]) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, TileOp):
+            acc = _accesses(s)
+            seen: list[tuple[Buffer, Expr]] = []
+            for root, ref in acc.items():
+                seen.append((root, slot_id(root.mutex_ids, ref.slot)))
+            for root, ev in seen:
+                out.append(SyncOp("lock", s.pipe, None, ev, s.loc, origin=f"acquire {root.name}"))
+            out.append(s)
+            for root, ev in seen:
+                out.append(SyncOp("unlock", s.pipe, None, ev, s.loc, origin=f"release {root.name}"))
+        elif isinstance(s, For):
+            out.append(dataclasses.replace(s, body=_lock_body(s.body)))
+        elif isinstance(s, If):
+            out.append(dataclasses.replace(s, then_body=_lock_body(s.then_body), else_body=_lock_body(s.else_body)))
+        else:
+            out.append(s)
+    return out
+
+
+# ---- a2a3: event pairs --------------------------------------------------------------------------
+
+
+@dataclass
+class EventAllocator:
+    """Hands out event ids per (src pipe, dst pipe); fails clearly when a pair runs out."""
+
+    arch: ArchModel
+    next_id: dict[tuple[PipeType, PipeType], int] = field(default_factory=dict)
+    users: dict[tuple[PipeType, PipeType], list[str]] = field(default_factory=dict)
+
+    def take(self, src: PipeType, dst: PipeType, count: int, owner: Buffer) -> int:
+        key = (src, dst)
+        base = self.next_id.get(key, 0)
+        limit = int(self.arch.event_ids_per_pipe_pair.value)
+        self.users.setdefault(key, []).append(f"{owner.name} ({count})")
+        if base + count > limit:
+            raise CompileError(
+                f"auto sync needs {base + count} event ids for {src.name}->{dst.name} but {self.arch.name} has "
+                f"{limit} per pipe pair (users: {', '.join(self.users[key])}); reduce group depths or share buffers",
+                owner.loc)
+        self.next_id[key] = base + count
+        return base
+
+
+@dataclass
+class Ring:
+    """A group used in the ring pattern: where its generation lives and its pipe sequence."""
+
+    buffer: Buffer
+    body: list[Stmt]          # the loop body holding next() and every access
+    slot: Var                 # snapshot of the ring position taken after next()
+    ops: list[TileOp]         # accesses in program order
+    outer_loop: For           # outermost loop of the nest around body (pre-set / drain go around it)
+    outer_list: list[Stmt]    # the statement list holding outer_loop
+
+
+def _find_rings(program: KernelIR, managed: set[Buffer]) -> dict[Buffer, Ring]:
+    """Groups whose every access fits the ring pattern (see module docstring)."""
+    accesses: dict[Buffer, list[tuple[TileOp, list[Stmt]]]] = {b: [] for b in managed}
+    increments: dict[Buffer, list[tuple[list[Stmt], int]]] = {b: [] for b in managed}
+    parents: dict[int, tuple[For, list[Stmt]]] = {}  # id(body list) -> (its For, the list holding that For)
+
+    def visit(body: list[Stmt]) -> None:
+        for i, s in enumerate(body):
+            if isinstance(s, TileOp):
+                for root in _accesses(s):
+                    accesses[root].append((s, body))
+            elif isinstance(s, Assign):
+                for b in managed:
+                    if s.var is b.ring_counter and not isinstance(s.value, Const):
+                        increments[b].append((body, i))
+            elif isinstance(s, For):
+                parents[id(s.body)] = (s, body)
+                visit(s.body)
+            elif isinstance(s, If):
+                visit(s.then_body)
+                visit(s.else_body)
+
+    visit(program.body)
+    rings: dict[Buffer, Ring] = {}
+    for b in managed:
+        acc, inc = accesses[b], increments[b]
+        if not b.is_group or len(inc) != 1 or not acc:
+            continue
+        body, idx = inc[0]
+        if id(body) not in parents:
+            continue
+        snap = body[idx + 1] if idx + 1 < len(body) else None
+        if not (isinstance(snap, Assign) and snap.value is b.ring_counter):
+            continue
+        refs = [(op, lst, _accesses(op)[b]) for op, lst in acc]
+        if any(lst is not body or ref.slot is not snap.var for op, lst, ref in refs):
+            continue
+        if any(body.index(op) < idx for op, _, _ in refs):
+            continue
+        loop, holder = parents[id(body)]
+        while id(holder) in parents:
+            loop, holder = parents[id(holder)]
+        rings[b] = Ring(b, body, snap.var, [op for op, _, _ in refs], loop, holder)
+    return rings
+
+
+def _event(base: int, slot: Expr) -> Expr:
+    return Const(base + int(slot.value)) if isinstance(slot, Const) else (
+        slot if base == 0 else BinOp("+", Const(base), slot))
+
+
+class EventSync:
+    """Inserts the a2a3 set/wait pairs for one program."""
+
+    def __init__(self, program: KernelIR, arch: ArchModel):
+        self.program = program
+        self.alloc = EventAllocator(arch)
+        self.managed = {b.root for b in program.buffers if b.root.mutex_ids}
+        self.rings = _find_rings(program, self.managed)
+        self.before: dict[int, list[Stmt]] = {}  # id(stmt) -> statements to insert before it
+        self.after: dict[int, list[Stmt]] = {}
+        self.ids: dict[tuple[Buffer, PipeType, PipeType], int] = {}
+
+    def events(self, b: Buffer, src: PipeType, dst: PipeType, count: int) -> int:
+        key = (b, src, dst)
+        if key not in self.ids:
+            self.ids[key] = self.alloc.take(src, dst, count, b)
+        return self.ids[key]
+
+    def run(self) -> KernelIR:
+        for ring in sorted(self.rings.values(), key=lambda r: r.buffer.uid):
+            self.plan_ring(ring)
+        body = self.rewrite(self.program.body)
+        fallback = self.managed - set(self.rings)
+        if fallback:
+            body, _ = self.ownership(body, {b: None for b in sorted(fallback, key=lambda b: b.uid)})
+        return dataclasses.replace(self.program, body=body)
+
+    # ring pattern --------------------------------------------------------------------------
+
+    def plan_ring(self, r: Ring) -> None:
+        b, d = r.buffer, r.buffer.depth
+        pipes = [op.pipe for op in r.ops]
+        for prev, nxt, p, q in zip(r.ops, r.ops[1:], pipes, pipes[1:]):
+            if p is q:
+                continue
+            ev = _event(self.events(b, p, q, d), r.slot)
+            why = f"{b.name}: {p.name} done -> {q.name}"
+            self.after.setdefault(id(prev), []).append(SyncOp("set_flag", p, q, ev, prev.loc, why))
+            self.before.setdefault(id(nxt), []).append(SyncOp("wait_flag", p, q, ev, nxt.loc, why))
+        first, last = pipes[0], pipes[-1]
+        if first is last:
+            return
+        base = self.events(b, last, first, d)
+        why = f"{b.name}: slot free again ({last.name} -> {first.name})"
+        self.after.setdefault(id(r.ops[-1]), []).append(
+            SyncOp("set_flag", last, first, _event(base, r.slot), r.ops[-1].loc, why))
+        self.before.setdefault(id(r.ops[0]), []).append(
+            SyncOp("wait_flag", last, first, _event(base, r.slot), r.ops[0].loc, why))
+        loop = r.outer_loop
+        self.before.setdefault(id(loop), []).extend(
+            SyncOp("set_flag", last, first, Const(base + s), loop.loc, f"{b.name}: pre-set slot {s} free")
+            for s in range(d))
+        self.after.setdefault(id(loop), []).extend(
+            SyncOp("wait_flag", last, first, Const(base + s), loop.loc, f"{b.name}: drain slot {s}")
+            for s in range(d))
+
+    def rewrite(self, body: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for s in body:
+            key = id(s)
+            out.extend(self.before.get(key, ()))
+            if isinstance(s, For):
+                s = dataclasses.replace(s, body=self.rewrite(s.body))
+            elif isinstance(s, If):
+                s = dataclasses.replace(s, then_body=self.rewrite(s.then_body), else_body=self.rewrite(s.else_body))
+            out.append(s)
+            out.extend(self.after.get(key, ()))
+        return out
+
+    # ownership transfer ----------------------------------------------------------------------
+
+    def transfer(self, b: Buffer, src: PipeType, dst: PipeType, loc, why: str) -> list[Stmt]:
+        ev = Const(self.events(b, src, dst, 1))
+        return [SyncOp("set_flag", src, dst, ev, loc, why), SyncOp("wait_flag", src, dst, ev, loc, why)]
+
+    def first_pipe(self, body: list[Stmt], b: Buffer) -> PipeType | None:
+        for s in body:
+            if isinstance(s, TileOp) and b in _accesses(s):
+                return s.pipe
+            if isinstance(s, For):
+                p = self.first_pipe(s.body, b)
+            elif isinstance(s, If):
+                p = self.first_pipe(s.then_body, b) or self.first_pipe(s.else_body, b)
+            else:
+                continue
+            if p is not None:
+                return p
+        return None
+
+    def ownership(self, body: list[Stmt], owner: dict[Buffer, PipeType | None]):
+        out: list[Stmt] = []
+        for s in body:
+            if isinstance(s, TileOp):
+                for b in _accesses(s):
+                    if b in owner:
+                        cur = owner[b]
+                        if cur is not None and cur is not s.pipe:
+                            out += self.transfer(b, cur, s.pipe, s.loc, f"{b.name}: {cur.name} -> {s.pipe.name}")
+                        owner[b] = s.pipe
+                out.append(s)
+            elif isinstance(s, (For, If)):
+                bodies = [s.body] if isinstance(s, For) else [s.then_body, s.else_body]
+                for b in owner:
+                    if owner[b] is None:
+                        owner[b] = next((p for p in (self.first_pipe(x, b) for x in bodies) if p), None)
+                new_bodies = []
+                for x in bodies:
+                    inner = dict(owner)
+                    nb, inner = self.ownership(x, inner)
+                    for b, p in inner.items():
+                        if p is not owner[b] and owner[b] is not None and p is not None:
+                            nb += self.transfer(b, p, owner[b], s.loc, f"{b.name}: hand back to {owner[b].name}")
+                    new_bodies.append(nb)
+                if isinstance(s, For):
+                    s = dataclasses.replace(s, body=new_bodies[0])
+                else:
+                    s = dataclasses.replace(s, then_body=new_bodies[0], else_body=new_bodies[1])
+                out.append(s)
+            else:
+                out.append(s)
+        return out, owner
+
+
+def auto_sync(program: KernelIR, arch: ArchModel) -> KernelIR:
+    """Insert the synchronisation the program's tile groups need on ``arch``."""
+    if arch.has_buffer_mutex:
+        return dataclasses.replace(program, body=_lock_body(program.body))
+    return EventSync(program, arch).run()

@@ -1,0 +1,91 @@
+"""Rejects tiles whose bytes overlap another tile of the same memory space while both are live.
+
+Live range of a buffer: from its first to its last use in program order; a buffer live when a
+run-time loop starts and used inside it stays live for the whole loop (the loop repeats).
+Declared views (``pl.make_view``) share their base's bytes on purpose and are exempt against it.
+"""
+from __future__ import annotations
+
+from pypto_pro.errors import CompileError
+from pypto_pro.ir.nodes import Buffer, For, If, KernelIR, Section, SetValidShape, Stmt, TileOp
+
+
+def _live_ranges(body: list[Stmt]) -> tuple[dict[int, list[int]], list[tuple[int, int]]]:
+    uses: dict[int, list[int]] = {}
+    loops: list[tuple[int, int]] = []
+    pos = 0
+
+    def use(buf: Buffer) -> None:
+        uses.setdefault(buf.root.uid, []).append(pos)
+
+    def visit(stmts: list[Stmt]) -> None:
+        nonlocal pos
+        for s in stmts:
+            pos += 1
+            if isinstance(s, TileOp):
+                for t in s.tile_operands():
+                    use(t.buffer)
+            elif isinstance(s, SetValidShape):
+                use(s.buffer)
+            elif isinstance(s, For):
+                start = pos
+                visit(s.body)
+                loops.append((start, pos))
+            elif isinstance(s, If):
+                visit(s.then_body)
+                visit(s.else_body)
+            elif isinstance(s, Section):
+                visit(s.body)
+
+    visit(body)
+    return uses, loops
+
+
+def live_intervals(kernel: KernelIR) -> dict[int, tuple[int, int]]:
+    uses, loops = _live_ranges(kernel.body)
+    out: dict[int, tuple[int, int]] = {}
+    for uid, positions in uses.items():
+        lo, hi = min(positions), max(positions)
+        changed = True
+        while changed:  # a value live into a loop and used inside it lives for the whole loop
+            changed = False
+            for start, end in loops:
+                if lo < start <= hi < end:
+                    hi, changed = end, True
+        out[uid] = (lo, hi)
+    return out
+
+
+def check_memory(kernel: KernelIR) -> KernelIR:
+    roots = [b for b in kernel.buffers if b.alias_of is None]
+    intervals = live_intervals(kernel)
+    for b in roots:
+        spans = sorted((a, a + b.slot_bytes, i) for i, a in enumerate(b.addrs))
+        for (a0, e0, i0), (a1, e1, i1) in zip(spans, spans[1:]):
+            if a1 < e0:
+                raise CompileError(f"slots {i0} and {i1} of tile group '{b.name}' overlap "
+                                   f"(0x{a0:x}-0x{e0:x} and 0x{a1:x}-0x{e1:x})", b.loc)
+    for i, b in enumerate(roots):
+        for other in roots[:i]:
+            if other.space is not b.space:
+                continue
+            lb, lo = intervals.get(b.uid), intervals.get(other.uid)
+            if lb is None or lo is None or lb[1] < lo[0] or lo[1] < lb[0]:
+                continue
+            clash = _overlap(b, other)
+            if clash is not None:
+                (sa, sb), (ea, eb) = clash
+                where = f" (declared at line {other.loc.line})" if other.loc else ""
+                raise CompileError(
+                    f"{b.space.name} bytes 0x{max(sa, ea):x}-0x{min(sb, eb):x} of '{b.name}' overlap "
+                    f"'{other.name}'{where} while both are live; move one, or declare the alias with pl.make_view",
+                    b.loc)
+    return kernel
+
+
+def _overlap(a: Buffer, b: Buffer):
+    for x in a.addrs:
+        for y in b.addrs:
+            if x < y + b.slot_bytes and y < x + a.slot_bytes:
+                return (x, x + a.slot_bytes), (y, y + b.slot_bytes)
+    return None

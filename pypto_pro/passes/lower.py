@@ -1,0 +1,62 @@
+"""Lowering: attaches the static instruction parameters each tile op needs (bytes, repeats,
+bursts) and lists the program per pipe, with every synchronisation instruction visible."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from pypto_pro.arch.model import ArchModel
+from pypto_pro.ir.nodes import For, GMRef, If, KernelIR, Stmt, SyncOp, TileOp, TileRef
+from pypto_pro.ir.printer import kernel_str
+
+
+def op_params(op: TileOp, arch: ArchModel) -> dict[str, int]:
+    """Static parameters of one instruction at full tile size (run-time valid shapes shrink them)."""
+    tile = op.dst if isinstance(op.dst, TileRef) else op.srcs[0]
+    assert isinstance(tile, TileRef)
+    tt = tile.tile_type
+    if op.op in ("load", "store"):
+        return {"n_burst": tt.rows, "burst_bytes": tt.cols * tt.dtype.itemsize, "bytes": tt.nbytes}
+    widest = max([tt.dtype.itemsize] + [s.tile_type.dtype.itemsize for s in op.srcs if isinstance(s, TileRef)])
+    repeat = int(arch.vector_repeat_bytes.value)
+    return {"repeats": math.ceil(tt.rows * tt.cols * widest / repeat), "bytes": tt.nbytes}
+
+
+def _lower(body: list[Stmt], arch: ArchModel) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, TileOp):
+            s = dataclasses.replace(s, attrs={**s.attrs, "params": op_params(s, arch)})
+        elif isinstance(s, For):
+            s = dataclasses.replace(s, body=_lower(s.body, arch))
+        elif isinstance(s, If):
+            s = dataclasses.replace(s, then_body=_lower(s.then_body, arch), else_body=_lower(s.else_body, arch))
+        out.append(s)
+    return out
+
+
+def lower(program: KernelIR, arch: ArchModel) -> KernelIR:
+    return dataclasses.replace(program, body=_lower(program.body, arch))
+
+
+def pipe_listing(program: KernelIR) -> str:
+    """The lowered program, plus a per-pipe count of instructions and inserted syncs."""
+    counts: dict[str, list[int]] = {}
+
+    def visit(body: list[Stmt]) -> None:
+        for s in body:
+            if isinstance(s, (TileOp, SyncOp)):
+                c = counts.setdefault(s.pipe.name, [0, 0])
+                c[0 if isinstance(s, TileOp) else 1] += 1
+            elif isinstance(s, For):
+                visit(s.body)
+            elif isinstance(s, If):
+                visit(s.then_body)
+                visit(s.else_body)
+
+    visit(program.body)
+    table = "\n".join(f"  {p:5} {c[0]:4} ops  {c[1]:4} sync" for p, c in sorted(counts.items()))
+    return kernel_str(program) + "\nstatic instruction count per pipe:\n" + table + "\n"
+
+
+__all__ = ["lower", "pipe_listing", "GMRef"]

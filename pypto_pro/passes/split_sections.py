@@ -1,0 +1,41 @@
+"""Splits a kernel into one program per engine: the Vector program (run on each AIV of a block)
+and the Cube program (run on the AIC). Code outside sections is shared by both."""
+from __future__ import annotations
+
+import dataclasses
+
+from pypto_pro.ir.nodes import For, If, KernelIR, Section, SetValidShape, Stmt, TileOp, walk_stmts
+from pypto_pro.language.enums import SectionKind
+
+
+def _filter(body: list[Stmt], kind: SectionKind) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, Section):
+            if s.kind is kind:
+                out.extend(s.body)
+        elif isinstance(s, For):
+            out.append(dataclasses.replace(s, body=_filter(s.body, kind)))
+        elif isinstance(s, If):
+            out.append(dataclasses.replace(s, then_body=_filter(s.then_body, kind),
+                                           else_body=_filter(s.else_body, kind)))
+        else:
+            out.append(s)
+    return out
+
+
+def split_sections(kernel: KernelIR) -> dict[SectionKind, KernelIR]:
+    kinds = [k for k in SectionKind if any(isinstance(s, Section) and s.kind is k for s in walk_stmts(kernel.body))]
+    programs: dict[SectionKind, KernelIR] = {}
+    for kind in kinds:
+        body = _filter(kernel.body, kind)
+        used = set()
+        for s in walk_stmts(body):
+            if isinstance(s, TileOp):
+                used.update(t.buffer.uid for t in s.tile_operands())
+            elif isinstance(s, SetValidShape):
+                used.add(s.buffer.uid)
+        buffers = [b for b in kernel.buffers if b.uid in used or any(
+            v.alias_of is b and v.uid in used for v in kernel.buffers)]
+        programs[kind] = dataclasses.replace(kernel, body=body, buffers=buffers, kind=kind)
+    return programs

@@ -1,0 +1,112 @@
+"""Host-side argument checks and zero-copy binding of torch tensors / NumPy arrays.
+
+Every check runs before anything executes, so a ``LaunchError`` leaves outputs untouched.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pypto_pro.errors import LaunchError
+from pypto_pro.ir.nodes import ScalarParam, TensorParam
+from pypto_pro.language.dtypes import BY_NUMPY, DataType
+from pypto_pro.language.types import DYNAMIC
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def to_numpy(value: Any, name: str) -> np.ndarray | None:
+    """A zero-copy NumPy view of a CPU torch tensor or NumPy array (None if neither)."""
+    if isinstance(value, np.ndarray):
+        return value
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.Tensor):
+        if value.device.type != "cpu":
+            raise LaunchError(f"argument '{name}' is on {value.device}; the simulator needs CPU tensors")
+        if value.dtype == torch.bfloat16:
+            import ml_dtypes
+            return value.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        try:
+            return value.numpy()
+        except (TypeError, RuntimeError) as exc:
+            raise LaunchError(f"argument '{name}': {exc}") from None
+    return None
+
+
+def dtype_name(value: Any) -> str:
+    return str(getattr(value, "dtype", type(value).__name__))
+
+
+@dataclass
+class BoundArgs:
+    arrays: list[np.ndarray | None]
+    scalars: dict[str, Any]
+    constexprs: dict[str, Any]
+
+
+def bind_arguments(kernel_name: str, params: list[TensorParam | ScalarParam], args: tuple, kwargs: dict) -> BoundArgs:
+    names = [p.name for p in params]
+    if len(args) > len(params):
+        raise LaunchError(f"{kernel_name}() takes {len(params)} arguments ({', '.join(names)}) but {len(args)} were given")
+    values: dict[str, Any] = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise LaunchError(f"{kernel_name}() got an unexpected argument '{k}'")
+        if k in values:
+            raise LaunchError(f"{kernel_name}() got two values for argument '{k}'")
+        values[k] = v
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise LaunchError(f"{kernel_name}() is missing argument(s): {', '.join(missing)}")
+    arrays: list[np.ndarray | None] = [None] * len(params)
+    scalars: dict[str, Any] = {}
+    constexprs: dict[str, Any] = {}
+    for p in params:
+        v = values[p.name]
+        if isinstance(p, TensorParam):
+            arrays[p.index] = check_tensor(kernel_name, p, v)
+        elif p.ty == "constexpr":
+            constexprs[p.name] = v
+        else:
+            scalars[p.name] = check_scalar(kernel_name, p, v)
+    return BoundArgs(arrays, scalars, constexprs)
+
+
+def check_tensor(kernel_name: str, p: TensorParam, v: Any) -> np.ndarray:
+    arr = to_numpy(v, p.name)
+    if arr is None:
+        raise LaunchError(f"{kernel_name}: argument '{p.name}' must be a torch tensor or NumPy array, "
+                          f"got {type(v).__name__}")
+    want: DataType = p.type.dtype
+    got = BY_NUMPY.get(arr.dtype)
+    if got != want:
+        raise LaunchError(f"{kernel_name}: argument '{p.name}' has dtype {dtype_name(v)}, expected {want.name} "
+                          f"({want.np_dtype})")
+    if arr.ndim != p.type.rank:
+        raise LaunchError(f"{kernel_name}: argument '{p.name}' has rank {arr.ndim}, expected {p.type.rank}")
+    for axis, (d, s) in enumerate(zip(p.type.dims, arr.shape)):
+        if d is not DYNAMIC and d != s:
+            raise LaunchError(f"{kernel_name}: argument '{p.name}' has size {s} on axis {axis}, expected {d}")
+    if 0 in arr.shape:
+        raise LaunchError(f"{kernel_name}: argument '{p.name}' is empty (shape {list(arr.shape)})")
+    if not arr.flags.c_contiguous:
+        raise LaunchError(f"{kernel_name}: argument '{p.name}' is not contiguous (row-major); pass .contiguous()")
+    return arr
+
+
+def check_scalar(kernel_name: str, p: ScalarParam, v: Any) -> Any:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise LaunchError(f"{kernel_name}: argument '{p.name}' must be {p.ty}, got {type(v).__name__}")
+    if p.ty == "int":
+        if isinstance(v, (float, np.floating)):
+            raise LaunchError(f"{kernel_name}: argument '{p.name}' must be int, got float")
+        return int(v)
+    return float(v)

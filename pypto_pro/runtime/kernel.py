@@ -1,0 +1,157 @@
+"""The object ``@pl.jit`` returns: compiles on first launch, caches per signature, launches.
+
+``kernel[stream, block_dim](*args)`` launches ``block_dim`` blocks; ``kernel(*args)`` one block.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from pypto_pro.arch import ARCHS, get_arch
+from pypto_pro.backends.sim.executor import LaunchReport, SimExecutable
+from pypto_pro.errors import CompileError, LaunchError, PyptoError
+from pypto_pro.frontend.parser import parse_kernel
+from pypto_pro.ir.nodes import GMRef, KernelIR, TileOp, walk_stmts
+from pypto_pro.passes.manager import CompiledPrograms, PassOptions, run_passes, write_dumps
+from pypto_pro.runtime.binding import bind_arguments
+from pypto_pro.runtime.build_dir import kernel_build_dir
+
+CHECK_MODES = ("raise", "warn", "off")
+
+
+def _hide_internals(fn: Callable) -> Callable:
+    """Re-raise our errors without the compiler's internal frames in the traceback."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except PyptoError as exc:
+            raise exc.with_traceback(None) from None
+    return wrapper
+
+
+@dataclass
+class CompiledKernel:
+    programs: CompiledPrograms
+    executable: SimExecutable
+    stored_params: frozenset[str]
+
+
+class JitKernel:
+    """A ``@pl.jit`` kernel."""
+
+    __pypto_kernel__ = True
+
+    def __init__(self, fn: Callable, *, arch: str, auto_mutex: bool, device: str, check: str,
+                 build_dir: str | None):
+        if arch not in ARCHS:
+            raise CompileError(f"unknown arch {arch!r} for kernel '{fn.__name__}'; choose one of {', '.join(sorted(ARCHS))}")
+        if device != "sim":
+            raise CompileError(f"unknown device {device!r} for kernel '{fn.__name__}'; this release runs on 'sim'")
+        if check not in CHECK_MODES:
+            raise CompileError(f"check must be one of {', '.join(CHECK_MODES)}, got {check!r}")
+        self.fn = fn
+        self.arch = get_arch(arch)
+        self.auto_mutex = auto_mutex
+        self.check = check
+        self.build_dir = build_dir
+        self._cache: dict[tuple, CompiledKernel] = {}
+        self._params = None
+        self.last_report: LaunchReport | None = None
+        functools.update_wrapper(self, fn)
+
+    # ---- compile -------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+    def _compile(self, constexprs: dict[str, Any]) -> CompiledKernel:
+        kernel: KernelIR = parse_kernel(self.fn, self.arch, constexprs)
+        compiled = run_passes(kernel, PassOptions(self.arch, self.auto_mutex))
+        exe = SimExecutable(self.name, compiled.programs, self.arch)
+        directory = kernel_build_dir(self.name, self.build_dir)
+        write_dumps(compiled.dumps, directory)
+        exe.write_sources(directory)
+        stored = frozenset(s.dst.param.name for p in compiled.programs.values() for s in walk_stmts(p.body)
+                           if isinstance(s, TileOp) and isinstance(s.dst, GMRef))
+        return CompiledKernel(compiled, exe, stored)
+
+    @_hide_internals
+    def compile(self, **constexprs: Any) -> CompiledPrograms:
+        """Compile without launching (for dumps and inspection); returns the lowered programs."""
+        return self._get(constexprs).programs
+
+    def _get(self, constexprs: dict[str, Any]) -> CompiledKernel:
+        key = (self.arch.name, tuple(sorted((k, _freeze(v)) for k, v in constexprs.items())))
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._compile(constexprs)
+            self._cache[key] = entry
+        return entry
+
+    def _signature_params(self):
+        if self._params is None:
+            # Parameter kinds come from the annotations, which parse_kernel validates; a cheap parse
+            # of the signature alone lets argument errors be reported before compiling.
+            import inspect
+            from pypto_pro.ir.nodes import ScalarParam, TensorParam
+            from pypto_pro.language.types import Constexpr, TensorType
+            params = []
+            hints = inspect.get_annotations(self.fn, eval_str=True)
+            for i, name in enumerate(inspect.signature(self.fn).parameters):
+                ann = hints.get(name)
+                if isinstance(ann, TensorType):
+                    params.append(TensorParam(name, ann, i))
+                elif ann in (int, float):
+                    params.append(ScalarParam(name, ann.__name__, i))
+                elif ann is Constexpr:
+                    params.append(ScalarParam(name, "constexpr", i))
+                else:
+                    return None  # parse_kernel reports the bad annotation with its location
+            self._params = params
+        return self._params
+
+    # ---- launch --------------------------------------------------------------------------------
+
+    def __getitem__(self, config: Any) -> Callable[..., LaunchReport]:
+        if not isinstance(config, tuple):
+            config = (config,)
+        if len(config) < 2:
+            raise LaunchError(f"{self.name}[stream, block_dim](...): give a stream (or None) and a block count")
+        if len(config) > 2:
+            raise LaunchError(f"{self.name}[stream, block_dim]: unexpected extra launch settings {config[2:]!r}")
+        _stream, block_dim = config
+        return functools.partial(self._launch, block_dim)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> LaunchReport:
+        return self._launch(1, *args, **kwargs)
+
+    @_hide_internals
+    def _launch(self, block_dim: Any, *args: Any, **kwargs: Any) -> LaunchReport:
+        if isinstance(block_dim, bool) or not isinstance(block_dim, int) or block_dim < 1:
+            raise LaunchError(f"{self.name}: block_dim must be a positive int, got {block_dim!r}")
+        params = self._signature_params()
+        if params is None:
+            self._get({})  # raises the located CompileError for the bad annotation
+            raise AssertionError("unreachable")
+        bound = bind_arguments(self.name, params, args, kwargs)
+        entry = self._get(bound.constexprs)
+        for p in params:
+            arr = bound.arrays[p.index]
+            if p.name in entry.stored_params and arr is not None and not arr.flags.writeable:
+                raise LaunchError(f"{self.name}: output argument '{p.name}' is read-only")
+        report = entry.executable.launch(block_dim, bound.arrays, bound.scalars)
+        self.last_report = report
+        return report
+
+
+def _freeze(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return repr(v)
