@@ -1,0 +1,71 @@
+"""Simulator speed on the seed Add (8192 x 4096 fp16, 64 blocks): first call (compile + run) and
+warm calls. Prints a table, writes benchmarks/results/sim_add.json. ``--profile`` adds a cProfile
+summary of one warm call (what dominates the time).
+
+    python benchmarks/sim_add.py [--arch a5|a2a3] [--repeat 3] [--profile]
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from _common import print_table, write_json  # noqa: E402
+import add  # noqa: E402
+import pypto_pro.language as pl  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--arch", default="a5")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--profile", action="store_true")
+    args = ap.parse_args()
+    m, n = 8192, 4096
+    torch.manual_seed(0)
+    x = torch.rand([m, n], dtype=torch.float16)
+    y = torch.rand([m, n], dtype=torch.float16)
+    z = torch.empty([m, n], dtype=torch.float16)
+    kernel = pl.jit(add.add_kernel.fn, arch=args.arch)
+    t0 = time.perf_counter()
+    kernel[None, m // 128](x, y, z)
+    first = time.perf_counter() - t0
+    exact = bool(torch.equal(z, x + y))
+    warm = []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        kernel[None, m // 128](x, y, z)
+        warm.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    _ = x + y
+    torch_time = time.perf_counter() - t0
+    rows = [["first call (compile + run)", f"{first:.3f}"], ["warm call (best)", f"{min(warm):.3f}"],
+            ["warm call (mean)", f"{sum(warm) / len(warm):.3f}"], ["torch x + y on CPU", f"{torch_time:.3f}"]]
+    print(f"seed Add {m}x{n} fp16, {m // 128} blocks, arch {args.arch}; exact: {exact}")
+    print_table(["measure", "seconds"], rows)
+    path = write_json(f"sim_add_{args.arch}", {"shape": [m, n], "arch": args.arch, "blocks": m // 128,
+                                               "first_call_s": first, "warm_s": warm, "exact": exact,
+                                               "torch_add_s": torch_time})
+    print(f"wrote {path}")
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        kernel[None, m // 128](x, y, z)
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(8)
+        print(out.getvalue())
+    if not exact:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
