@@ -1,0 +1,593 @@
+"""Hardware-faithful NumPy numerics for the Vector-engine tile ops of the CPU simulator.
+
+Every function here implements one family of PTO-ISA vector instructions (TADD, TADDS,
+TEXP, TCVT, TROWSUM, TROWEXPANDADD, TEXPANDS, ...) on 2-D NumPy arrays.  The simulator
+calls them once per tile, so they are vectorised (no per-element Python) and write
+their result *in place* into ``dst``, which may be a non-contiguous view and may alias
+any source operand.
+
+Why a dedicated module: a plain ``numpy`` expression does not model the accelerator.
+NumPy has no native bfloat16 arithmetic, rounds ``float64 -> bfloat16`` twice (via
+float32), picks its own summation order, and casts float->int with undefined behaviour
+on overflow.  Here every choice is explicit and deterministic:
+
+* each op rounds its result to the tile dtype exactly once (round to nearest even);
+  fp16/bf16 arithmetic is evaluated in fp32 first, which for ``+ - * / sqrt`` equals
+  the correctly rounded result (fp32 has >= 2p+2 bits for p = 11 and p = 8);
+* ``exp``/``log``/``rsqrt`` use an ideal fp32 unit (correctly rounded fp32 value,
+  evaluated in float64) and then round that fp32 value to the tile dtype;
+* integer arithmetic wraps (two's complement), integer casts saturate;
+* reductions fold the row/column in halves (power-of-two padded binary tree) and
+  round to the tile dtype after every level;
+* float->int casts round per mode, saturate, and map NaN to 0.
+
+See ``docs/numerics.md`` for the per-op tables and the hardware rationale.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final, Union
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "BINARY_OPS",
+    "SCALAR_OPS",
+    "UNARY_OPS",
+    "REDUCE_OPS",
+    "EXPAND_OPS",
+    "CAST_MODES",
+    "SUPPORTED_DTYPES",
+    "binary",
+    "binary_scalar",
+    "unary",
+    "cast",
+    "reduce",
+    "expand",
+    "fill",
+]
+
+Scalar = Union[int, float, np.integer, np.floating]
+
+# --------------------------------------------------------------------------- dtypes
+
+FP16: Final = np.dtype(np.float16)
+BF16: Final = np.dtype(ml_dtypes.bfloat16)
+FP32: Final = np.dtype(np.float32)
+I8: Final = np.dtype(np.int8)
+U8: Final = np.dtype(np.uint8)
+I16: Final = np.dtype(np.int16)
+I32: Final = np.dtype(np.int32)
+_F64: Final = np.dtype(np.float64)
+_I64: Final = np.dtype(np.int64)
+
+_FLOATS: Final = (FP16, BF16, FP32)
+_INTS: Final = (I8, U8, I16, I32)
+_ALL: Final = (FP16, BF16, FP32, I8, U8, I16, I32)
+_ARITH: Final = (FP16, BF16, FP32, I16, I32)
+
+# Unsigned views used for bit manipulation of float payloads.
+_UINT_OF: Final = {FP16: np.dtype(np.uint16), BF16: np.dtype(np.uint16), FP32: np.dtype(np.uint32)}
+_SIGN_BIT: Final = {FP16: 0x8000, BF16: 0x8000, FP32: 0x80000000}
+_NEG_INF_BITS: Final = {FP16: 0xFC00, BF16: 0xFF80, FP32: 0xFF800000}
+
+# --------------------------------------------------------------------------- op tables
+
+BINARY_OPS: Final = ("add", "sub", "mul", "div", "maximum", "minimum")
+SCALAR_OPS: Final = ("adds", "subs", "muls", "divs", "maxs", "mins")
+UNARY_OPS: Final = ("exp", "log", "sqrt", "rsqrt", "recip", "abs", "neg", "relu")
+REDUCE_OPS: Final = ("sum", "max", "min")
+EXPAND_OPS: Final = (
+    "expand_add",
+    "expand_sub",
+    "expand_mul",
+    "expand_div",
+    "expand_max",
+    "expand_min",
+)
+CAST_MODES: Final = ("rint", "round", "floor", "ceil", "trunc")
+
+_FLOAT_ONLY: Final = frozenset(
+    {"div", "divs", "exp", "log", "sqrt", "rsqrt", "recip", "expand_div"}
+)
+
+SUPPORTED_DTYPES: Final[dict[str, tuple[np.dtype, ...]]] = {
+    **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in BINARY_OPS},
+    **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in SCALAR_OPS},
+    **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in UNARY_OPS},
+    **{op: _ARITH for op in REDUCE_OPS},
+    **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in EXPAND_OPS},
+    "cast": _ALL,
+    "fill": _ALL,
+}
+
+_UFUNC: Final[dict[str, np.ufunc]] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+}
+_SCALAR_UFUNC: Final = {
+    "adds": np.add,
+    "subs": np.subtract,
+    "muls": np.multiply,
+    "divs": np.divide,
+    "maxs": np.maximum,
+    "mins": np.minimum,
+}
+_EXPAND_UFUNC: Final = {
+    "expand_add": np.add,
+    "expand_sub": np.subtract,
+    "expand_mul": np.multiply,
+    "expand_div": np.divide,
+    "expand_max": np.maximum,
+    "expand_min": np.minimum,
+}
+_REDUCE_UFUNC: Final = {"sum": np.add, "max": np.maximum, "min": np.minimum}
+
+# --------------------------------------------------------------------------- validation
+
+
+def _name(dt: np.dtype) -> str:
+    return "bf16" if dt == BF16 else dt.name
+
+
+def _check_array(role: str, x: object) -> np.ndarray:
+    if not isinstance(x, np.ndarray):
+        raise ValueError(f"{role} must be a numpy.ndarray, got {type(x).__name__}")
+    if x.ndim != 2:
+        raise ValueError(f"{role} must be 2-D, got shape {x.shape}")
+    return x
+
+
+def _check_op(kind: str, op: str, table: tuple[str, ...]) -> None:
+    if op not in table:
+        raise ValueError(f"unknown {kind} op {op!r}; expected one of {table}")
+
+
+def _check_dtype(op: str, dt: np.dtype) -> None:
+    if dt not in SUPPORTED_DTYPES[op]:
+        allowed = ", ".join(_name(d) for d in SUPPORTED_DTYPES[op])
+        raise ValueError(f"op {op!r} does not support dtype {_name(dt)} (supported: {allowed})")
+
+
+def _check_same(op: str, dst: np.ndarray, *srcs: np.ndarray) -> None:
+    for s in srcs:
+        if s.dtype != dst.dtype:
+            raise ValueError(
+                f"op {op!r}: operand dtype {_name(s.dtype)} differs from dst dtype {_name(dst.dtype)}"
+            )
+
+
+def _check_shape(op: str, dst: np.ndarray, src: np.ndarray) -> None:
+    if src.shape != dst.shape:
+        raise ValueError(f"op {op!r}: operand shape {src.shape} differs from dst shape {dst.shape}")
+
+
+# --------------------------------------------------------------------------- rounding helpers
+
+
+def _f64_to_f32_round_to_odd(x: np.ndarray) -> np.ndarray:
+    """float64 -> float32 with round-to-odd (truncate, then OR the sticky bit into the lsb).
+
+    Rounding this intermediate to any format with <= 22 significand bits (bf16) by
+    round-to-nearest-even gives the correctly rounded result, avoiding the double
+    rounding of a plain ``float64 -> float32 -> bfloat16`` chain.
+    """
+    f = x.astype(FP32)
+    err = f.astype(_F64)
+    np.subtract(err, x, out=err)  # rounding error: 0 if exact, +-inf on overflow, nan for inf/nan x
+    bits = f.view(np.uint32)
+    # Undo a rounding step that moved away from zero (also maps overflow inf -> max).
+    away = np.where(x > 0, err > 0, err < 0)
+    np.subtract(bits, away, out=bits, casting="unsafe")
+    inexact = (err != 0) & ~np.isnan(err)
+    np.bitwise_or(bits, inexact, out=bits, casting="unsafe")  # sticky bit
+    return f
+
+
+def _rne(x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Round a float32/float64 array to float dtype ``dt``, nearest-even, single rounding."""
+    if dt == BF16 and x.dtype == _F64:
+        return _f64_to_f32_round_to_odd(x).astype(BF16)
+    # numpy float64->float16 and float32->float16 round directly (no double rounding);
+    # ml_dtypes float32->bfloat16 is round-to-nearest-even.
+    return x.astype(dt)
+
+
+def _apply_mode(y: np.ndarray, x: np.ndarray, mode: str) -> np.ndarray:
+    """Turn ``y = rne(x)`` (a fresh float array) into ``x`` rounded by ``mode``.
+
+    ``x`` is float64 and holds the exact source values.  Works on the sign-magnitude bit
+    pattern: +1/-1 on the magnitude bits steps to the next/previous representable value,
+    including subnormals, max-finite <-> inf, and +-0 -> +-min-subnormal.
+    """
+    if mode == "rint":
+        return y
+    yv = y.astype(_F64)
+    bits = y.view(_UINT_OF[y.dtype])
+    if mode == "trunc":
+        np.subtract(bits, np.abs(yv) > np.abs(x), out=bits, casting="unsafe")
+        return y
+    negative = (bits & _SIGN_BIT[y.dtype]) != 0
+    if mode == "floor":
+        move = yv > x
+        grow = move & negative
+        shrink = move & ~negative
+    elif mode == "ceil":
+        move = yv < x
+        grow = move & ~negative
+        shrink = move & negative
+    else:  # "round": ties away from zero; rne only differs on ties it broke toward zero
+        ax = np.abs(x)
+        ay = np.abs(yv)
+        cand = ax > ay
+        z = (bits + np.array(1, bits.dtype)).view(y.dtype).astype(_F64)
+        grow = cand & ((ax - ay) == (np.abs(z) - ax))
+        shrink = None
+    np.add(bits, grow, out=bits, casting="unsafe")
+    if shrink is not None:
+        np.subtract(bits, shrink, out=bits, casting="unsafe")
+    return y
+
+
+def _round_to_int(x: np.ndarray, mode: str) -> np.ndarray:
+    """Round float64 values to integral float64 values in place according to ``mode``."""
+    if mode == "rint":
+        np.rint(x, out=x)
+    elif mode == "floor":
+        np.floor(x, out=x)
+    elif mode == "ceil":
+        np.ceil(x, out=x)
+    elif mode == "trunc":
+        np.trunc(x, out=x)
+    else:  # round half away from zero; x - trunc(x) is exact
+        t = np.trunc(x)
+        half = np.abs(x - t) >= 0.5
+        np.add(t, np.copysign(half, x), out=x)
+    return x
+
+
+def _int_to_f64_round_to_odd(v: int) -> float:
+    """Python int -> float64, exact when possible, otherwise rounded to odd (sticky lsb)."""
+    a = abs(v)
+    n = a.bit_length()
+    if n <= 53:
+        return float(v)
+    if n > 1024:
+        return math.copysign(math.inf, v)
+    shift = n - 53
+    m = a >> shift
+    if a & ((1 << shift) - 1):
+        m |= 1
+    return math.copysign(math.ldexp(float(m), shift), v)
+
+
+def _scalar(dt: np.dtype, s: Scalar) -> np.generic:
+    """Convert a Python/NumPy scalar to ``dt`` the way the scalar register holds it.
+
+    Integer dtypes: the int is wrapped (two's complement) to the dtype width; a float
+    scalar is rejected.  Float dtypes: the value is rounded once, to nearest even.
+    """
+    if isinstance(s, (bool, np.bool_)):
+        s = int(s)
+    if dt in _INTS:
+        if isinstance(s, (float, np.floating)):
+            raise ValueError(f"float scalar {s!r} is not allowed for an integer tile ({_name(dt)})")
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(f"scalar must be int or float, got {type(s).__name__}")
+        width = dt.itemsize * 8
+        v = int(s) & ((1 << width) - 1)
+        if dt.kind == "i" and v >= 1 << (width - 1):
+            v -= 1 << width
+        return dt.type(v)
+    if isinstance(s, (int, np.integer)):
+        x = _int_to_f64_round_to_odd(int(s))
+    elif isinstance(s, (float, np.floating)):
+        x = float(s)
+    else:
+        raise TypeError(f"scalar must be int or float, got {type(s).__name__}")
+    with np.errstate(all="ignore"):
+        return _rne(np.array([x], dtype=_F64), dt)[0]
+
+
+# --------------------------------------------------------------------------- elementwise core
+
+
+def _elementwise2(ufunc: np.ufunc, dst: np.ndarray, a: np.ndarray, b: np.ndarray | np.generic) -> None:
+    """dst = ufunc(a, b) with one rounding to dst.dtype; ``b`` may broadcast or be a scalar."""
+    if dst.dtype == BF16:
+        # fp32 compute (bf16 -> fp32 is exact), one RNE rounding back to bf16.
+        t = a.astype(FP32)
+        if isinstance(b, np.ndarray):
+            # Mixed bf16 operand is cast inside the ufunc; a small broadcast vector is
+            # cheaper to convert up front.
+            bb = b if b.shape == a.shape else b.astype(FP32)
+        else:
+            bb = np.float32(b)
+        ufunc(t, bb, out=t, dtype=FP32)
+        dst[...] = t
+    else:
+        # fp32: native IEEE op.  fp16: NumPy's half loops compute in float32 and round
+        # to nearest even once -- correctly rounded for + - * /.  ints: wrap-around.
+        ufunc(a, b, out=dst)
+
+
+def binary(op: str, dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+    """Tile-tile elementwise op (TADD/TSUB/TMUL/TDIV/TMAX/TMIN): ``dst = a (op) b``."""
+    _check_op("binary", op, BINARY_OPS)
+    _check_array("dst", dst)
+    _check_array("a", a)
+    _check_array("b", b)
+    _check_dtype(op, dst.dtype)
+    _check_same(op, dst, a, b)
+    _check_shape(op, dst, a)
+    _check_shape(op, dst, b)
+    with np.errstate(all="ignore"):
+        _elementwise2(_UFUNC[op], dst, a, b)
+
+
+def binary_scalar(op: str, dst: np.ndarray, a: np.ndarray, scalar: Scalar) -> None:
+    """Tile-scalar elementwise op (TADDS/TSUBS/TMULS/TDIVS/TMAXS/TMINS): ``dst = a (op) s``.
+
+    The scalar is first converted to the tile dtype (wrap for ints, RNE for floats).
+    """
+    _check_op("scalar", op, SCALAR_OPS)
+    _check_array("dst", dst)
+    _check_array("a", a)
+    _check_dtype(op, dst.dtype)
+    _check_same(op, dst, a)
+    _check_shape(op, dst, a)
+    s = _scalar(dst.dtype, scalar)
+    with np.errstate(all="ignore"):
+        _elementwise2(_SCALAR_UFUNC[op], dst, a, s)
+
+
+def _relu_bits(dst: np.ndarray, a: np.ndarray) -> None:
+    """Float ReLU on the bit pattern: zero every negative non-NaN value (incl. -0, -inf).
+
+    Deterministic (+0 for -0), NaN-propagating, and much faster than a float16
+    ``maximum``.  ``0x8000 <= bits <= 0xFC00`` (fp16) is tested as one wrapped compare.
+    """
+    ut = _UINT_OF[a.dtype]
+    bits = a.view(ut)
+    shifted = np.subtract(bits, ut.type(_SIGN_BIT[a.dtype]), dtype=ut)
+    keep = shifted > (_NEG_INF_BITS[a.dtype] - _SIGN_BIT[a.dtype])
+    np.multiply(bits, keep, out=dst.view(ut), casting="unsafe")
+
+
+def _transcendental(op: str, dst: np.ndarray, a: np.ndarray) -> None:
+    """exp/log/rsqrt: correctly rounded fp32 value (via float64), then round to dst dtype."""
+    x = a.astype(_F64)
+    if op == "exp":
+        np.exp(x, out=x)
+    elif op == "log":
+        np.log(x, out=x)
+    else:  # rsqrt
+        np.sqrt(x, out=x)
+        np.divide(1.0, x, out=x)
+    if dst.dtype == FP32:
+        dst[...] = x
+    else:
+        dst[...] = x.astype(FP32)
+
+
+def unary(op: str, dst: np.ndarray, a: np.ndarray) -> None:
+    """Elementwise unary op (TEXP/TLOG/TSQRT/TRSQRT/TRECIP/TABS/TNEG/TRELU)."""
+    _check_op("unary", op, UNARY_OPS)
+    _check_array("dst", dst)
+    _check_array("a", a)
+    dt = dst.dtype
+    _check_dtype(op, dt)
+    _check_same(op, dst, a)
+    _check_shape(op, dst, a)
+    with np.errstate(all="ignore"):
+        if op in ("exp", "log", "rsqrt"):
+            _transcendental(op, dst, a)
+        elif op == "sqrt":
+            if dt == BF16:
+                t = a.astype(FP32)
+                np.sqrt(t, out=t)
+                dst[...] = t
+            else:
+                np.sqrt(a, out=dst)  # fp16 half loop: float32 sqrt, one RNE rounding
+        elif op == "recip":
+            if dt == BF16:
+                t = a.astype(FP32)
+                np.divide(np.float32(1.0), t, out=t)
+                dst[...] = t
+            else:
+                np.divide(dt.type(1), a, out=dst)
+        elif op == "abs":
+            if dt == BF16:
+                np.bitwise_and(a.view(np.uint16), np.uint16(0x7FFF), out=dst.view(np.uint16))
+            else:
+                np.abs(a, out=dst)  # ints wrap: abs(INT_MIN) == INT_MIN
+        elif op == "neg":
+            if dt == BF16:
+                np.bitwise_xor(a.view(np.uint16), np.uint16(0x8000), out=dst.view(np.uint16))
+            else:
+                np.negative(a, out=dst)
+        else:  # relu
+            if dt in _FLOATS:
+                _relu_bits(dst, a)
+            else:
+                np.maximum(a, dt.type(0), out=dst)
+
+
+# --------------------------------------------------------------------------- cast
+
+
+def _int_range(dt: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+def cast(dst: np.ndarray, src: np.ndarray, mode: str = "rint") -> None:
+    """Type conversion (TCVT) from ``src.dtype`` to ``dst.dtype`` with rounding ``mode``.
+
+    * float -> float: single rounding by ``mode`` (IEEE semantics, including overflow to
+      inf or to max-finite for directed modes); widening is exact.
+    * float -> int: round to integral by ``mode``, saturate to the int range, NaN -> 0.
+    * int -> float: round by ``mode``.  int -> int: saturate.
+    * same dtype: exact copy (``mode`` is irrelevant).
+    """
+    if mode not in CAST_MODES:
+        raise ValueError(f"unknown cast mode {mode!r}; expected one of {CAST_MODES}")
+    _check_array("dst", dst)
+    _check_array("src", src)
+    _check_dtype("cast", dst.dtype)
+    _check_dtype("cast", src.dtype)
+    _check_shape("cast", dst, src)
+    sd, dd = src.dtype, dst.dtype
+    with np.errstate(all="ignore"):
+        if sd == dd:
+            np.copyto(dst, src)
+        elif dd in _FLOATS:
+            _cast_to_float(dst, src, mode)
+        elif sd in _FLOATS:
+            x = src.astype(_F64)
+            _round_to_int(x, mode)
+            lo, hi = _int_range(dd)
+            np.clip(x, lo, hi, out=x)
+            np.copyto(x, 0.0, where=np.isnan(x))
+            dst[...] = x
+        else:
+            lo, hi = _int_range(dd)
+            slo, shi = _int_range(sd)
+            if lo <= slo and shi <= hi:
+                np.copyto(dst, src, casting="unsafe")
+            else:
+                x = src.astype(_I64)
+                np.clip(x, lo, hi, out=x)
+                dst[...] = x
+
+
+def _cast_to_float(dst: np.ndarray, src: np.ndarray, mode: str) -> None:
+    sd, dd = src.dtype, dst.dtype
+    # Exact conversions: any mode gives the same result.
+    exact = (dd == FP32 and sd in (FP16, BF16, I8, U8, I16)) or (sd in (I8, U8))
+    if exact:
+        np.copyto(dst, src, casting="unsafe")
+        return
+    if mode == "rint" and sd == FP32:
+        dst[...] = src  # numpy f32->f16 and ml_dtypes f32->bf16 are single RNE roundings
+        return
+    if sd in _FLOATS or sd == I16:
+        # Every fp16/bf16/int16 value is exact in fp32, so one RNE rounding from fp32.
+        x32 = src.astype(FP32)
+        y = x32.astype(dd)
+        if mode != "rint":
+            y = _apply_mode(y, x32.astype(_F64), mode)
+    else:
+        # int32 -> float: exact in float64, then one rounding (no double rounding).
+        x64 = src.astype(_F64)
+        y = _rne(x64, dd)
+        if mode != "rint":
+            y = _apply_mode(y, x64, mode)
+    dst[...] = y
+
+
+# --------------------------------------------------------------------------- reduce
+
+
+def _reduce_identity(op: str, dt: np.dtype) -> float | int:
+    if dt in _INTS:
+        lo, hi = _int_range(dt)
+        return {"sum": 0, "max": lo, "min": hi}[op]
+    # -0.0 is the exact additive identity (x + -0 == x for every x, including -0).
+    return {"sum": -0.0, "max": -math.inf, "min": math.inf}[op]
+
+
+def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
+    """Row (dim=1, TROWSUM/MAX/MIN, dst (R,1)) or column (dim=0, TCOL*, dst (1,C)) reduction.
+
+    Deterministic binary tree: the reduced axis is padded with the identity to the next
+    power of two ``P``, then ``x[:w/2] = x[:w/2] (op) x[w/2:w]`` for ``w = P, P/2, ..., 2``,
+    rounding to the tile dtype after every level (ints wrap).
+    """
+    _check_op("reduce", op, REDUCE_OPS)
+    _check_array("dst", dst)
+    _check_array("src", src)
+    dt = src.dtype
+    _check_dtype(op, dt)
+    _check_same(op, dst, src)
+    if dim not in (0, 1):
+        raise ValueError(f"reduce dim must be 0 (columns) or 1 (rows), got {dim!r}")
+    rows, cols = src.shape
+    want = (rows, 1) if dim == 1 else (1, cols)
+    if dst.shape != want:
+        raise ValueError(f"reduce {op!r} dim={dim}: dst shape must be {want}, got {dst.shape}")
+    n = cols if dim == 1 else rows
+    if n == 0:
+        raise ValueError(f"reduce {op!r}: cannot reduce an empty axis (src shape {src.shape})")
+    if dim == 1 and rows == 0:
+        return
+    # Work buffer of shape (R, P) for rows or (P, C) for columns, padded with the identity.
+    # Max/min are exact, so fp16/bf16 run them in fp32; a bf16 sum runs in fp32 and is
+    # re-rounded to bf16 after every level; fp16 sums use NumPy's (correctly rounded)
+    # half arithmetic level by level.
+    via_f32 = dt == BF16 or (dt == FP16 and op != "sum")
+    cdt = FP32 if via_f32 else dt
+    p = 1 << (n - 1).bit_length()
+    work = np.empty((rows, p) if dim == 1 else (p, cols), dtype=cdt)
+    ufunc = _REDUCE_UFUNC[op]
+    round_each_level = dt == BF16 and op == "sum"
+    with np.errstate(all="ignore"):
+        if dim == 1:
+            work[:, :n] = src
+            if p > n:
+                work[:, n:] = _reduce_identity(op, dt)
+        else:
+            work[:n] = src
+            if p > n:
+                work[n:] = _reduce_identity(op, dt)
+        w = p
+        while w > 1:
+            h = w // 2
+            if dim == 1:
+                lo, hi = work[:, :h], work[:, h:w]
+            else:
+                lo, hi = work[:h], work[h:w]
+            ufunc(lo, hi, out=lo)
+            if round_each_level:
+                lo[...] = lo.astype(BF16)
+            w = h
+        dst[...] = work[:, :1] if dim == 1 else work[:1]
+
+
+# --------------------------------------------------------------------------- expand / fill
+
+
+def expand(op: str, dst: np.ndarray, src: np.ndarray, vec: np.ndarray, dim: int) -> None:
+    """Broadcast op (TROWEXPAND*/TCOLEXPAND*): ``dst = src (op) broadcast(vec)``.
+
+    dim=1: ``vec`` is (R, 1), one value per row; dim=0: ``vec`` is (1, C), one per column.
+    """
+    _check_op("expand", op, EXPAND_OPS)
+    _check_array("dst", dst)
+    _check_array("src", src)
+    _check_array("vec", vec)
+    _check_dtype(op, dst.dtype)
+    _check_same(op, dst, src, vec)
+    _check_shape(op, dst, src)
+    if dim not in (0, 1):
+        raise ValueError(f"expand dim must be 0 (columns) or 1 (rows), got {dim!r}")
+    rows, cols = src.shape
+    want = (rows, 1) if dim == 1 else (1, cols)
+    if vec.shape != want:
+        raise ValueError(f"expand {op!r} dim={dim}: vec shape must be {want}, got {vec.shape}")
+    with np.errstate(all="ignore"):
+        _elementwise2(_EXPAND_UFUNC[op], dst, src, vec)
+
+
+def fill(dst: np.ndarray, scalar: Scalar) -> None:
+    """TEXPANDS: every element of ``dst`` = ``scalar`` converted to the dst dtype."""
+    _check_array("dst", dst)
+    _check_dtype("fill", dst.dtype)
+    dst[...] = _scalar(dst.dtype, scalar)
+
