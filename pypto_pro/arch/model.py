@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pypto_pro.arch.costs import VECTOR_COSTS, LinearCost
 from pypto_pro.language.enums import MemorySpace, PipeType
 
 
@@ -37,6 +38,14 @@ class PathBandwidth:
     source: str
     fit_peak: float | None = None
     fit_k: float | None = None
+    use_fit: bool = False  # model transfers with the fitted form (latency K / peak, then peak)
+
+    def cycles(self, nbytes: int, clock_mhz: float) -> float:
+        """Cycles to move ``nbytes`` on this path at ``clock_mhz``."""
+        if self.use_fit and self.fit_peak and self.fit_k is not None:
+            per_cycle = self.fit_peak * 2**30 / (clock_mhz * 1e6)
+            return (self.fit_k + nbytes) / per_cycle
+        return nbytes / (self.gib_per_s * 2**30 / (clock_mhz * 1e6))
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,7 @@ class ArchModel:
     direct_cube_vector_paths: bool = False
     cost: dict[str, Sourced] = field(default_factory=dict)
     gm_bandwidth_cap_gb_s: Sourced | None = None
+    vector_costs: dict[str, LinearCost] = field(default_factory=lambda: dict(VECTOR_COSTS))
 
     @property
     def vector_cores(self) -> int:

@@ -9,7 +9,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from pypto_pro.arch import ARCHS, get_arch
-from pypto_pro.backends.sim.executor import LaunchReport, SimExecutable
+import copy
+import os
+
+from pypto_pro.backends.sim.executor import SimExecutable
+from pypto_pro.backends.sim.report import LaunchReport
 from pypto_pro.errors import CompileError, LaunchError, PyptoError
 from pypto_pro.frontend.parser import parse_kernel
 from pypto_pro.ir.nodes import GMRef, KernelIR, TileOp, walk_stmts
@@ -44,7 +48,7 @@ class JitKernel:
     __pypto_kernel__ = True
 
     def __init__(self, fn: Callable, *, arch: str, auto_mutex: bool, device: str, check: str,
-                 build_dir: str | None):
+                 build_dir: str | None, timing: bool = True, trace: str | None = None):
         if arch not in ARCHS:
             raise CompileError(f"unknown arch {arch!r} for kernel '{fn.__name__}'; choose one of {', '.join(sorted(ARCHS))}")
         if device != "sim":
@@ -55,6 +59,8 @@ class JitKernel:
         self.arch = get_arch(arch)
         self.auto_mutex = auto_mutex
         self.check = check
+        self.timing = timing
+        self.trace = trace
         self.build_dir = build_dir
         self._cache: dict[tuple, CompiledKernel] = {}
         self._params = None
@@ -113,6 +119,17 @@ class JitKernel:
             self._params = params
         return self._params
 
+    def options(self, *, check: str | None = None, timing: bool | None = None, trace: str | None = None) -> "JitKernel":
+        """The same kernel (sharing its compile cache) with launch-time overrides: ``check`` mode,
+        ``timing`` on/off, ``trace`` directory for the timeline files."""
+        if check is not None and check not in CHECK_MODES:
+            raise LaunchError(f"check must be one of {', '.join(CHECK_MODES)}, got {check!r}")
+        view = copy.copy(self)
+        view.check = check if check is not None else self.check
+        view.timing = timing if timing is not None else self.timing
+        view.trace = trace if trace is not None else self.trace
+        return view
+
     # ---- launch --------------------------------------------------------------------------------
 
     def __getitem__(self, config: Any) -> Callable[..., LaunchReport]:
@@ -142,7 +159,16 @@ class JitKernel:
             arr = bound.arrays[p.index]
             if p.name in entry.stored_params and arr is not None and not arr.flags.writeable:
                 raise LaunchError(f"{self.name}: output argument '{p.name}' is read-only")
-        report = entry.executable.launch(block_dim, bound.arrays, bound.scalars)
+        check = os.environ.get("PYPTO_PRO_CHECK", self.check)
+        if check not in CHECK_MODES:
+            raise LaunchError(f"PYPTO_PRO_CHECK must be one of {', '.join(CHECK_MODES)}, got {check!r}")
+        trace_dir = self.trace or os.environ.get("PYPTO_PRO_TRACE")
+        events: list | None = [] if trace_dir and self.timing else None
+        report = entry.executable.launch(block_dim, bound.arrays, bound.scalars, timing=self.timing, check=check,
+                                         trace=events)
+        if events is not None:
+            from pypto_pro.backends.sim.trace import write_trace
+            report.trace_files = write_trace(trace_dir, self.name, report, events, entry.programs)
         self.last_report = report
         return report
 

@@ -48,7 +48,7 @@ class ProgramSource:
 
     def __init__(self, program: KernelIR):
         self.program = program
-        self.instructions: list[TileOp | SetValidShape] = []
+        self.instructions: list[TileOp | SetValidShape | SyncOp] = []
         self.lines: list[str] = []
 
     def generate(self) -> str:
@@ -94,6 +94,9 @@ class ProgramSource:
                 what = s.op if isinstance(s, TileOp) else "set_validshape"
                 self.lines.append(f"{pad}ops[{k}]({args})  # {what}{loc[3:] and ' @ ' + loc[4:]}")
             elif isinstance(s, SyncOp):
-                self.lines.append(f"{pad}# {sync_str(s)}")
+                k = len(self.instructions)
+                self.instructions.append(s)
+                ev = py_expr(s.event) if s.event is not None else "0"
+                self.lines.append(f"{pad}ops[{k}]({ev})  # {sync_str(s).strip()}")
         if all(line.lstrip().startswith("#") for line in self.lines[start:]):
             self.lines.append(f"{pad}pass")

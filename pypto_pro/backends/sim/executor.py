@@ -1,25 +1,38 @@
-"""The simulator device: runs each block's program on the CPU with NumPy.
+"""The simulator device: runs each block's program on the CPU with NumPy and models its timing.
 
-Functional model: instructions execute in program order per block; blocks run one after the
-other, scheduled in waves onto the arch's physical cores (recorded in the launch report).
+Timed mode (default): the block's program dispatches instructions into per-pipe queues; the
+scheduler runs them with the hardware's sync semantics and the arch's costs, executing numerics
+in schedule order; checkers watch every access. Blocks are placed on the arch's physical cores in
+waves; each core's share of the chip's GM bandwidth is the cap divided by the cores running.
+Functional mode (``timing=False``) runs instructions in program order with no timing or checks.
 """
 from __future__ import annotations
 
+import gc
 import math
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
 from pypto_pro.backends.sim import tile_ops
+from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
+from pypto_pro.backends.sim.cost_model import CostModel
+from pypto_pro.backends.sim.inst import PIPES, Inst
 from pypto_pro.backends.sim.memory import CoreMemory
+from pypto_pro.backends.sim.recorder import BlockStats, Recorder, RecorderPlan
+from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
+from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import SimulationError
-from pypto_pro.ir.nodes import KernelIR, TileOp
+from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp
 from pypto_pro.language.enums import MemorySpace, SectionKind
+
+POISON = 0xFF  # on-chip bytes at block start: NaN for every float dtype, -1 for ints
 
 
 @dataclass
@@ -34,27 +47,14 @@ class BlockContext:
     scalars: dict[str, Any]
 
 
-@dataclass
-class LaunchReport:
-    """What one simulated launch did (the timing model adds cycles in a later release)."""
-
-    kernel: str
-    arch: str
-    block_num: int
-    waves: int
-    physical_cores: int
-    static_instructions: dict[str, int] = field(default_factory=dict)  # per pipe, in the program text
-
-    def summary(self) -> str:
-        ins = sum(self.static_instructions.values())
-        return (f"{self.kernel} on sim[{self.arch}]: {self.block_num} blocks in {self.waves} wave(s) of "
-                f"{self.physical_cores} cores, {ins} static tile instructions")
-
-
 def _prange(start: int, stop: int, step: int) -> range:
     if step <= 0:
         raise SimulationError(f"pl.range step is {step} at run time; it must be positive")
     return range(start, stop, step)
+
+
+def _noop(*_args: Any) -> None:
+    return None
 
 
 class ProgramRunner:
@@ -68,16 +68,30 @@ class ProgramRunner:
         self.gm = tile_ops.GMBinding(len(program.params))
         gen = ProgramSource(program)
         self.source = gen.generate()
-        self.ops = [tile_ops.build(s, self.states, self.gm) for s in gen.instructions]
         self.instructions = gen.instructions
+        self.dispatchers: list[Callable | None] = [
+            tile_ops.build(s, self.states, self.gm) if isinstance(s, (TileOp, SetValidShape)) else None
+            for s in gen.instructions]
+        self.functional_ops = [self._functional(s, d) for s, d in zip(gen.instructions, self.dispatchers)]
+        self.recorder_plan = RecorderPlan(gen.instructions, self.dispatchers)
         namespace: dict[str, Any] = {}
         exec(compile(self.source, f"<pypto_pro sim: {program.name}.{program.kind.value}>", "exec"), namespace)
         self.fn = namespace["program"]
 
-    def run_block(self, ctx: BlockContext) -> None:
+    @staticmethod
+    def _functional(stmt, dispatch: Callable | None) -> Callable:
+        if isinstance(stmt, SyncOp):
+            return _noop
+        if isinstance(stmt, SetValidShape):
+            return dispatch  # type: ignore[return-value]
+        return lambda *args: dispatch(*args).run(False)  # type: ignore[misc]
+
+    def start_block(self, poison: bool) -> None:
         for st in self.states.values():
             st.reset()
-        self.fn(ctx, self.ops, _prange)
+        if poison:
+            for arr in self.memory.arrays.values():
+                arr.fill(POISON)
 
 
 class SimExecutable:
@@ -86,6 +100,7 @@ class SimExecutable:
     def __init__(self, name: str, programs: dict[SectionKind, KernelIR], arch: ArchModel):
         self.name = name
         self.arch = arch
+        self.cost = CostModel(arch)
         self.runners = {k: ProgramRunner(p, arch) for k, p in programs.items()}
         self.subblocks = programs[next(iter(programs))].subblocks if programs else 1
 
@@ -93,22 +108,101 @@ class SimExecutable:
         for kind, r in self.runners.items():
             (directory / f"sim_program.{kind.value}.py").write_text(r.source)
 
-    def launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any]) -> LaunchReport:
+    @property
+    def physical_cores(self) -> int:
+        return self.arch.vector_cores if self.subblocks == 1 else int(self.arch.cube_cores.value)
+
+    def launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
+               timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
         cube = self.runners.get(SectionKind.CUBE)
         if cube is not None and any(isinstance(s, TileOp) for s in cube.instructions):
             raise SimulationError(f"{self.name}: the simulator does not execute Cube programs in this release "
                                   "(section_cube() is parsed and type-checked only)")
+        cores = self.physical_cores
+        report = LaunchReport(self.name, self.arch.name, self.arch.clock_mhz.value, block_num, cores,
+                              math.ceil(block_num / cores), timed=timing)
         vec = self.runners.get(SectionKind.VECTOR)
+        if vec is None:
+            return report
+        vec.gm.bind(arrays)
         dims = [tuple(a.shape) if a is not None else () for a in arrays]
-        if vec is not None:
-            vec.gm.arrays[:] = arrays
+        if not timing:
             for b in range(block_num):
                 for sub in range(self.subblocks):
-                    vec.run_block(BlockContext(b, block_num, sub, self.subblocks, dims, scalars))
-        physical = self.arch.vector_cores if self.subblocks == 1 else int(self.arch.cube_cores.value)
-        counts: dict[str, int] = {}
-        for r in self.runners.values():
-            for s in r.instructions:
-                if isinstance(s, TileOp):
-                    counts[s.pipe.name] = counts.get(s.pipe.name, 0) + 1
-        return LaunchReport(self.name, self.arch.name, block_num, math.ceil(block_num / physical), physical, counts)
+                    vec.start_block(False)
+                    vec.fn(BlockContext(b, block_num, sub, self.subblocks, dims, scalars), vec.functional_ops, _prange)
+            report.instructions = -1
+            return report
+        was_enabled = gc.isenabled()
+        gc.disable()  # the timed run allocates many small, long-lived records: collection only costs time
+        try:
+            self._timed(vec, report, block_num, dims, scalars, check, trace)
+        finally:
+            if was_enabled:
+                gc.enable()
+        return report
+
+    def _timed(self, vec: ProgramRunner, report: LaunchReport, block_num: int, dims, scalars, check: str,
+               trace: list | None) -> None:
+        reporter = Reporter(check)
+        checks = check != "off"
+        capacities = {s: a.size for s, a in vec.memory.arrays.items()}
+        onchip = OnChipChecker(reporter, capacities) if checks else None
+        gmcheck = GlobalChecker(reporter) if checks else None
+        stats = BlockStats()
+        cores = self.physical_cores
+        cap = self.arch.gm_bandwidth_cap_gb_s
+        core_free = [0.0] * cores
+        pipe_busy = [0.0] * len(PIPES)
+        objs = vec.gm.objs
+        for b in range(block_num):
+            core = b % cores
+            wave = b // cores
+            active = min(cores, block_num - wave * cores)
+            port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
+            start = core_free[core]
+            end = start
+            for sub in range(self.subblocks):
+                vec.start_block(True)
+                if onchip is not None:
+                    onchip.reset_block()
+                rec = Recorder(vec.recorder_plan, self.cost, port_bpc, stats,
+                               onchip.committed if onchip is not None else None, defer=check != "raise")
+                vec.fn(BlockContext(b, block_num, sub, self.subblocks, dims, scalars), rec.ops, _prange)
+                insts = rec.finish()
+                hook = None
+                if checks:
+                    def hook(inst: Inst, _b=b) -> None:
+                        for acc in inst.accesses:
+                            onchip.access(inst, acc)  # type: ignore[union-attr]
+                        for pidx, pname, rect, write in inst.gm:
+                            gmcheck.access(inst, _b, objs[pidx], pname, rect, write)  # type: ignore[union-attr]
+                sched = CoreScheduler(insts, reporter, hook, b, checks)
+                block_end = sched.run()
+                for i, busy in enumerate(sched.busy):
+                    pipe_busy[i] += busy
+                report.blocks.append(BlockTiming(b, core, start, start + block_end,
+                                                 {PIPES[i].name: v for i, v in enumerate(sched.busy) if v}))
+                if trace is not None:
+                    trace.append((b, core, start, insts))
+                end = max(end, start + block_end)
+            core_free[core] = end
+        report.cycles = max(core_free) if core_free else 0.0
+        report.pipe_busy = {PIPES[i].name: v for i, v in enumerate(pipe_busy) if v}
+        report.path_bytes = stats.path_bytes
+        report.flops = stats.flops
+        report.instructions = stats.instructions
+        report.roofline = self._roofline(stats, min(cores, block_num))
+        for fault in reporter.faults:
+            report.faults.append(str(fault))
+            warnings.warn(str(fault), RuntimeWarning, stacklevel=4)
+
+    def _roofline(self, stats: BlockStats, active: int) -> Roofline:
+        clock = self.arch.clock_mhz.value
+        bounds = {}
+        cap = self.arch.gm_bandwidth_cap_gb_s
+        if stats.gm_bytes and cap:
+            bounds["GM bandwidth"] = stats.gm_bytes / (cap.value * 1e3)
+        if stats.vector_ideal_cycles:
+            bounds["Vector"] = stats.vector_ideal_cycles / self.physical_cores / clock
+        return Roofline(bounds)

@@ -1,8 +1,13 @@
-"""Builds, for each tile instruction of a lowered program, a small closure that executes it.
+"""Builds, for each tile instruction of a lowered program, a closure that *dispatches* it.
 
-Everything static (views, dtypes, shapes, the op's numerics function) is captured once; at run
-time a closure does index arithmetic and one NumPy call. ``operand_exprs`` gives the run-time
-arguments the generated program passes, in the order the closure takes them.
+Dispatch happens in program order (as the scalar unit issues it): it resolves the run-time
+operands, computes the region the instruction works on from the tiles' valid shapes (and
+updates them, as the scalar side of the hardware does), and returns a :class:`Prepared` record:
+the region, the memory it touches, and ``run`` — the numerics. ``run(defer)`` reads the inputs;
+with ``defer`` it returns a ``commit`` that writes the outputs (the simulator calls it at the
+instruction's end time), otherwise it writes them at once.
+
+Everything static (views, dtypes, shapes, the op's numerics) is captured once per program.
 """
 from __future__ import annotations
 
@@ -13,28 +18,51 @@ import numpy as np
 from pypto_pro.backends.sim import numerics
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import SimulationError
+from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.ir.expr import Const, Expr
 from pypto_pro.ir.nodes import GMRef, SetValidShape, TileOp, TileRef
 from pypto_pro.ops.registry import OPS
 
 
 class GMBinding:
-    """The launch's global tensors as NumPy arrays, indexed by parameter position."""
+    """The launch's global tensors as NumPy arrays (by parameter position) and, for each, a small
+    id of the memory it views, so two parameters bound to the same tensor are seen as one."""
 
     def __init__(self, count: int):
         self.arrays: list[np.ndarray | None] = [None] * count
+        self.objs: list[int] = list(range(count))
+
+    def bind(self, arrays: list[np.ndarray | None]) -> None:
+        self.arrays[:] = arrays
+        seen: dict[tuple, int] = {}
+        for i, a in enumerate(arrays):
+            key = (a.__array_interface__["data"][0], a.shape, a.strides) if a is not None else ("none", i)
+            self.objs[i] = seen.setdefault(key, i)
 
 
-def where(op) -> str:
+class Prepared:
+    """A dispatched tile instruction: work size, memory touched, and its numerics."""
+
+    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits")
+
+    def __init__(self, rows: int, cols: int, full_cols: bool, accesses: tuple, gm: tuple, nbytes: int,
+                 run: Callable[[bool], Callable | None], commits: tuple = ()):
+        self.rows = rows
+        self.cols = cols
+        self.full_cols = full_cols
+        self.accesses = accesses  # ((space, lo, hi), is_write, label, rows, row_bytes, used_bytes)
+        self.gm = gm              # (param index, param name, rect, is_write)
+        self.nbytes = nbytes
+        self.run = run
+        self.commits = commits    # (space, lo, rows, row_bytes, used_bytes) marked written at commit
+
+
+def fault(op, message: str, cls: type[SimulationError] = SimulationError) -> SimulationError:
     loc = op.loc
-    return f"{loc.path}:{loc.line}: " if loc else ""
-
-
-def fault(op, message: str) -> SimulationError:
-    text = f"{where(op)}{message}"
-    if op.loc and op.loc.source_line:
-        text += f"\n    {op.loc.source_line.strip()}"
-    return SimulationError(text)
+    text = f"{loc.path}:{loc.line}: {message}" if loc else message
+    if loc and loc.source_line:
+        text += f"\n    {loc.source_line.strip()}"
+    return cls(text)
 
 
 def operand_exprs(stmt: TileOp | SetValidShape) -> list[Expr]:
@@ -57,21 +85,59 @@ def build(stmt: TileOp | SetValidShape, states: dict[int, SlotState], gm: GMBind
         return _set_validshape(stmt, states[stmt.buffer.uid])
     if stmt.op in ("load", "store"):
         return _movement(stmt, states, gm)
-    kind = OPS[stmt.op].kind
-    return _BUILDERS[kind](stmt, states)
+    return _BUILDERS[OPS[stmt.op].kind](stmt, states)
+
+
+class _Tile:
+    """Static facts of one tile operand, for building access records cheaply."""
+
+    __slots__ = ("st", "space", "addrs", "keys", "labels", "row_bytes", "item", "label")
+
+    def __init__(self, st: SlotState):
+        b = st.buffer
+        self.st = st
+        self.space = b.space
+        self.addrs = b.addrs
+        self.keys = [(b.space, a, a + b.slot_bytes) for a in b.addrs]
+        self.labels = [f"{b.name}[{i}]" if b.depth > 1 else b.name for i in range(b.depth)]
+        self.item = b.tile_type.dtype.itemsize
+        self.row_bytes = b.tile_type.cols * self.item
+        self.label = b.name
+
+    def access(self, slot: int, rows: int, cols: int, write: bool) -> tuple:
+        return (self.keys[slot], write, self.labels[slot], rows, self.row_bytes, cols * self.item)
+
+    def written(self, slot: int, rows: int, cols: int) -> tuple:
+        return (self.space, self.addrs[slot], rows, self.row_bytes, cols * self.item)
+
+
+def _deferred(compute: Callable[[np.ndarray], None], dst: np.ndarray) -> Callable[[bool], Callable | None]:
+    """Numerics with reads at start and writes at commit: compute into scratch, copy at commit."""
+    def run(defer: bool) -> Callable | None:
+        if not defer:
+            compute(dst)
+            return None
+        scratch = np.empty_like(dst)
+        compute(scratch)
+
+        def commit() -> None:
+            dst[...] = scratch
+        return commit
+    return run
 
 
 def _set_validshape(s: SetValidShape, st: SlotState) -> Callable:
     rows_max, cols_max = s.buffer.tile_type.shape
     depth = len(st.views)
 
-    def run(slot: int, rows: int, cols: int) -> None:
+    def dispatch(slot: int, rows: int, cols: int) -> None:
         if not (0 <= rows <= rows_max and 0 <= cols <= cols_max):
             raise fault(s, f"set_validshape({rows}, {cols}) is outside the tile's {rows_max} x {cols_max}")
         for i in (range(depth) if slot < 0 else (slot,)):
             st.declared[i][0] = st.valid[i][0] = rows
             st.declared[i][1] = st.valid[i][1] = cols
-    return run
+        return None
+    return dispatch
 
 
 def _movement(op: TileOp, states: dict[int, SlotState], gm: GMBinding) -> Callable:
@@ -80,44 +146,60 @@ def _movement(op: TileOp, states: dict[int, SlotState], gm: GMBinding) -> Callab
     ref = op.srcs[0] if load else op.dst
     assert isinstance(tile, TileRef) and isinstance(ref, GMRef)
     st = states[tile.buffer.uid]
+    t = _Tile(st)
     views, declared, valid = st.views, st.declared, st.valid
-    pidx = ref.param.index
-    pname = ref.param.name
-    rank = ref.param.type.rank
+    pidx, pname, rank = ref.param.index, ref.param.name, ref.param.type.rank
     arrays = gm.arrays
+    item = t.item
 
-    def window(slot: int, offs: tuple[int, ...], limit: list[int]):
+    def dispatch(slot: int, *offs: int) -> Prepared:
         g = arrays[pidx]
         shape = g.shape
         for axis, o in enumerate(offs):
             if not 0 <= o < shape[axis]:
-                raise fault(op, f"{'load from' if load else 'store to'} '{pname}': offset {o} on axis {axis} is "
-                                f"outside the tensor's shape {list(shape)}")
+                raise fault(op, f"{'load from' if load else 'store to'} '{pname}': offset {o} on axis {axis} is outside "
+                                f"the tensor's shape {list(shape)}", OutOfBoundsError)
+        limit = declared[slot] if load else valid[slot]
         if rank == 1:
             r, c = 1, min(limit[1], shape[0] - offs[0])
-            return g, (slice(offs[0], offs[0] + c),), r, c, True
-        o0, o1 = offs[-2], offs[-1]
-        r, c = min(limit[0], shape[-2] - o0), min(limit[1], shape[-1] - o1)
-        return g, (*offs[:-2], slice(o0, o0 + r), slice(o1, o1 + c)), r, c, False
+            idx: tuple = (slice(offs[0], offs[0] + c),)
+            rect: tuple = ((offs[0], offs[0] + c),)
+        else:
+            o0, o1 = offs[-2], offs[-1]
+            r, c = min(limit[0], shape[-2] - o0), min(limit[1], shape[-1] - o1)
+            idx = (*offs[:-2], slice(o0, o0 + r), slice(o1, o1 + c))
+            rect = (*((o, o + 1) for o in offs[:-2]), (o0, o0 + r), (o1, o1 + c))
+        view = views[slot][:r, :c]
+        if load:
+            valid[slot][0], valid[slot][1] = r, c
+            src = g[idx] if rank > 1 else g[idx][None, :]
 
-    if load:
-        def run(slot: int, *offs: int) -> None:
-            g, idx, r, c, flat = window(slot, offs, declared[slot])
-            views[slot][:r, :c] = g[idx] if not flat else g[idx][None, :]
-            valid[slot][0] = r
-            valid[slot][1] = c
-    else:
-        def run(slot: int, *offs: int) -> None:
-            g, idx, r, c, flat = window(slot, offs, valid[slot])
-            if flat:
-                g[idx] = views[slot][0, :c]
-            else:
-                g[idx] = views[slot][:r, :c]
-    return run
+            def run(defer: bool) -> Callable | None:
+                if not defer:
+                    view[...] = src
+                    return None
+                data = src.copy()
 
+                def commit() -> None:
+                    view[...] = data
+                return commit
+            return Prepared(r, c, c == t.row_bytes // item, (t.access(slot, r, c, True),),
+                            ((pidx, pname, rect, False),), r * c * item, run, (t.written(slot, r, c),))
+        dst = g[idx]
 
-def _region(op: TileOp, st: SlotState, slot: int, name: str) -> tuple[int, int]:
-    return st.valid[slot][0], st.valid[slot][1]
+        def run(defer: bool) -> Callable | None:
+            data = view if rank > 1 else view[0]
+            if not defer:
+                dst[...] = data
+                return None
+            snap = data.copy()
+
+            def commit() -> None:
+                dst[...] = snap
+            return commit
+        return Prepared(r, c, c == t.row_bytes // item, (t.access(slot, r, c, False),),
+                        ((pidx, pname, rect, True),), r * c * item, run)
+    return dispatch
 
 
 def _check_covers(op: TileOp, st: SlotState, slot: int, r: int, c: int, name: str) -> None:
@@ -128,89 +210,102 @@ def _check_covers(op: TileOp, st: SlotState, slot: int, r: int, c: int, name: st
 
 
 def _binary(op: TileOp, states: dict[int, SlotState]) -> Callable:
-    d, a, b = (states[t.buffer.uid] for t in (op.dst, *op.srcs))  # type: ignore[union-attr]
-    name = op.op
-    fn = numerics.binary
+    d, a, b = (_Tile(states[t.buffer.uid]) for t in (op.dst, *op.srcs))  # type: ignore[union-attr]
+    name, fn = op.op, numerics.binary
 
-    def run(sd: int, sa: int, sb: int) -> None:
-        r, c = a.valid[sa]
-        _check_covers(op, b, sb, r, c, "src1")
-        dr, dc = d.declared[sd]
+    def dispatch(sd: int, sa: int, sb: int) -> Prepared:
+        r, c = a.st.valid[sa]
+        _check_covers(op, b.st, sb, r, c, "src1")
+        dr, dc = d.st.declared[sd]
         r, c = min(r, dr), min(c, dc)
-        fn(name, d.views[sd][:r, :c], a.views[sa][:r, :c], b.views[sb][:r, :c])
-        d.valid[sd][0], d.valid[sd][1] = r, c
-    return run
+        av, bv = a.st.views[sa][:r, :c], b.st.views[sb][:r, :c]
+        d.st.valid[sd][0], d.st.valid[sd][1] = r, c
+        run = _deferred(lambda out: fn(name, out, av, bv), d.st.views[sd][:r, :c])
+        return Prepared(r, c, c * d.item == d.row_bytes,
+                        (a.access(sa, r, c, False), b.access(sb, r, c, False), d.access(sd, r, c, True)),
+                        (), r * c * d.item, run, (d.written(sd, r, c),))
+    return dispatch
 
 
 def _unary_like(op: TileOp, states: dict[int, SlotState]) -> Callable:
-    d, a = (states[t.buffer.uid] for t in (op.dst, op.srcs[0]))  # type: ignore[union-attr]
-    kind = OPS[op.op].kind
-    name = op.op
-    mode = op.attrs.get("mode", "rint")
+    d, a = (_Tile(states[t.buffer.uid]) for t in (op.dst, op.srcs[0]))  # type: ignore[union-attr]
+    kind, name, mode = OPS[op.op].kind, op.op, op.attrs.get("mode", "rint")
 
-    def compute(dv, av, scalars):
-        if kind == "unary":
-            numerics.unary(name, dv, av)
-        elif kind == "scalar":
-            numerics.binary_scalar(name, dv, av, scalars[0])
-        elif kind == "cast":
-            numerics.cast(dv, av, mode)
-        else:  # move
-            dv[...] = av
-
-    def run(sd: int, sa: int, *scalars) -> None:
-        r, c = a.valid[sa]
-        dr, dc = d.declared[sd]
+    def dispatch(sd: int, sa: int, *scalars) -> Prepared:
+        r, c = a.st.valid[sa]
+        dr, dc = d.st.declared[sd]
         r, c = min(r, dr), min(c, dc)
-        compute(d.views[sd][:r, :c], a.views[sa][:r, :c], scalars)
-        d.valid[sd][0], d.valid[sd][1] = r, c
-    return run
+        av = a.st.views[sa][:r, :c]
+        d.st.valid[sd][0], d.st.valid[sd][1] = r, c
+        if kind == "unary":
+            compute = lambda out: numerics.unary(name, out, av)  # noqa: E731
+        elif kind == "scalar":
+            compute = lambda out: numerics.binary_scalar(name, out, av, scalars[0])  # noqa: E731
+        elif kind == "cast":
+            compute = lambda out: numerics.cast(out, av, mode)  # noqa: E731
+        else:  # move
+            def compute(out):
+                out[...] = av
+        run = _deferred(compute, d.st.views[sd][:r, :c])
+        return Prepared(r, c, c * max(a.item, d.item) == max(a.row_bytes, d.row_bytes),
+                        (a.access(sa, r, c, False), d.access(sd, r, c, True)), (), r * c * d.item, run,
+                        (d.written(sd, r, c),))
+    return dispatch
 
 
 def _fill(op: TileOp, states: dict[int, SlotState]) -> Callable:
-    d = states[op.dst.buffer.uid]  # type: ignore[union-attr]
+    d = _Tile(states[op.dst.buffer.uid])  # type: ignore[union-attr]
 
-    def run(sd: int, scalar) -> None:
-        r, c = d.declared[sd]
-        numerics.fill(d.views[sd][:r, :c], scalar)
-        d.valid[sd][0], d.valid[sd][1] = r, c
-    return run
+    def dispatch(sd: int, scalar) -> Prepared:
+        r, c = d.st.declared[sd]
+        d.st.valid[sd][0], d.st.valid[sd][1] = r, c
+        run = _deferred(lambda out: numerics.fill(out, scalar), d.st.views[sd][:r, :c])
+        return Prepared(r, c, c * d.item == d.row_bytes, (d.access(sd, r, c, True),), (), r * c * d.item, run,
+                        (d.written(sd, r, c),))
+    return dispatch
 
 
 def _reduce(op: TileOp, states: dict[int, SlotState]) -> Callable:
-    d, a = (states[t.buffer.uid] for t in (op.dst, op.srcs[0]))  # type: ignore[union-attr]
+    d, a = (_Tile(states[t.buffer.uid]) for t in (op.dst, op.srcs[0]))  # type: ignore[union-attr]
+    tmp = _Tile(states[op.srcs[1].buffer.uid]) if len(op.srcs) > 1 else None  # type: ignore[union-attr]
     name, dim = op.op, op.attrs["dim"]
 
-    def run(sd: int, sa: int, *rest) -> None:
-        r, c = a.valid[sa]
+    def dispatch(sd: int, sa: int, *rest) -> Prepared:
+        r, c = a.st.valid[sa]
         if r == 0 or c == 0:
-            raise fault(op, f"pl.{name}: source '{a.buffer.name}' has an empty valid region ({r} x {c})")
-        if dim == 1:
-            numerics.reduce(name, d.views[sd][:r, :1], a.views[sa][:r, :c], 1)
-            d.valid[sd][0], d.valid[sd][1] = r, 1
-        else:
-            numerics.reduce(name, d.views[sd][:1, :c], a.views[sa][:r, :c], 0)
-            d.valid[sd][0], d.valid[sd][1] = 1, c
-    return run
+            raise fault(op, f"pl.{name}: source '{a.label}' has an empty valid region ({r} x {c})")
+        av = a.st.views[sa][:r, :c]
+        dr, dc = (r, 1) if dim == 1 else (1, c)
+        d.st.valid[sd][0], d.st.valid[sd][1] = dr, dc
+        run = _deferred(lambda out: numerics.reduce(name, out, av, dim), d.st.views[sd][:dr, :dc])
+        acc = [a.access(sa, r, c, False), d.access(sd, dr, dc, True)]
+        if tmp is not None:
+            acc.append(tmp.access(rest[0], r, c, True))
+        return Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run, (d.written(sd, dr, dc),))
+    return dispatch
 
 
 def _expand(op: TileOp, states: dict[int, SlotState]) -> Callable:
-    d, a, v = (states[t.buffer.uid] for t in (op.dst, *op.srcs))  # type: ignore[union-attr]
+    d, a, v = (_Tile(states[t.buffer.uid]) for t in (op.dst, *op.srcs))  # type: ignore[union-attr]
     name, dim = op.op, op.attrs["dim"]
 
-    def run(sd: int, sa: int, sv: int) -> None:
-        r, c = a.valid[sa]
-        dr, dc = d.declared[sd]
+    def dispatch(sd: int, sa: int, sv: int) -> Prepared:
+        r, c = a.st.valid[sa]
+        dr, dc = d.st.declared[sd]
         r, c = min(r, dr), min(c, dc)
         if dim == 1:
-            _check_covers(op, v, sv, r, 1, "vec")
-            vec = v.views[sv][:r, :1]
+            _check_covers(op, v.st, sv, r, 1, "vec")
+            vec, vr, vcols = v.st.views[sv][:r, :1], r, 1
         else:
-            _check_covers(op, v, sv, 1, c, "vec")
-            vec = v.views[sv][:1, :c]
-        numerics.expand(name, d.views[sd][:r, :c], a.views[sa][:r, :c], vec, dim)
-        d.valid[sd][0], d.valid[sd][1] = r, c
-    return run
+            _check_covers(op, v.st, sv, 1, c, "vec")
+            vec, vr, vcols = v.st.views[sv][:1, :c], 1, c
+        av = a.st.views[sa][:r, :c]
+        d.st.valid[sd][0], d.st.valid[sd][1] = r, c
+        run = _deferred(lambda out: numerics.expand(name, out, av, vec, dim), d.st.views[sd][:r, :c])
+        return Prepared(r, c, c * d.item == d.row_bytes,
+                        (a.access(sa, r, c, False), v.access(sv, vr, vcols, False), d.access(sd, r, c, True)),
+                        (), r * c * d.item, run, (d.written(sd, r, c),))
+    return dispatch
 
 
 _BUILDERS: dict[str, Callable[[TileOp, dict[int, SlotState]], Callable]] = {

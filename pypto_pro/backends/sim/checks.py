@@ -1,0 +1,152 @@
+"""Memory checkers fed by the scheduler: data races (vector-clock happens-before, FastTrack-style
+epochs per tile slot), reads of on-chip bytes never written in this block, and global-memory
+conflicts within a block (between pipes) and across blocks (different cores)."""
+from __future__ import annotations
+
+import numpy as np
+
+from pypto_pro.backends.sim.inst import PIPES, Inst
+from pypto_pro.backends.sim.scheduler import Reporter
+from pypto_pro.errors_sim import RaceError, UninitializedReadError
+
+GM_CELL_ROWS, GM_CELL_COLS = 128, 512  # grid (in elements) that indexes global-memory accesses
+
+
+class _Slot:
+    __slots__ = ("w", "r")
+
+    def __init__(self) -> None:
+        self.w: tuple[int, int, Inst] | None = None
+        self.r: dict[int, tuple[int, Inst]] = {}
+
+
+def _race(kind: str, where: str, a: Inst, b: Inst, extra: str = "") -> RaceError:
+    return RaceError(
+        f"data race on {where}: {kind}\n  earlier: {a.describe()}\n  later:   {b.describe()}\n"
+        f"  no set_flag/wait_flag or buffer-id path orders them{extra}")
+
+
+class OnChipChecker:
+    """Races and never-written reads on one core's on-chip memories."""
+
+    def __init__(self, reporter: Reporter, capacities: dict):
+        self.reporter = reporter
+        self.slots: dict[tuple, _Slot] = {}
+        self.overlaps: dict[tuple, list[tuple]] = {}
+        self.written = {space: np.zeros(cap, dtype=np.bool_) for space, cap in capacities.items()}
+        self.known_written: set[tuple] = set()
+
+    def reset_block(self) -> None:
+        self.slots.clear()
+        for bm in self.written.values():
+            bm[:] = False
+        self.known_written.clear()
+
+    def _key_overlaps(self, key: tuple) -> list[tuple]:
+        found = self.overlaps.get(key)
+        if found is None:
+            space, lo, hi = key
+            found = [k for k in self.overlaps if k[0] == space and k != key and k[1] < hi and lo < k[2]]
+            for k in found:
+                self.overlaps[k].append(key)
+            self.overlaps[key] = found
+        return found
+
+    def access(self, inst: Inst, access: tuple) -> None:
+        key, write, label, rows, row_bytes, used = access
+        space, lo, hi = key
+        if key not in self.overlaps:
+            self._key_overlaps(key)
+        vc = inst.vc
+        p = inst.pipe
+        for k in (key, *self.overlaps[key]):
+            st = self.slots.get(k)
+            if st is None:
+                continue
+            w = st.w
+            if w is not None and w[0] != p and w[1] > vc[w[0]]:
+                kind = "write / write" if write else "write / read"
+                self.reporter.report(_race(kind, f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})", w[2], inst))
+            if write:
+                for q, (c, other) in st.r.items():
+                    if q != p and c > vc[q]:
+                        self.reporter.report(_race("read / write (WAR)", f"{space.name} bytes 0x{lo:x}-0x{hi:x} "
+                                                   f"({label})", other, inst))
+        st = self.slots.get(key)
+        if st is None:
+            st = self.slots[key] = _Slot()
+        if write:
+            st.w = (p, vc[p], inst)
+            st.r.clear()
+        else:
+            st.r[p] = (vc[p], inst)
+            self._check_written(inst, space, lo, rows, row_bytes, used, label)
+
+    def _check_written(self, inst: Inst, space, lo: int, rows: int, row_bytes: int, used: int, label: str) -> None:
+        ck = (space, lo, rows, used)
+        if ck in self.known_written:
+            return
+        region = self.written[space][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used]
+        if not region.all():
+            r, c = np.argwhere(~region)[0]
+            self.reporter.report(UninitializedReadError(
+                f"{inst.describe()} reads {space.name} bytes of {label} that nothing in this block wrote "
+                f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})"))
+        else:
+            self.known_written.add(ck)
+
+    def committed(self, space, lo: int, rows: int, row_bytes: int, used: int) -> None:
+        self.written[space][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
+
+
+def _cells(rect: tuple) -> list[tuple]:
+    *lead, (r0, r1), (c0, c1) = rect if len(rect) >= 2 else ((0, 1), *rect)
+    lead_key = tuple(a for a, _ in lead)
+    return [(lead_key, i, j) for i in range(r0 // GM_CELL_ROWS, (r1 - 1) // GM_CELL_ROWS + 1)
+            for j in range(c0 // GM_CELL_COLS, (c1 - 1) // GM_CELL_COLS + 1)]
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    return all(x0 < y1 and y0 < x1 for (x0, x1), (y0, y1) in zip(a, b))
+
+
+class GlobalChecker:
+    """Global-memory conflicts: between pipes of a block (happens-before), and between blocks
+    (different cores never synchronise in this release, so any overlap with a write is a race)."""
+
+    def __init__(self, reporter: Reporter):
+        self.reporter = reporter
+        self.cells: dict[tuple, tuple[list, list]] = {}
+
+    def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool) -> None:
+        vc = inst.vc
+        p = inst.pipe
+        entry = (block, p, vc[p], rect, inst)
+        for cell in _cells(rect):
+            lists = self.cells.get((obj, cell))
+            if lists is None:
+                lists = self.cells[(obj, cell)] = ([], [])
+            writes, reads = lists
+            for group in ((writes, reads) if write else (writes,)):
+                for other in group:
+                    if other[4] is not inst and _overlap(rect, other[3]):
+                        self._conflict(inst, block, p, vc, name, rect, write, other, group is writes)
+            (writes if write else reads).append(entry)
+
+    def _conflict(self, inst: Inst, block: int, p: int, vc: tuple, name: str, rect: tuple, write: bool,
+                  other: tuple, other_writes: bool) -> None:
+        ob, op, oc, orect, oinst = other
+        span = ", ".join(f"{max(a0, b0)}:{min(a1, b1)}" for (a0, a1), (b0, b1) in zip(rect, orect))
+        if ob != block:
+            what = "two blocks write the same bytes" if (write and other_writes) else "one block writes bytes another reads"
+            self.reporter.report(RaceError(
+                f"global memory conflict on '{name}'[{span}]: {what}\n"
+                f"  block {ob}: {oinst.describe()}\n  block {block}: {inst.describe()}\n"
+                "  blocks run on different cores with no ordering between them"))
+        elif op != p and oc > vc[op]:
+            self.reporter.report(_race("write / write" if other_writes and write else "conflicting access",
+                                       f"global '{name}'[{span}]", oinst, inst))
+
+
+def pipe_name(i: int) -> str:
+    return PIPES[i].name

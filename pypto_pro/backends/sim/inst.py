@@ -1,0 +1,77 @@
+"""One dispatched instruction of a block: what the scalar unit put into a pipe's queue.
+
+The record carries everything the scheduler, the checkers, the cost model and the trace need:
+pipe, kind, cycles, the sync resource it touches, its memory accesses, the numerics to run, and
+the source location. Times are filled in by the scheduler.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pypto_pro.language.enums import PipeType
+
+PIPES: tuple[PipeType, ...] = tuple(PipeType)
+PIPE_INDEX: dict[PipeType, int] = {p: i for i, p in enumerate(PIPES)}
+NPIPES = len(PIPES)
+
+# kinds
+OP, SET, WAIT, LOCK, UNLOCK, BARRIER = range(6)
+KIND_NAMES = ("op", "set_flag", "wait_flag", "lock", "unlock", "barrier")
+
+
+class SyncSpec:
+    """Sync effects fused into an instruction: flags waited on and buffer ids acquired before it
+    starts; flags set and ids released when it ends. Keys of flags are (src pipe, dst pipe, event)."""
+
+    __slots__ = ("waits", "acquires", "sets", "releases")
+
+    def __init__(self, waits: tuple = (), acquires: tuple = (), sets: tuple = (), releases: tuple = ()):
+        self.waits = waits
+        self.acquires = acquires
+        self.sets = sets
+        self.releases = releases
+
+    def __bool__(self) -> bool:
+        return bool(self.waits or self.acquires or self.sets or self.releases)
+
+
+class Inst:
+    """A dispatched instruction. ``accesses``: (space, lo, hi, is_write, label) on-chip byte ranges;
+    ``gm``: (param index, param name, rect, is_write) with rect a tuple of (start, stop) per axis."""
+
+    __slots__ = ("seq", "pipe", "kind", "cycles", "key", "accesses", "gm", "run", "stmt", "name", "nbytes",
+                 "flops", "path", "start", "end", "vc", "extra", "t_issue", "port")
+
+    def __init__(self, seq: int, pipe: int, kind: int, cycles: float, stmt: Any, name: str,
+                 key: Any = None, accesses: tuple = (), gm: tuple = (), run: Callable | None = None,
+                 nbytes: int = 0, flops: int = 0, path: str | None = None):
+        self.seq = seq
+        self.pipe = pipe
+        self.kind = kind
+        self.cycles = cycles
+        self.key = key
+        self.accesses = accesses
+        self.gm = gm
+        self.run = run
+        self.stmt = stmt
+        self.name = name
+        self.nbytes = nbytes
+        self.flops = flops
+        self.path = path
+        self.start = 0.0
+        self.end = 0.0
+        self.vc: tuple[int, ...] | None = None
+        self.extra: Any = None
+        self.t_issue = 0.0   # when the scalar unit dispatched it
+        self.port = 0.0      # cycles it occupies the core's share of chip GM bandwidth
+
+    @property
+    def loc(self):
+        return getattr(self.stmt, "loc", None)
+
+    def where(self) -> str:
+        loc = self.loc
+        return f"{loc.path}:{loc.line}" if loc else "<unknown>"
+
+    def describe(self) -> str:
+        return f"{self.name} on {PIPES[self.pipe].name} ({self.where()})"

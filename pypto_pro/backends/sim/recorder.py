@@ -1,0 +1,181 @@
+"""Records one block's dispatched instructions as :class:`Inst` records for the scheduler.
+
+The generated program calls ``ops[k](...)`` in program order; here each call becomes an
+instruction in its pipe's queue. Sync instructions that sit right before an op in the same pipe
+(``wait_flag``, ``lock``) or right after it (``set_flag``, ``unlock``) are fused into that op's
+record: same queue order, same semantics, far fewer records to schedule.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pypto_pro.backends.sim.cost_model import CostModel
+from pypto_pro.backends.sim.inst import BARRIER, OP, PIPE_INDEX, SET, Inst, SyncSpec
+from pypto_pro.ir.nodes import SetValidShape, SyncOp, TileOp, TileRef
+from pypto_pro.ops.registry import OPS
+
+_PRE = ("wait_flag", "lock")
+
+
+class BlockStats:
+    """Traffic and work of the recorded instructions (summed over the launch)."""
+
+    def __init__(self) -> None:
+        self.path_bytes: dict[str, int] = {}
+        self.flops = 0
+        self.vector_ideal_cycles = 0.0
+        self.gm_bytes = 0
+        self.instructions = 0
+
+
+class RecorderPlan:
+    """Per-program static part of recording: what each ``ops[k]`` call is (built once)."""
+
+    def __init__(self, instructions: list, dispatchers: list[Callable | None]):
+        self.entries: list[tuple] = []
+        for stmt, d in zip(instructions, dispatchers):
+            if isinstance(stmt, SetValidShape):
+                self.entries.append(("valid", stmt, d, None))
+            elif isinstance(stmt, SyncOp):
+                self.entries.append(("sync", stmt, None, None))
+            else:
+                self.entries.append(("op", stmt, d, _static_cost_info(stmt)))
+
+
+def _static_cost_info(stmt: TileOp) -> tuple:
+    if stmt.op in ("load", "store"):
+        tile = stmt.dst if stmt.op == "load" else stmt.srcs[0]
+        space = tile.buffer.space
+        path = f"GM->{space.name}" if stmt.op == "load" else f"{space.name}->GM"
+        return ("move", path)
+    spec = OPS[stmt.op]
+    items = [t.tile_type.dtype.itemsize for t in (stmt.dst, *stmt.srcs) if isinstance(t, TileRef)]
+    return ("vector", spec.kind, max(items), stmt.attrs.get("dim"))
+
+
+class Recorder:
+    def __init__(self, plan: RecorderPlan, cost: CostModel, port_bytes_per_cycle: float, stats: BlockStats,
+                 on_commit: Callable | None, defer: bool = True):
+        self.defer = defer
+        self.cost = cost
+        self.port_bpc = port_bytes_per_cycle
+        self.stats = stats
+        self.on_commit = on_commit
+        self.insts: list[Inst] = []
+        self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
+        self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
+        self.dispatched = 0
+        self.ops = [self._recorder(*e) for e in plan.entries]
+
+    def _recorder(self, kind: str, stmt, dispatch: Callable | None, info) -> Callable:
+        if kind == "valid":
+            return dispatch  # type: ignore[return-value]  # scalar-side state only
+        if kind == "sync":
+            add_sync = self.add_sync
+            return lambda ev: add_sync(stmt, ev)
+        add_op = self.add_op
+        return lambda *args: add_op(stmt, dispatch(*args), info)
+
+    # ---- ops ----------------------------------------------------------------------------
+
+    def add_op(self, stmt: TileOp, prep, info: tuple) -> None:
+        pipe = PIPE_INDEX[stmt.pipe]
+        stats = self.stats
+        if info[0] == "move":
+            path = info[1]
+            cycles = self.cost.path(path, prep.nbytes)
+            port = prep.nbytes / self.port_bpc if self.port_bpc else 0.0
+            cycles = max(cycles, port)
+            stats.path_bytes[path] = stats.path_bytes.get(path, 0) + prep.nbytes
+            stats.gm_bytes += prep.nbytes
+            flops = 0
+        else:
+            port = 0.0
+            _, kind, item, dim = info
+            cycles = self.cost.vector(stmt.op, kind, prep.rows, prep.cols, item, prep.full_cols, dim)
+            reps = self.cost.repeats(prep.rows, prep.cols, item, prep.full_cols)
+            stats.vector_ideal_cycles += reps * self.cost.vec.get(stmt.op, self.cost.vec["add"]).slope
+            flops = 0 if kind in ("move", "cast", "fill") else prep.rows * prep.cols
+            stats.flops += flops
+            path = None
+        pre = self.pending[pipe]
+        spec = None
+        if pre:
+            spec = SyncSpec(tuple(k for kind, k, _ in pre if kind == "wait_flag"),
+                            tuple(k for kind, k, _ in pre if kind == "lock"))
+            cycles += len(pre) * self.cost.sync
+            self.pending[pipe] = []
+        inst = Inst(len(self.insts), pipe, OP, cycles, stmt, stmt.op, accesses=prep.accesses, gm=prep.gm,
+                    run=self._run(prep), nbytes=prep.nbytes, flops=flops, path=path)
+        inst.extra = spec
+        inst.port = port
+        inst.t_issue = self.dispatched * self.cost.issue
+        self.dispatched += 1
+        self.insts.append(inst)
+        self.last[pipe] = inst
+        stats.instructions += 1
+
+    def _run(self, prep) -> Callable:
+        """Numerics: read at start; write at the end (``defer``) or at once. Writing at once is
+        exact whenever the race checker raises on races: an instruction that could observe the
+        difference overlaps this one in time without a happens-before edge, i.e. races with it."""
+        on_commit, defer = self.on_commit, self.defer
+        if on_commit is None or not prep.commits:
+            return lambda: prep.run(defer)
+
+        def run():
+            commit = prep.run(defer)
+
+            def done():
+                if commit is not None:
+                    commit()
+                for w in prep.commits:
+                    on_commit(*w)
+            return done
+        return run
+
+    # ---- sync ---------------------------------------------------------------------------
+
+    def add_sync(self, stmt: SyncOp, ev: int) -> None:
+        pipe = PIPE_INDEX[stmt.pipe]
+        key = (PIPE_INDEX[stmt.src], PIPE_INDEX[stmt.dst], ev) if stmt.kind in ("set_flag", "wait_flag") else ev
+        self.dispatched += 1
+        self.stats.instructions += 1
+        if stmt.kind in _PRE:
+            self.pending[pipe].append((stmt.kind, key, stmt))
+            return
+        last = self.last[pipe]
+        if stmt.kind != "barrier" and not self.pending[pipe] and last is not None and last.kind == OP:
+            spec = last.extra or SyncSpec()
+            if stmt.kind == "set_flag":
+                spec.sets = spec.sets + (key,)
+            else:
+                spec.releases = spec.releases + (key,)
+            last.extra = spec
+            last.cycles += self.cost.sync
+            return
+        self._flush(pipe)
+        spec = SyncSpec(sets=(key,) if stmt.kind == "set_flag" else (),
+                        releases=(key,) if stmt.kind == "unlock" else ())
+        self._standalone(pipe, SET if stmt.kind != "barrier" else BARRIER, stmt, stmt.kind, spec)
+
+    def _standalone(self, pipe: int, kind: int, stmt, name: str, spec: SyncSpec | None) -> Inst:
+        inst = Inst(len(self.insts), pipe, kind, self.cost.sync, stmt, name)
+        inst.extra = spec if spec else None
+        inst.t_issue = self.dispatched * self.cost.issue
+        self.insts.append(inst)
+        self.last[pipe] = inst
+        return inst
+
+    def _flush(self, pipe: int) -> None:
+        for kind, key, stmt in self.pending[pipe]:
+            spec = SyncSpec(waits=(key,) if kind == "wait_flag" else (), acquires=(key,) if kind == "lock" else ())
+            self._standalone(pipe, SET, stmt, kind, spec)
+        self.pending[pipe] = []
+
+    def finish(self) -> list[Inst]:
+        for p in range(len(self.pending)):
+            if self.pending[p]:
+                self._flush(p)
+        return self.insts
+

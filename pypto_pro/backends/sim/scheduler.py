@@ -1,0 +1,233 @@
+"""Discrete-event model of one core's pipes, with the hardware's sync semantics.
+
+Each pipe runs its queue in dispatch order. An instruction starts when its pipe is free, the
+scalar unit has dispatched it, every flag it waits on is set and every buffer id it acquires is
+granted (ids are granted in dispatch order); it lasts ``cycles``. Effects that happen at an
+instruction's end — setting flags, releasing ids, committing its results to memory — are events
+in time order, so numerics read inputs at the start and write outputs at the end, exactly as the
+schedule says. Happens-before is tracked with vector clocks (one component per pipe) through the
+same flag and id edges, and handed to the race checker.
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Callable
+
+from pypto_pro.backends.sim.inst import NPIPES, PIPES, Inst
+from pypto_pro.errors_sim import DeadlockError, SyncError
+
+
+class Reporter:
+    """Collects faults: raises the first one (check='raise') or gathers them (check='warn')."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.faults: list[Exception] = []
+
+    def report(self, exc: Exception) -> None:
+        if self.mode == "raise":
+            raise exc
+        if self.mode == "warn":
+            self.faults.append(exc)
+
+
+def flag_str(key: tuple) -> str:
+    src, dst, ev = key
+    return f"set_flag({PIPES[src].name}, {PIPES[dst].name}, event={ev})"
+
+
+def _loc_line(inst: Inst) -> str:
+    loc = inst.loc
+    if loc is None:
+        return ""
+    src = loc.source_line.strip() if loc.source_line else ""
+    return f"{loc.path}:{loc.line}" + (f"  `{src}`" if src else "")
+
+
+class CoreScheduler:
+    """Schedules one block's instruction stream on one core."""
+
+    def __init__(self, insts: list[Inst], reporter: Reporter,
+                 on_start: Callable[[Inst], None] | None, block: int, checks: bool):
+        self.insts = insts
+        self.reporter = reporter
+        self.on_start = on_start
+        self.block = block
+        self.checks = checks
+        self.queues: list[list[Inst]] = [[] for _ in range(NPIPES)]
+        self.lock_queues: dict[int, list[Inst]] = {}
+        for inst in insts:
+            self.queues[inst.pipe].append(inst)
+            for mid in inst.extra.acquires if inst.extra else ():
+                self.lock_queues.setdefault(mid, []).append(inst)
+        self.heads = [0] * NPIPES
+        self.free = [0.0] * NPIPES
+        self.busy = [0.0] * NPIPES
+        self.vc = [[0] * NPIPES for _ in range(NPIPES)]
+        self.flags: dict[tuple, tuple[float, tuple[int, ...], Inst]] = {}
+        self.lock_holder: dict[int, Inst | None] = {}
+        self.lock_release: dict[int, tuple[float, tuple[int, ...]]] = {}
+        self.lock_pos: dict[int, int] = {m: 0 for m in self.lock_queues}
+        self.events: list[tuple[float, int, int, Callable[[], None]]] = []
+        self.event_seq = 0
+        self.end_time = 0.0
+        self.port_free = 0.0
+        if checks:
+            self._check_double_locks()
+
+    # ---- static checks --------------------------------------------------------------------
+
+    def _check_double_locks(self) -> None:
+        for q in self.queues:
+            held: dict[int, Inst] = {}
+            for inst in q:
+                ex = inst.extra
+                if ex is None:
+                    continue
+                for mid in ex.acquires:
+                    if mid in held:
+                        first = held[mid]
+                        self.reporter.report(SyncError(
+                            f"{PIPES[inst.pipe].name} locks buffer id {mid} twice without unlocking it (this hangs "
+                            f"the hardware):\n  first:  {first.describe()}\n  second: {inst.describe()}"))
+                    held[mid] = inst
+                for mid in ex.releases:
+                    held.pop(mid, None)
+
+    # ---- readiness -------------------------------------------------------------------------
+
+    def start_time(self, inst: Inst) -> float | None:
+        t = self.free[inst.pipe]
+        if inst.t_issue > t:
+            t = inst.t_issue
+        if inst.port and self.port_free > t:
+            t = self.port_free
+        ex = inst.extra
+        if ex is not None:
+            flags = self.flags
+            for key in ex.waits:
+                f = flags.get(key)
+                if f is None:
+                    return None
+                if f[0] > t:
+                    t = f[0]
+            for mid in ex.acquires:
+                if self.lock_holder.get(mid) is not None or self.lock_queues[mid][self.lock_pos[mid]] is not inst:
+                    return None
+                rel = self.lock_release.get(mid)
+                if rel is not None and rel[0] > t:
+                    t = rel[0]
+        return t
+
+    def _push(self, time: float, fn: Callable[[], None]) -> None:
+        self.event_seq += 1
+        heapq.heappush(self.events, (time, 0, self.event_seq, fn))
+
+    # ---- main loop ------------------------------------------------------------------------
+
+    def run(self) -> float:
+        queues, heads = self.queues, self.heads
+        pending = sum(len(q) for q in queues)
+        active = [p for p in range(NPIPES) if queues[p]]
+        while pending or self.events:
+            best = None
+            best_t = 0.0
+            start_time = self.start_time
+            for p in active:
+                q = queues[p]
+                h = heads[p]
+                if h < len(q):
+                    inst = q[h]
+                    t = start_time(inst)
+                    if t is not None and (best is None or t < best_t or (t == best_t and inst.seq < best.seq)):
+                        best, best_t = inst, t
+            if self.events and (best is None or self.events[0][0] <= best_t):
+                _, _, _, fn = heapq.heappop(self.events)
+                fn()
+                continue
+            if best is None:
+                if pending:
+                    self._deadlock()
+                break
+            self._start(best, best_t)
+            heads[best.pipe] += 1
+            pending -= 1
+        if self.checks and self.flags:
+            for key, (t, _, setter) in sorted(self.flags.items(), key=lambda kv: kv[1][0]):
+                self.reporter.report(SyncError(
+                    f"{flag_str(key)} is never waited for: the flag is still set "
+                    f"when the kernel ends\n  set by {setter.describe()}"))
+        return self.end_time
+
+    def _start(self, inst: Inst, t: float) -> None:
+        p = inst.pipe
+        vc = self.vc[p]
+        ex = inst.extra
+        if ex is not None:
+            for key in ex.waits:
+                vc[:] = map(max, vc, self.flags.pop(key)[1])
+            for mid in ex.acquires:
+                self.lock_holder[mid] = inst
+                self.lock_pos[mid] += 1
+                rel = self.lock_release.get(mid)
+                if rel is not None:
+                    vc[:] = map(max, vc, rel[1])
+        vc[p] += 1
+        inst.vc = tuple(vc)
+        inst.start = t
+        end = t + inst.cycles
+        inst.end = end
+        self.free[p] = end
+        if inst.port:
+            self.port_free = t + inst.port
+        self.busy[p] += inst.cycles
+        if end > self.end_time:
+            self.end_time = end
+        if self.on_start is not None:
+            self.on_start(inst)
+        commit = inst.run() if inst.run is not None else None
+        if ex is not None and (ex.sets or ex.releases) or commit is not None:
+            snapshot = inst.vc
+            self._push(end, lambda: self._finish(inst, snapshot, commit))
+
+    def _finish(self, inst: Inst, snapshot: tuple[int, ...], commit) -> None:
+        if commit is not None:
+            commit()
+        ex = inst.extra
+        if ex is None:
+            return
+        for key in ex.sets:
+            if key in self.flags and self.checks:
+                first = self.flags[key][2]
+                self.reporter.report(SyncError(
+                    f"{flag_str(key)} is set again while still pending (not yet waited "
+                    f"for)\n  first set:  {first.describe()}\n  second set: {inst.describe()}"))
+            self.flags[key] = (inst.end, snapshot, inst)
+        for mid in ex.releases:
+            self.lock_holder[mid] = None
+            self.lock_release[mid] = (inst.end, snapshot)
+
+    def _deadlock(self) -> None:
+        lines = []
+        for p in range(NPIPES):
+            h = self.heads[p]
+            if h >= len(self.queues[p]):
+                continue
+            inst = self.queues[p][h]
+            ex = inst.extra
+            what = []
+            for key in ex.waits if ex else ():
+                if key not in self.flags:
+                    what.append(f"wait_{flag_str(key)[4:]}: no pending set_flag")
+            for mid in ex.acquires if ex else ():
+                holder = self.lock_holder.get(mid)
+                q = self.lock_queues[mid]
+                ahead = q[self.lock_pos[mid]]
+                if holder is not None:
+                    what.append(f"lock(buf_id={mid}): held by {holder.describe()}")
+                elif ahead is not inst:
+                    what.append(f"lock(buf_id={mid}): granted in dispatch order, waiting behind {ahead.describe()}")
+            left = len(self.queues[p]) - h
+            lines.append(f"  {PIPES[p].name:4} blocked at {inst.name} ({_loc_line(inst)}) waiting for "
+                         f"{'; '.join(what) or 'nothing?'}  [{left} instruction(s) left]")
+        raise DeadlockError(f"deadlock in block {self.block}: no pipe can make progress\n" + "\n".join(lines))
