@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from pypto_pro.errors import CompileError, LaunchError, PyptoError, SimulationError
+from pypto_pro.errors_sim import (DeadlockError, OutOfBoundsError, RaceError, SyncError,
+                                  UninitializedReadError)
 
 __version__ = "0.1.0"
-__all__ = ["CompileError", "LaunchError", "PyptoError", "SimulationError", "__version__"]
+__all__ = ["CompileError", "DeadlockError", "LaunchError", "OutOfBoundsError", "PyptoError", "RaceError",
+           "SimulationError", "SyncError", "UninitializedReadError", "__version__"]
