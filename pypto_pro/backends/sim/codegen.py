@@ -3,6 +3,7 @@ tile instruction is a call to its prebuilt closure. The source is written to the
 directory (``sim_program.<engine>.py``) so what the simulator runs can be read."""
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -19,7 +20,10 @@ def var_name(v: Var) -> str:
 
 def py_expr(e: Expr) -> str:
     if isinstance(e, Const):
-        return repr(e.value)
+        v = e.value
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"float({str(v)!r})"  # repr gives bare inf / nan, which are not Python names
+        return repr(v)
     if isinstance(e, Var):
         return var_name(e)
     if isinstance(e, BinOp):
