@@ -321,8 +321,9 @@ class FunctionParser:
             self.ctx.builder.emit(For(var, _expr(it.start), _expr(it.stop), _expr(step), body, self.loc(node)))
             return
         if isinstance(it, (range, list, tuple)) and is_const(it):
-            if len(it) > MAX_UNROLL:
-                self.fail(node.iter, f"a compile-time loop over {len(it)} items is unrolled; at most {MAX_UNROLL} "
+            count = _range_len(it) if isinstance(it, range) else len(it)  # len() overflows on huge ranges
+            if count > MAX_UNROLL:
+                self.fail(node.iter, f"a compile-time loop over {count} items is unrolled; at most {MAX_UNROLL} "
                                      "are allowed (use pl.range for a run-time loop)")
             for item in it:
                 self.assign_target(node.target, item, node)
@@ -642,6 +643,12 @@ def _expr(v: Any) -> Expr:
 
 def _ty(v: Any) -> str:
     return v.ty if isinstance(v, Expr) else ("float" if isinstance(v, float) else "int")
+
+
+def _range_len(r: range) -> int:
+    if r.step > 0:
+        return max(0, (r.stop - r.start + r.step - 1) // r.step)
+    return max(0, (r.start - r.stop - r.step - 1) // -r.step)
 
 
 def simplify(e: BinOp) -> Expr:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from pypto_pro.arch import ARCHS, get_arch
+import collections
 import copy
 import os
 
@@ -22,6 +23,7 @@ from pypto_pro.runtime.binding import bind_arguments
 from pypto_pro.runtime.build_dir import kernel_build_dir
 
 CHECK_MODES = ("raise", "warn", "off")
+LAUNCH_LOG: "collections.deque[LaunchReport]" = collections.deque(maxlen=64)  # recent reports (CLI)
 
 
 def _hide_internals(fn: Callable) -> Callable:
@@ -170,6 +172,7 @@ class JitKernel:
             from pypto_pro.backends.sim.trace import write_trace
             report.trace_files = write_trace(trace_dir, self.name, report, events, entry.programs)
         self.last_report = report
+        LAUNCH_LOG.append(report)
         return report
 
 

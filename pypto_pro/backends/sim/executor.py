@@ -177,14 +177,14 @@ class SimExecutable:
                             onchip.access(inst, acc)  # type: ignore[union-attr]
                         for pidx, pname, rect, write in inst.gm:
                             gmcheck.access(inst, _b, objs[pidx], pname, rect, write)  # type: ignore[union-attr]
-                sched = CoreScheduler(insts, reporter, hook, b, checks)
+                sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None)
                 block_end = sched.run()
                 for i, busy in enumerate(sched.busy):
                     pipe_busy[i] += busy
                 report.blocks.append(BlockTiming(b, core, start, start + block_end,
                                                  {PIPES[i].name: v for i, v in enumerate(sched.busy) if v}))
                 if trace is not None:
-                    trace.append((b, core, start, insts))
+                    trace.append((b, core, start, insts, sched.flows))
                 end = max(end, start + block_end)
             core_free[core] = end
         report.cycles = max(core_free) if core_free else 0.0
@@ -203,6 +203,12 @@ class SimExecutable:
         cap = self.arch.gm_bandwidth_cap_gb_s
         if stats.gm_bytes and cap:
             bounds["GM bandwidth"] = stats.gm_bytes / (cap.value * 1e3)
+        for name, nbytes in stats.path_bytes.items():
+            path = self.arch.paths.get(name)
+            if path is None or not nbytes:
+                continue
+            peak = path.fit_peak if path.use_fit and path.fit_peak else path.gib_per_s
+            bounds[f"{name} path"] = nbytes / (active * peak * 2**30 / 1e6)
         if stats.vector_ideal_cycles:
             bounds["Vector"] = stats.vector_ideal_cycles / self.physical_cores / clock
         return Roofline(bounds)

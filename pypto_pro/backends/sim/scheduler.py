@@ -48,8 +48,9 @@ class CoreScheduler:
     """Schedules one block's instruction stream on one core."""
 
     def __init__(self, insts: list[Inst], reporter: Reporter,
-                 on_start: Callable[[Inst], None] | None, block: int, checks: bool):
+                 on_start: Callable[[Inst], None] | None, block: int, checks: bool, record_flows: bool = False):
         self.insts = insts
+        self.flows: list[tuple[Inst, Inst, str]] | None = [] if record_flows else None
         self.reporter = reporter
         self.on_start = on_start
         self.block = block
@@ -66,7 +67,7 @@ class CoreScheduler:
         self.vc = [[0] * NPIPES for _ in range(NPIPES)]
         self.flags: dict[tuple, tuple[float, tuple[int, ...], Inst]] = {}
         self.lock_holder: dict[int, Inst | None] = {}
-        self.lock_release: dict[int, tuple[float, tuple[int, ...]]] = {}
+        self.lock_release: dict[int, tuple[float, tuple[int, ...], Inst]] = {}
         self.lock_pos: dict[int, int] = {m: 0 for m in self.lock_queues}
         self.events: list[tuple[float, int, int, Callable[[], None]]] = []
         self.event_seq = 0
@@ -165,13 +166,18 @@ class CoreScheduler:
         ex = inst.extra
         if ex is not None:
             for key in ex.waits:
-                vc[:] = map(max, vc, self.flags.pop(key)[1])
+                _, fvc, setter = self.flags.pop(key)
+                vc[:] = map(max, vc, fvc)
+                if self.flows is not None:
+                    self.flows.append((setter, inst, flag_str(key)[4:]))
             for mid in ex.acquires:
                 self.lock_holder[mid] = inst
                 self.lock_pos[mid] += 1
                 rel = self.lock_release.get(mid)
                 if rel is not None:
                     vc[:] = map(max, vc, rel[1])
+                    if self.flows is not None and rel[2].pipe != inst.pipe:
+                        self.flows.append((rel[2], inst, f"buf_id {mid}"))
         vc[p] += 1
         inst.vc = tuple(vc)
         inst.start = t
@@ -205,7 +211,7 @@ class CoreScheduler:
             self.flags[key] = (inst.end, snapshot, inst)
         for mid in ex.releases:
             self.lock_holder[mid] = None
-            self.lock_release[mid] = (inst.end, snapshot)
+            self.lock_release[mid] = (inst.end, snapshot, inst)
 
     def _deadlock(self) -> None:
         lines = []

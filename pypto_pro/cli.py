@@ -1,0 +1,99 @@
+"""The ``pypto-pro`` command.
+
+    pypto-pro trace SCRIPT [--out DIR] [args...]   run a script; write each launch's timeline files
+                                                   (arguments it does not know are passed to the script)
+    pypto-pro passes                               list the compiler's stages in order
+    pypto-pro arch [NAME]                          print a machine model with the source of each number
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+from pathlib import Path
+
+from pypto_pro.errors import PyptoError
+
+
+def _trace(args: argparse.Namespace) -> int:
+    from pypto_pro.runtime import kernel as kernel_mod
+
+    script = Path(args.script)
+    if not script.is_file():
+        print(f"pypto-pro trace: no such script: {script}", file=sys.stderr)
+        return 2
+    out = Path(args.out or Path("traces") / script.stem).resolve()
+    os.environ["PYPTO_PRO_TRACE"] = str(out)
+    kernel_mod.LAUNCH_LOG.clear()
+    sys.argv = [str(script), *args.script_args]
+    sys.path.insert(0, str(script.parent.resolve()))
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except PyptoError as exc:
+        print(f"pypto-pro trace: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            return int(exc.code) if isinstance(exc.code, int) else 1
+    if not kernel_mod.LAUNCH_LOG:
+        print("pypto-pro trace: the script launched no kernel", file=sys.stderr)
+        return 1
+    for report in kernel_mod.LAUNCH_LOG:
+        print(report.summary())
+        for f in report.trace_files:
+            print(f"  {f}")
+    return 0
+
+
+def _passes(_args: argparse.Namespace) -> int:
+    from pypto_pro.passes.manager import pass_names
+    for i, name in enumerate(pass_names()):
+        print(f"{i:2d}  {name}")
+    return 0
+
+
+def _arch(args: argparse.Namespace) -> int:
+    from pypto_pro.arch import ARCHS
+    names = [args.name] if args.name else sorted(ARCHS)
+    for name in names:
+        if name not in ARCHS:
+            print(f"pypto-pro arch: unknown arch {name!r}; known: {', '.join(sorted(ARCHS))}", file=sys.stderr)
+            return 2
+        a = ARCHS[name]
+        print(f"{a.name}: {a.description}")
+        for label, v in (("clock MHz", a.clock_mhz), ("cube cores", a.cube_cores),
+                         ("vector cores per block", a.vector_cores_per_block), ("event ids per pipe pair",
+                         a.event_ids_per_pipe_pair), ("buffer (mutex) ids", a.mutex_ids),
+                         ("GM bandwidth cap GB/s", a.gm_bandwidth_cap_gb_s)):
+            if v is not None:
+                print(f"  {label:26} {v.value:>10g}  {'(assumed) ' if v.assumed else ''}{v.source}")
+        for space, m in a.memories.items():
+            print(f"  {space.name + ' bytes':26} {m.capacity:>10d}  align {m.alignment}; {m.source}")
+        for path, bw in a.paths.items():
+            fit = f", fitted {bw.fit_peak} GiB/s K={bw.fit_k} B{' (used)' if bw.use_fit else ''}" if bw.fit_peak else ""
+            print(f"  {path + ' GiB/s':26} {bw.gib_per_s:>10g}  {bw.source}{fit}")
+        print()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="pypto-pro", description="pypto_pro kernel tools")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("trace", help="run a script and write Perfetto/HTML timelines of its launches")
+    t.add_argument("script")
+    t.add_argument("--out", help="directory for the trace files (default: traces/<script name>)")
+    t.set_defaults(fn=_trace)
+    sub.add_parser("passes", help="list the compiler stages").set_defaults(fn=_passes)
+    a = sub.add_parser("arch", help="print machine models with sources")
+    a.add_argument("name", nargs="?")
+    a.set_defaults(fn=_arch)
+    args, extra = ap.parse_known_args(argv)
+    if args.cmd != "trace" and extra:
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.script_args = extra  # everything the trace command does not know goes to the script
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
