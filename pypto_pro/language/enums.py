@@ -17,6 +17,10 @@ class MemorySpace(enum.Enum):
     def __repr__(self) -> str:
         return f"pl.MemorySpace.{self.name}"
 
+    # Members are singletons compared by identity: hash by identity too (C speed; the default
+    # Enum hash runs Python code, which the simulator's hot path would pay per dict lookup).
+    __hash__ = object.__hash__
+
 
 class PipeType(enum.Enum):
     """Independent in-order instruction pipes of a core (PTO-ISA ``event.hpp``)."""
@@ -31,6 +35,10 @@ class PipeType(enum.Enum):
 
     def __repr__(self) -> str:
         return f"pl.PipeType.{self.name}"
+
+    # Members are singletons compared by identity: hash by identity too (C speed; the default
+    # Enum hash runs Python code, which the simulator's hot path would pay per dict lookup).
+    __hash__ = object.__hash__
 
 
 class SectionKind(enum.Enum):

@@ -32,6 +32,7 @@ class RecorderPlan:
     """Per-program static part of recording: what each ``ops[k]`` call is (built once)."""
 
     def __init__(self, instructions: list, dispatchers: list[Callable | None]):
+        self.cost_cache: dict[float, dict] = {}  # per GM port share: (stmt, rows, cols, full) -> cost
         self.entries: list[tuple] = []
         for stmt, d in zip(instructions, dispatchers):
             if isinstance(stmt, SetValidShape):
@@ -65,6 +66,9 @@ class Recorder:
         self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
         self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
         self.dispatched = 0
+        self.sync_cycles = cost.sync
+        self.issue_cycles = cost.issue
+        self.cost_cache = plan.cost_cache.setdefault(port_bytes_per_cycle, {})
         self.ops = [self._recorder(*e) for e in plan.entries]
 
     def _recorder(self, kind: str, stmt, dispatch: Callable | None, info) -> Callable:
@@ -78,38 +82,47 @@ class Recorder:
 
     # ---- ops ----------------------------------------------------------------------------
 
+    def _cost(self, stmt: TileOp, prep, info: tuple) -> tuple:
+        """(cycles, port cycles, flops, ideal vector cycles) of an instruction of this size."""
+        if info[0] == "move":
+            cycles = self.cost.path(info[1], prep.nbytes)
+            port = prep.nbytes / self.port_bpc if self.port_bpc else 0.0
+            return max(cycles, port), port, 0, 0.0
+        _, kind, item, dim = info
+        cycles = self.cost.vector(stmt.op, kind, prep.rows, prep.cols, item, prep.full_cols, dim)
+        reps = self.cost.repeats(prep.rows, prep.cols, item, prep.full_cols)
+        ideal = reps * self.cost.vec.get(stmt.op, self.cost.vec["add"]).slope
+        flops = 0 if kind in ("move", "cast", "fill") else prep.rows * prep.cols
+        return cycles, 0.0, flops, ideal
+
     def add_op(self, stmt: TileOp, prep, info: tuple) -> None:
         pipe = PIPE_INDEX[stmt.pipe]
         stats = self.stats
-        if info[0] == "move":
+        key = (stmt, prep.rows, prep.cols, prep.full_cols)
+        costed = self.cost_cache.get(key)
+        if costed is None:
+            costed = self.cost_cache[key] = self._cost(stmt, prep, info)
+        cycles, port, flops, ideal = costed
+        if port or info[0] == "move":
             path = info[1]
-            cycles = self.cost.path(path, prep.nbytes)
-            port = prep.nbytes / self.port_bpc if self.port_bpc else 0.0
-            cycles = max(cycles, port)
             stats.path_bytes[path] = stats.path_bytes.get(path, 0) + prep.nbytes
             stats.gm_bytes += prep.nbytes
-            flops = 0
         else:
-            port = 0.0
-            _, kind, item, dim = info
-            cycles = self.cost.vector(stmt.op, kind, prep.rows, prep.cols, item, prep.full_cols, dim)
-            reps = self.cost.repeats(prep.rows, prep.cols, item, prep.full_cols)
-            stats.vector_ideal_cycles += reps * self.cost.vec.get(stmt.op, self.cost.vec["add"]).slope
-            flops = 0 if kind in ("move", "cast", "fill") else prep.rows * prep.cols
-            stats.flops += flops
             path = None
+            stats.flops += flops
+            stats.vector_ideal_cycles += ideal
         pre = self.pending[pipe]
         spec = None
         if pre:
             spec = SyncSpec(tuple(k for kind, k, _ in pre if kind == "wait_flag"),
                             tuple(k for kind, k, _ in pre if kind == "lock"))
-            cycles += len(pre) * self.cost.sync
+            cycles += len(pre) * self.sync_cycles
             self.pending[pipe] = []
-        inst = Inst(len(self.insts), pipe, OP, cycles, stmt, stmt.op, accesses=prep.accesses, gm=prep.gm,
-                    run=self._run(prep), nbytes=prep.nbytes, flops=flops, path=path)
+        inst = Inst(len(self.insts), pipe, OP, cycles, stmt, stmt.op, None, prep.accesses, prep.gm, self._run(prep),
+                    prep.nbytes, flops, path)
         inst.extra = spec
         inst.port = port
-        inst.t_issue = self.dispatched * self.cost.issue
+        inst.t_issue = self.dispatched * self.issue_cycles
         self.dispatched += 1
         self.insts.append(inst)
         self.last[pipe] = inst
