@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from pypto_pro.arch.a2a3 import A2A3
-from pypto_pro.arch.model import MemorySpec, Sourced
+from pypto_pro.arch.model import MemorySpec, PathBandwidth, Sourced
 from pypto_pro.language.enums import MemorySpace
 
 _MEM = "PTO-ISA include/pto/cpu/NPUMemoryModel.hpp"
@@ -29,5 +29,10 @@ A5 = dataclasses.replace(
     },
     mutex_ids=Sourced(32, "PTO-ISA get_buf/rls_buf buffer ids 0-31"),
     has_buffer_mutex=True,
+    paths={
+        **A2A3.paths,
+        "Acc->Vec": PathBandwidth(128.0, "assumed: a2a3 L0C->L1 bandwidth (PTO-ISA arch_config.hpp)"),
+        "Vec->Mat": PathBandwidth(188.46, "assumed: a2a3 UB->GM bandwidth (PTO-ISA arch_config.hpp)"),
+    },
     direct_cube_vector_paths=True,
 )

@@ -5,6 +5,8 @@ import ast
 import inspect
 from typing import TYPE_CHECKING, Any, Callable
 
+from pypto_pro.arch.layouts import layout_violation
+from pypto_pro.frontend.diagnostics import did_you_mean
 from pypto_pro.frontend.values import (BoundGroupMethod, GroupValue, RangeValue, SectionValue, TensorValue,
                                        TileValue)
 from pypto_pro.ir.expr import BinOp, Const, Expr, Special, Var
@@ -12,14 +14,15 @@ from pypto_pro.ir.nodes import Assign, Buffer, GMRef, SetValidShape, SyncOp, Til
 from pypto_pro.language.dtypes import DataType
 from pypto_pro.language.enums import MemorySpace, PipeType, SectionKind
 from pypto_pro.language.types import TileType
-from pypto_pro.ops.registry import CAST_MODES, LOAD_PIPES, OPS, STORE_PIPES, OpSpec
+from pypto_pro.ops.registry import ACC_STORE_DTYPES, CAST_MODES, LOAD_PIPES, OPS, STORE_PIPES, OpSpec
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
 
 Handler = Callable[["FunctionParser", ast.Call, "Args"], Any]
 HANDLERS: dict[str, Handler] = {}
-SYSTEM_NAMES = {"sync_src", "sync_dst", "mutex_lock", "mutex_unlock", "barrier"}
+SYSTEM_NAMES = {"sync_src", "sync_dst", "mutex_lock", "mutex_unlock", "barrier", "set_cross_core",
+                "wait_cross_core", "sync_all"}
 
 
 class Args:
@@ -59,15 +62,18 @@ def display(name: str) -> str:
 
 def call(p: "FunctionParser", node: ast.Call, name: str, func: Any, args: list, kwargs: dict) -> Any:
     sig = inspect.signature(func)
+    for k in node.keywords:
+        if k.arg not in sig.parameters:
+            p.fail(k, f"{display(name)}() has no parameter '{k.arg}'{did_you_mean(k.arg, sig.parameters)}")
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
         p.fail(node, f"{display(name)}(): {exc}")
     bound.apply_defaults()
     a = Args(name, node, sig, dict(bound.arguments))
-    if name in OPS:
-        return vector_op(p, node, OPS[name], a)
     h = HANDLERS.get(name)
+    if h is None and name in OPS:
+        return vector_op(p, node, OPS[name], a)
     if h is None:
         p.fail(node, f"{display(name)}() is not supported yet in this release")
     return h(p, node, a)
@@ -140,6 +146,9 @@ def place(p: "FunctionParser", node: ast.AST, tt: TileType, addrs: list[int], mu
     if space is MemorySpace.Vec and (tt.cols * tt.dtype.itemsize) % arch.vector_tile_row_alignment:
         p.fail(node, f"a Vec tile row must be a multiple of {arch.vector_tile_row_alignment} bytes: "
                      f"{tt.cols} x {tt.dtype.name} is {tt.cols * tt.dtype.itemsize} bytes")
+    bad_layout = layout_violation(tt)
+    if bad_layout:
+        p.fail(node, bad_layout)
     for i, addr in enumerate(addrs):
         slot = f" (slot {i})" if is_group else ""
         if addr % mem.alignment:
@@ -153,6 +162,13 @@ def place(p: "FunctionParser", node: ast.AST, tt: TileType, addrs: list[int], mu
     return buf
 
 
+def element_node(node: ast.AST, count: int, i: int) -> ast.AST:
+    """The AST node of entry ``i`` when ``node`` is a list/tuple literal of ``count`` entries, else ``node``."""
+    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == count:
+        return node.elts[i]
+    return node
+
+
 def check_mutex_ids(p: "FunctionParser", a: Args, ids: Any, depth: int | None) -> tuple[int, ...] | None:
     if ids is None:
         return None
@@ -160,20 +176,21 @@ def check_mutex_ids(p: "FunctionParser", a: Args, ids: Any, depth: int | None) -
     if not isinstance(ids, (list, tuple)) or not ids:
         p.fail(node, f"mutex_ids must be a non-empty list of ints, got {p.describe(ids)}")
     limit = int(p.ctx.arch.mutex_ids.value)
-    for m in ids:
+    for i, m in enumerate(ids):
         if not isinstance(m, int) or isinstance(m, bool):
-            p.fail(node, f"mutex id {m!r} must be a compile-time int")
+            p.fail(element_node(node, len(ids), i), f"mutex id {m!r} must be a compile-time int")
         if not 0 <= m < limit:
-            p.fail(node, f"mutex id {m} is outside 0-{limit - 1}")
-    if len(set(ids)) != len(ids):
-        p.fail(node, f"mutex_ids {list(ids)} repeat an id; each slot needs its own")
+            p.fail(element_node(node, len(ids), i), f"mutex id {m} is outside 0-{limit - 1}")
+    for i, m in enumerate(ids):
+        if m in ids[:i]:
+            p.fail(element_node(node, len(ids), i), f"mutex_ids {list(ids)} repeat id {m}; each slot needs its own")
     if depth is not None and len(ids) != depth:
         p.fail(node, f"{len(ids)} mutex_ids for a group of depth {depth}; give one per slot")
-    for m in ids:
+    for i, m in enumerate(ids):
         owner = p.ctx.mutex_owner.get(m)
         if owner is not None:
             where = f" (line {owner.loc.line})" if owner.loc else ""
-            p.fail(node, f"mutex id {m} is already used by '{owner.name}'{where}")
+            p.fail(element_node(node, len(ids), i), f"mutex id {m} is already used by '{owner.name}'{where}")
     return tuple(ids)
 
 
@@ -339,14 +356,15 @@ def gm_offsets(p: "FunctionParser", a: Args, argname: str, tensor: TensorValue, 
         extents[-2] = tt.rows
     out: list[Expr] = []
     for axis, (c, ext) in enumerate(zip(coords, extents)):
-        c = want_index(p, node, c, f"{argname}[{axis}]")
+        at = element_node(node, rank, axis)
+        c = want_index(p, at, c, f"{argname}[{axis}]")
         if isinstance(c, int) and c < 0:
-            p.fail(node, f"{argname}[{axis}] = {c} is negative")
+            p.fail(at, f"{argname}[{axis}] = {c} is negative")
         off = c * ext if (tile_coords and isinstance(c, int)) else (
             BinOp("*", c, Const(ext)) if tile_coords and ext != 1 else c)
         dim = tensor.param.type.dims[axis]
         if isinstance(off, int) and isinstance(dim, int) and off >= dim:
-            p.fail(node, f"offset {off} on axis {axis} is outside tensor '{tensor.param.name}' (size {dim})")
+            p.fail(at, f"offset {off} on axis {axis} is outside tensor '{tensor.param.name}' (size {dim})")
         out.append(off if isinstance(off, Expr) else Const(off))
     return tuple(out)
 
@@ -370,6 +388,11 @@ def _movement(p: "FunctionParser", node: ast.Call, a: Args, load: bool, tile_coo
     in_section(p, node, kind, f"pl.{opname} of a {space.name} tile")
     if load or space is not MemorySpace.Acc:
         check_same_dtype(p, node, tile, tensor, f"pl.{opname}")
+    else:
+        allowed = ACC_STORE_DTYPES.get(tile.tile_type.dtype, ())
+        if tensor.param.type.dtype not in allowed:
+            p.fail(node, f"the fixpipe converts {tile.tile_type.dtype.name} accumulators to "
+                         f"{', '.join(d.name for d in allowed) or 'nothing'}, not {tensor.param.type.dtype.name}")
     offsets = gm_offsets(p, a, "tile_coords" if tile_coords else "offsets", tensor, tile, tile_coords)
     gm = GMRef(tensor.param, offsets)
     if load:
@@ -456,7 +479,7 @@ def vector_op(p: "FunctionParser", node: ast.Call, spec: OpSpec, a: Args) -> Non
         same_type(p, a, spec, dst, s0, "src", dtype=False)
         mode = a["mode"]
         if mode not in CAST_MODES:
-            p.fail(a.node("mode"), f"cast mode {mode!r} is not one of {', '.join(CAST_MODES)}")
+            p.fail(a.node("mode"), f"cast mode must be one of {', '.join(CAST_MODES)}, got {p.describe(mode)}")
         attrs["mode"] = mode
         srcs = (s0,)
     elif kind == "fill":
@@ -467,7 +490,7 @@ def vector_op(p: "FunctionParser", node: ast.Call, spec: OpSpec, a: Args) -> Non
         dst, s0 = check_tile(p, a, "dst", spec), check_tile(p, a, "src", spec)
         dim = a["dim"]
         if dim not in (0, 1) or isinstance(dim, bool):
-            p.fail(a.node("dim"), f"dim must be 1 (reduce each row) or 0 (reduce each column), got {dim!r}")
+            p.fail(a.node("dim"), f"dim must be 1 (reduce each row) or 0 (reduce each column), got {p.describe(dim)}")
         st, dt = s0.tile_type, dst.tile_type
         if dt.dtype != st.dtype:
             p.fail(a.node("dst"), f"pl.{spec.name}: 'dst' is {dt.dtype.name} but 'src' is {st.dtype.name}")
@@ -488,7 +511,7 @@ def vector_op(p: "FunctionParser", node: ast.Call, spec: OpSpec, a: Args) -> Non
         same_type(p, a, spec, dst, s0, "src")
         dim = a["dim"]
         if dim not in (0, 1) or isinstance(dim, bool):
-            p.fail(a.node("dim"), f"dim must be 1 (one value per row) or 0 (one value per column), got {dim!r}")
+            p.fail(a.node("dim"), f"dim must be 1 (one value per row) or 0 (one value per column), got {p.describe(dim)}")
         vt, st = vec.tile_type, s0.tile_type
         if vt.dtype != st.dtype:
             p.fail(a.node("vec"), f"pl.{spec.name}: 'vec' is {vt.dtype.name} but 'src' is {st.dtype.name}")
@@ -546,3 +569,7 @@ def mutex(p: "FunctionParser", node: ast.Call, a: Args) -> None:
 def barrier(p: "FunctionParser", node: ast.Call, a: Args) -> None:
     _need_section(p, node, "pl.system.barrier")
     p.ctx.builder.emit(SyncOp("barrier", want_pipe(p, a, "pipe"), None, None, p.loc(node)))
+
+
+# Cube and cross-core intrinsics register themselves into HANDLERS.
+from pypto_pro.frontend import intrinsics_cube  # noqa: E402,F401

@@ -63,6 +63,12 @@ _UNSUPPORTED_EXPRS = {
 MAX_UNROLL = 4096
 
 
+def _not_supported(what: str) -> str:
+    name, paren, hint = what.partition(" (")
+    text = f"{name} are not supported in kernels" if name.endswith("s") else f"'{name}' is not supported in kernels"
+    return text + (f" ({hint}" if paren else "")
+
+
 def is_const(v: Any) -> bool:
     """True for a compile-time value (no run-time scalar, tile, tensor or group inside)."""
     if isinstance(v, (Expr, TileValue, GroupValue, TensorValue, ShapeValue, RangeValue, BoundGroupMethod,
@@ -113,6 +119,7 @@ class FunctionParser:
         self.src = src
         self.scope = scope
         self.in_inline = in_inline
+        self.runtime_blocks: list[str] = []  # enclosing run-time ifs / pl.range loops (innermost last)
 
     # ---- diagnostics -----------------------------------------------------------------------
 
@@ -142,8 +149,7 @@ class FunctionParser:
     def visit_stmt(self, node: ast.stmt) -> None:
         for kind, what in _UNSUPPORTED_STMTS.items():
             if isinstance(node, kind):
-                self.fail(node, f"{what} are not supported in kernels" if what.endswith("s") else
-                          f"'{what}' is not supported in kernels")
+                self.fail(node, _not_supported(what))
         method = getattr(self, "st_" + type(node).__name__, None)
         if method is None:
             self.fail(node, f"unsupported statement: {type(node).__name__}")
@@ -166,6 +172,9 @@ class FunctionParser:
             self.fail(node, "assertion failed" + (f": {msg}" if msg is not None else ""))
 
     def st_Return(self, node: ast.Return) -> None:
+        if self.runtime_blocks:
+            self.fail(node, f"'return' inside {self.runtime_blocks[-1]} is not supported: the branch is taken at "
+                            "run time; assign the result to a name and return after it")
         if not self.in_inline:
             if node.value is not None:
                 self.fail(node, "a kernel cannot return a value; write results to an output tensor")
@@ -222,7 +231,7 @@ class FunctionParser:
                 value.counter.name = f"{buf.name}_pos"
         if isinstance(current, Var):
             if is_scalar_value(value):
-                if isinstance(value, Expr) and value.ty == "float" and current.ty != "float":
+                if _ty(value) == "float" and current.ty != "float":
                     self.fail(node, f"'{name}' holds an integer at run time; cannot assign a float to it")
                 self.ctx.builder.emit(Assign(current, value if isinstance(value, Expr) else Const(value),
                                              self.loc(node)))
@@ -268,13 +277,17 @@ class FunctionParser:
         cond = self.as_condition(node.test, cond)
         self.materialize(node.body + node.orelse, node)
         before = dict(self.scope.locals)
-        with self.ctx.builder.block() as then_body:
-            self.visit_body(node.body)
-        then_env = self.scope.locals
-        self.scope.locals = dict(before)
-        with self.ctx.builder.block() as else_body:
-            self.visit_body(node.orelse)
-        else_env = self.scope.locals
+        self.runtime_blocks.append("a run-time if")
+        try:
+            with self.ctx.builder.block() as then_body:
+                self.visit_body(node.body)
+            then_env = self.scope.locals
+            self.scope.locals = dict(before)
+            with self.ctx.builder.block() as else_body:
+                self.visit_body(node.orelse)
+            else_env = self.scope.locals
+        finally:
+            self.runtime_blocks.pop()
         self.scope.locals = self.merge_branches(node, before, then_env, then_body, else_env, else_body)
         self.ctx.builder.emit(If(cond, then_body, else_body, self.loc(node)))
 
@@ -315,9 +328,13 @@ class FunctionParser:
                 self.fail(node.iter, "pl.range step must be positive")
             self.materialize(node.body, node)
             var = Var(self.ctx.fresh_name(node.target.id))
-            with self.ctx.builder.block() as body:
-                self.scope.locals[node.target.id] = var
-                self.visit_body(node.body)
+            self.runtime_blocks.append("a pl.range loop")
+            try:
+                with self.ctx.builder.block() as body:
+                    self.scope.locals[node.target.id] = var
+                    self.visit_body(node.body)
+            finally:
+                self.runtime_blocks.pop()
             self.ctx.builder.emit(For(var, _expr(it.start), _expr(it.stop), _expr(step), body, self.loc(node)))
             return
         if isinstance(it, (range, list, tuple)) and is_const(it):
@@ -337,6 +354,9 @@ class FunctionParser:
         if len(node.items) != 1:
             self.fail(node, "with takes exactly one pl.section_vector() or pl.section_cube()")
         item = node.items[0]
+        if isinstance(item.context_expr, ast.Call) and \
+                intrinsic_name(self.eval(item.context_expr.func)) not in ("section_vector", "section_cube"):
+            self.fail(item.context_expr, "with is only supported for pl.section_vector() and pl.section_cube()")
         value = self.eval(item.context_expr)
         if not isinstance(value, SectionValue):
             self.fail(item.context_expr, "with is only supported for pl.section_vector() and pl.section_cube()")
@@ -346,20 +366,24 @@ class FunctionParser:
             self.fail(node, f"sections cannot be nested (already inside section_{self.ctx.section.value}())")
         self.ctx.section = value.kind
         self.ctx.sections_seen.add(value.kind)
+        returned: _Return | None = None
         try:
             with self.ctx.builder.block() as body:
                 self.visit_body(node.body)
+        except _Return as ret:  # the section's code so far still runs; the return then ends the function
+            returned = ret
         finally:
             self.ctx.section = None
         self.ctx.builder.emit(Section(value.kind, body, self.loc(node)))
+        if returned is not None:
+            raise returned
 
     # ---- expressions ---------------------------------------------------------------------
 
     def eval(self, node: ast.expr) -> Any:
         for kind, what in _UNSUPPORTED_EXPRS.items():
             if isinstance(node, kind):
-                self.fail(node, f"{what} are not supported in kernels" if what.endswith("s") else
-                          f"'{what}' is not supported in kernels")
+                self.fail(node, _not_supported(what))
         method = getattr(self, "ev_" + type(node).__name__, None)
         if method is None:
             self.fail(node, f"unsupported expression: {type(node).__name__}")
@@ -386,35 +410,36 @@ class FunctionParser:
     def ev_Attribute(self, node: ast.Attribute) -> Any:
         base = self.eval(node.value)
         attr = node.attr
+        at = _attr_name_node(node)  # errors point at the attribute's name
         if isinstance(base, TensorValue):
             if attr == "shape":
                 return ShapeValue(base.param)
             if attr == "dtype":
                 return base.param.type.dtype
-            self.fail(node, f"tensor '{base.param.name}' has no attribute '{attr}' (use .shape or .dtype)")
+            self.fail(at, f"tensor '{base.param.name}' has no attribute '{attr}' (use .shape or .dtype)")
         if isinstance(base, GroupValue):
             if attr in ("next", "current", "previous"):
                 return BoundGroupMethod(base, attr)
             if attr == "depth":
                 return base.buffer.depth
-            self.fail(node, f"tile group has no attribute '{attr}'{did_you_mean(attr, ['next', 'current', 'previous', 'depth'])}")
+            self.fail(at, f"tile group has no attribute '{attr}'{did_you_mean(attr, ['next', 'current', 'previous', 'depth'])}")
         if isinstance(base, TileValue):
             tt = base.ref.tile_type
             if attr in ("shape", "dtype", "valid_shape"):
                 return {"shape": tt.shape, "dtype": tt.dtype, "valid_shape": tt.valid_shape}[attr]
-            self.fail(node, f"tile has no attribute '{attr}' (tiles have .shape, .dtype, .valid_shape)")
+            self.fail(at, f"tile has no attribute '{attr}' (tiles have .shape, .dtype, .valid_shape)")
         if not is_const(base):
-            self.fail(node, f"{self.describe(base)} has no attribute '{attr}'")
+            self.fail(at, f"{self.describe(base)} has no attribute '{attr}'")
         try:
             return getattr(base, attr)
         except AttributeError:
             names = [n for n in dir(base) if not n.startswith("_")]
             owner = getattr(base, "__name__", type(base).__name__)
-            if owner == "pypto_pro.language":
-                owner = "pl"
-            self.fail(node, f"'{owner}' has no attribute '{attr}'{did_you_mean(attr, names)}")
+            if owner.startswith("pypto_pro.language"):
+                owner = "pl" + owner[len("pypto_pro.language"):]
+            self.fail(at, f"'{owner}' has no attribute '{attr}'{did_you_mean(attr, names)}")
         except Exception as exc:
-            self.fail(node, f"{type(exc).__name__} while reading attribute '{attr}': {exc}")
+            self.fail(at, f"{type(exc).__name__} while reading attribute '{attr}': {exc}")
 
     def ev_Subscript(self, node: ast.Subscript) -> Any:
         base = self.eval(node.value)
@@ -464,8 +489,10 @@ class FunctionParser:
                 self.fail(node, f"operator '{sym}' is not supported on {self.describe(v)}{hint}")
         if sym not in _RUNTIME_BINOPS:
             self.fail(node, f"operator '{sym}' is only supported on compile-time values")
-        if sym in ("//", "%") and isinstance(b, (int, float)) and b == 0:
+        if sym in ("//", "%", "/") and isinstance(b, (int, float)) and b == 0:
             self.fail(node, "division by zero")
+        if sym in ("<<", ">>", "&", "|", "^") and "float" in (_ty(a), _ty(b)):
+            self.fail(node, f"operator '{sym}' needs integer operands, got a float")
         return simplify(BinOp(sym, _expr(a), _expr(b)))
 
     def ev_UnaryOp(self, node: ast.UnaryOp) -> Any:
@@ -477,6 +504,8 @@ class FunctionParser:
             return self.py_call(node, fn, v)
         if not is_scalar_value(v):
             self.fail(node, f"operator '{sym}' is not supported on {self.describe(v)}")
+        if sym == "~" and _ty(v) == "float":
+            self.fail(node, "operator '~' needs an integer operand, got a float")
         return v if sym == "+" else UnaryOp(sym, v)
 
     def ev_Compare(self, node: ast.Compare) -> Any:
@@ -534,6 +563,8 @@ class FunctionParser:
         a, b = self.eval(node.body), self.eval(node.orelse)
         if not (is_scalar_value(a) and is_scalar_value(b)):
             self.fail(node, "a run-time conditional expression must choose between scalars")
+        if "float" in (_ty(a), _ty(b)):  # the result is a float whichever side is taken
+            a, b = _as_float(a), _as_float(b)
         return Select(self.as_condition(node.test, cond), _expr(a), _expr(b))
 
     def as_condition(self, node: ast.AST, v: Any) -> Expr:
@@ -645,6 +676,20 @@ def _ty(v: Any) -> str:
     return v.ty if isinstance(v, Expr) else ("float" if isinstance(v, float) else "int")
 
 
+def _attr_name_node(node: ast.Attribute) -> ast.AST:
+    """A node at the name of ``node``'s attribute (``ad`` in ``pl.ad``), so a caret lands under it."""
+    line, col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if line is None or col is None or col < len(node.attr):
+        return node
+    return ast.Name(id=node.attr, ctx=ast.Load(), lineno=line, col_offset=col - len(node.attr))
+
+
+def _as_float(v: Any) -> Any:
+    if _ty(v) == "float":
+        return v
+    return float(v) if not isinstance(v, Expr) else BinOp("*", v, Const(1.0))
+
+
 def _range_len(r: range) -> int:
     if r.step > 0:
         return max(0, (r.stop - r.start + r.step - 1) // r.step)
@@ -737,7 +782,7 @@ def kernel_params(parser: FunctionParser, fn: Callable, node: ast.FunctionDef,
     if args.defaults:
         parser.fail(args.defaults[0], "kernel parameters cannot have default values")
     try:
-        hints = inspect.get_annotations(fn, eval_str=True)
+        hints = inspect.get_annotations(fn, eval_str=True, locals=closure_vars(fn))
     except Exception as exc:
         parser.fail(node, f"cannot evaluate the kernel's annotations: {exc}")
     params: list[TensorParam | ScalarParam] = []

@@ -92,6 +92,9 @@ def sync_str(s: SyncOp) -> str:
         return f"[{s.pipe.name:4}] {s.kind}({s.src.name}, {s.dst.name}, event={ev}){tag}"
     if s.kind in ("lock", "unlock"):
         return f"[{s.pipe.name:4}] {s.kind}(buf_id={ev}){tag}"
+    if s.kind in ("xset", "xwait"):
+        name = "set_cross_core" if s.kind == "xset" else "wait_cross_core"
+        return f"[{s.pipe.name:4}] {name}(event={ev}){tag}"
     return f"[{s.pipe.name:4}] {s.kind}({s.src.name}){tag}"
 
 

@@ -9,7 +9,7 @@ from pypto_pro.language.jit import inline, jit
 from pypto_pro.language.ops import (abs, add, adds, cast, div, divs, exp, expand_add, expand_div, expand_max,
                                     expand_min, expand_mul, expand_sub, expands, get_block_idx, get_block_num,
                                     get_subblock_idx, get_subblock_num, load, load_tile, log, make_tile,
-                                    make_tile_group, make_view, max, maximum, maxs, min, minimum, mins, move, mul,
+                                    make_tile_group, make_view, matmul, matmul_acc, max, maximum, maxs, min, minimum, mins, move, mul,
                                     muls, neg, range, recip, relu, rsqrt, section_cube, section_vector,
                                     set_validshape, sqrt, store, store_tile, sub, subs, sum)
 from pypto_pro.language.types import DYNAMIC, Constexpr, Tensor, TileType

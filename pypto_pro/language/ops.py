@@ -169,5 +169,22 @@ def expands(dst: Any, scalar: Any) -> None:
 
 
 @intrinsic("move")
-def move(dst: Any, src: Any) -> None:
-    """Copy tile ``src`` into ``dst`` (Vec -> Vec in this release)."""
+def move(dst: Any, src: Any, offset: Sequence[int] | None = None, transpose: bool = False,
+         subblock: int | None = None) -> None:
+    """Move a tile between on-chip buffers; the path follows from the two memory spaces:
+
+    Vec -> Vec (V); Mat -> Left / Right (MTE1), taking ``dst``'s shape from ``src`` at element
+    ``offset`` [row, col] and optionally transposing; Acc -> Mat (FIX, converting dtype);
+    a5 only: Acc -> Vec (FIX, into the UB of AIV ``subblock``, or of every AIV when None) and
+    Vec -> Mat (MTE3). a2a3 has neither: Cube and Vector exchange data through global memory.
+    """
+
+
+@intrinsic("matmul")
+def matmul(dst: Any, lhs: Any, rhs: Any, bias: Any = None) -> None:
+    """``dst = lhs @ rhs (+ bias)`` on the Cube: Left [M, K] x Right [K, N] -> Acc [M, N]."""
+
+
+@intrinsic("matmul_acc")
+def matmul_acc(dst: Any, acc: Any, lhs: Any, rhs: Any) -> None:
+    """``dst = acc + lhs @ rhs`` on the Cube (``dst`` may be ``acc``): accumulate over K."""

@@ -28,3 +28,20 @@ def mutex_unlock(pipe: PipeType, mutex_id: int) -> None:
 @intrinsic("barrier")
 def barrier(pipe: PipeType) -> None:
     """Wait until every instruction already issued to ``pipe`` has finished."""
+
+
+@intrinsic("set_cross_core")
+def set_cross_core(pipe: PipeType, event_id: int) -> None:
+    """Signal the block's other engine when ``pipe`` reaches this point: from the Cube program to
+    every Vector core of the block, or from a Vector core to the Cube core."""
+
+
+@intrinsic("wait_cross_core")
+def wait_cross_core(pipe: PipeType, event_id: int) -> None:
+    """Block ``pipe`` until the other engine signalled ``event_id`` (in the Cube program: until every
+    Vector core of the block has)."""
+
+
+@intrinsic("sync_all")
+def sync_all() -> None:
+    """Barrier across every core of every block of the launch (all blocks must be resident)."""

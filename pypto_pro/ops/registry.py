@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto_pro.language.dtypes import ALL_DTYPES, ARITH_DTYPES, FLOAT_DTYPES, DataType
+from pypto_pro.language.dtypes import (ALL_DTYPES, ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32,
+                                       FLOAT_DTYPES, DataType)
 from pypto_pro.language.enums import MemorySpace, PipeType
 
 VEC = (MemorySpace.Vec,)
@@ -56,3 +57,13 @@ CAST_MODES = ("rint", "round", "floor", "ceil", "trunc")
 # is L1 traffic; Acc -> GM goes through the fixpipe.
 LOAD_PIPES: dict[MemorySpace, PipeType] = {MemorySpace.Vec: PipeType.MTE2, MemorySpace.Mat: PipeType.MTE2}
 STORE_PIPES: dict[MemorySpace, PipeType] = {MemorySpace.Vec: PipeType.MTE3, MemorySpace.Acc: PipeType.FIX}
+
+# Cube: (lhs dtype, rhs dtype) -> accumulator dtype (PTO-ISA TMATMUL).
+MATMUL_DTYPES: dict[tuple[DataType, DataType], DataType] = {
+    (DT_FP16, DT_FP16): DT_FP32, (DT_BF16, DT_BF16): DT_FP32, (DT_INT8, DT_INT8): DT_INT32,
+    (DT_FP32, DT_FP32): DT_FP32,
+}
+# Fixpipe conversions from an accumulator on its way out of L0C.
+ACC_STORE_DTYPES: dict[DataType, tuple[DataType, ...]] = {
+    DT_FP32: (DT_FP32, DT_FP16, DT_BF16), DT_INT32: (DT_INT32,),
+}

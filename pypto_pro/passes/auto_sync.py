@@ -8,8 +8,10 @@ which the hardware grants in dispatch order.
 a2a3 has none, so the pass emulates them with ``set_flag``/``wait_flag`` pairs and event ids it
 allocates per (src pipe, dst pipe):
 
-* Ring pattern (the multi-buffering idiom: one ``g.next()`` at the top level of a loop body,
-  every access to the group in that body straight after it): within one generation each change
+* Ring pattern (the multi-buffering idiom: ``g.next()`` calls at the top level of one loop body,
+  every access to the group in that body after them; an access unit is any statement of that body
+  — an op, an ``if``, a nested loop — whose accesses to the group are all on one pipe, and every
+  generation (the units between two ``next()``) has the same pipe sequence): within one generation each change
   of pipe gets ``set_flag`` right after the releasing op and ``wait_flag`` right before the
   acquiring op; the back edge from the generation's last pipe to the first pipe of the generation
   that reuses the slot gets its own per-slot event, pre-set for every slot before the loop nest
@@ -106,32 +108,85 @@ class EventAllocator:
 
 
 @dataclass
+class Generation:
+    """The accesses to one ring slot between a ``next()`` and the following one."""
+
+    slot: Var                 # snapshot of the ring position taken after next()
+    units: list[Stmt]         # statements of the body that access the group, in order
+    pipes: list[PipeType]     # the one pipe each unit accesses the group on
+
+
+@dataclass
 class Ring:
-    """A group used in the ring pattern: where its generation lives and its pipe sequence."""
+    """A group used in the ring pattern: where its generations live and their pipe sequence."""
 
     buffer: Buffer
-    body: list[Stmt]          # the loop body holding next() and every access
-    slot: Var                 # snapshot of the ring position taken after next()
-    ops: list[TileOp]         # accesses in program order
+    body: list[Stmt]          # the loop body holding the next() calls and every access
+    generations: list[Generation]
     outer_loop: For           # outermost loop of the nest around body (pre-set / drain go around it)
     outer_list: list[Stmt]    # the statement list holding outer_loop
 
 
+def _unit_access(stmt: Stmt, b: Buffer) -> tuple[set[PipeType], set[int]] | None:
+    """Pipes on which ``stmt`` (and everything nested in it) accesses ``b``, and the slot vars used."""
+    pipes: set[PipeType] = set()
+    slots: set[int] = set()
+
+    def visit(s: Stmt) -> None:
+        if isinstance(s, TileOp):
+            ref = _accesses(s).get(b)
+            if ref is not None:
+                pipes.add(s.pipe)
+                slots.add(id(ref.slot))
+        elif isinstance(s, For):
+            for x in s.body:
+                visit(x)
+        elif isinstance(s, If):
+            for x in s.then_body + s.else_body:
+                visit(x)
+
+    visit(stmt)
+    return (pipes, slots) if pipes else None
+
+
+def _generations(body: list[Stmt], b: Buffer) -> list[Generation] | None:
+    """Split ``body`` at each ``next()`` of ``b``; None unless every access fits the ring pattern."""
+    gens: list[Generation] = []
+    i = 0
+    while i < len(body):
+        s = body[i]
+        if isinstance(s, Assign) and s.var is b.ring_counter:
+            snap = body[i + 1] if i + 1 < len(body) else None
+            if not (isinstance(snap, Assign) and snap.value is b.ring_counter):
+                return None
+            gens.append(Generation(snap.var, [], []))
+            i += 2
+            continue
+        acc = _unit_access(s, b)
+        if acc is not None:
+            pipes, slots = acc
+            if not gens or len(pipes) != 1 or slots != {id(gens[-1].slot)}:
+                return None
+            gens[-1].units.append(s)
+            gens[-1].pipes.append(next(iter(pipes)))
+        i += 1
+    if not gens or any(not g.units for g in gens) or any(g.pipes != gens[0].pipes for g in gens):
+        return None
+    return gens
+
+
 def _find_rings(program: KernelIR, managed: set[Buffer]) -> dict[Buffer, Ring]:
     """Groups whose every access fits the ring pattern (see module docstring)."""
-    accesses: dict[Buffer, list[tuple[TileOp, list[Stmt]]]] = {b: [] for b in managed}
-    increments: dict[Buffer, list[tuple[list[Stmt], int]]] = {b: [] for b in managed}
+    homes: dict[Buffer, list[list[Stmt]]] = {b: [] for b in managed}   # bodies holding a next() of b
     parents: dict[int, tuple[For, list[Stmt]]] = {}  # id(body list) -> (its For, the list holding that For)
 
     def visit(body: list[Stmt]) -> None:
-        for i, s in enumerate(body):
-            if isinstance(s, TileOp):
-                for root in _accesses(s):
-                    accesses[root].append((s, body))
-            elif isinstance(s, Assign):
+        for s in body:
+            if isinstance(s, Assign):
                 for b in managed:
-                    if s.var is b.ring_counter and not isinstance(s.value, Const):
-                        increments[b].append((body, i))
+                    if s.var is b.ring_counter and not isinstance(s.value, Const) and \
+                            (not homes[b] or homes[b][-1] is not body):
+                        homes[b].append(body)
             elif isinstance(s, For):
                 parents[id(s.body)] = (s, body)
                 visit(s.body)
@@ -142,25 +197,41 @@ def _find_rings(program: KernelIR, managed: set[Buffer]) -> dict[Buffer, Ring]:
     visit(program.body)
     rings: dict[Buffer, Ring] = {}
     for b in managed:
-        acc, inc = accesses[b], increments[b]
-        if not b.is_group or len(inc) != 1 or not acc:
+        if not b.is_group or len(homes[b]) != 1 or id(homes[b][0]) not in parents:
             continue
-        body, idx = inc[0]
-        if id(body) not in parents:
+        body = homes[b][0]
+        gens = _generations(body, b)
+        if gens is None:
             continue
-        snap = body[idx + 1] if idx + 1 < len(body) else None
-        if not (isinstance(snap, Assign) and snap.value is b.ring_counter):
+        counted = sum(len(g.units) for g in gens)
+        if counted != sum(1 for s in body if _unit_access(s, b) is not None):
             continue
-        refs = [(op, lst, _accesses(op)[b]) for op, lst in acc]
-        if any(lst is not body or ref.slot is not snap.var for op, lst, ref in refs):
-            continue
-        if any(body.index(op) < idx for op, _, _ in refs):
+        if not _only_in(program.body, body, b):
             continue
         loop, holder = parents[id(body)]
         while id(holder) in parents:
             loop, holder = parents[id(holder)]
-        rings[b] = Ring(b, body, snap.var, [op for op, _, _ in refs], loop, holder)
+        rings[b] = Ring(b, body, gens, loop, holder)
     return rings
+
+
+def _only_in(program_body: list[Stmt], body: list[Stmt], b: Buffer) -> bool:
+    """True when every access to ``b`` in the program lies inside ``body``."""
+    inside = sum(1 for s in body for _ in _ops_on(s, b))
+    total = sum(1 for s in program_body for _ in _ops_on(s, b))
+    return inside == total
+
+
+def _ops_on(s: Stmt, b: Buffer):
+    if isinstance(s, TileOp):
+        if b in _accesses(s):
+            yield s
+    elif isinstance(s, For):
+        for x in s.body:
+            yield from _ops_on(x, b)
+    elif isinstance(s, If):
+        for x in s.then_body + s.else_body:
+            yield from _ops_on(x, b)
 
 
 def _event(base: int, slot: Expr) -> Expr:
@@ -199,23 +270,25 @@ class EventSync:
 
     def plan_ring(self, r: Ring) -> None:
         b, d = r.buffer, r.buffer.depth
-        pipes = [op.pipe for op in r.ops]
-        for prev, nxt, p, q in zip(r.ops, r.ops[1:], pipes, pipes[1:]):
-            if p is q:
-                continue
-            ev = _event(self.events(b, p, q, d), r.slot)
-            why = f"{b.name}: {p.name} done -> {q.name}"
-            self.after.setdefault(id(prev), []).append(SyncOp("set_flag", p, q, ev, prev.loc, why))
-            self.before.setdefault(id(nxt), []).append(SyncOp("wait_flag", p, q, ev, nxt.loc, why))
+        pipes = r.generations[0].pipes
+        for g in r.generations:
+            for prev, nxt, p, q in zip(g.units, g.units[1:], pipes, pipes[1:]):
+                if p is q:
+                    continue
+                ev = _event(self.events(b, p, q, d), g.slot)
+                why = f"{b.name}: {p.name} done -> {q.name}"
+                self.after.setdefault(id(prev), []).append(SyncOp("set_flag", p, q, ev, prev.loc, why))
+                self.before.setdefault(id(nxt), []).append(SyncOp("wait_flag", p, q, ev, nxt.loc, why))
         first, last = pipes[0], pipes[-1]
         if first is last:
             return
         base = self.events(b, last, first, d)
         why = f"{b.name}: slot free again ({last.name} -> {first.name})"
-        self.after.setdefault(id(r.ops[-1]), []).append(
-            SyncOp("set_flag", last, first, _event(base, r.slot), r.ops[-1].loc, why))
-        self.before.setdefault(id(r.ops[0]), []).append(
-            SyncOp("wait_flag", last, first, _event(base, r.slot), r.ops[0].loc, why))
+        for g in r.generations:
+            self.after.setdefault(id(g.units[-1]), []).append(
+                SyncOp("set_flag", last, first, _event(base, g.slot), g.units[-1].loc, why))
+            self.before.setdefault(id(g.units[0]), []).append(
+                SyncOp("wait_flag", last, first, _event(base, g.slot), g.units[0].loc, why))
         loop = r.outer_loop
         self.before.setdefault(id(loop), []).extend(
             SyncOp("set_flag", last, first, Const(base + s), loop.loc, f"{b.name}: pre-set slot {s} free")

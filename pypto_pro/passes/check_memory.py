@@ -1,43 +1,70 @@
 """Rejects tiles whose bytes overlap another tile of the same memory space while both are live.
 
 Live range of a buffer: from its first to its last use in program order; a buffer live when a
-run-time loop starts and used inside it stays live for the whole loop (the loop repeats).
-Declared views (``pl.make_view``) share their base's bytes on purpose and are exempt against it.
+run-time loop starts and used inside it stays live for the whole loop (the loop repeats), and so
+does a buffer whose value is carried from one iteration to the next (a loop body reads it before
+writing it: an accumulator). Declared views (``pl.make_view``) share their base's bytes on purpose
+and are exempt against it.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from pypto_pro.errors import CompileError
-from pypto_pro.ir.nodes import Buffer, For, If, KernelIR, Section, SetValidShape, Stmt, TileOp
+from pypto_pro.ir.expr import Const
+from pypto_pro.ir.nodes import Assign, Buffer, For, If, KernelIR, Section, SetValidShape, Stmt, TileOp, TileRef
+
+Loop = tuple[int, int, set[int]]  # (first, last position, buffers read in the body before being written)
 
 
-def _live_ranges(body: list[Stmt]) -> tuple[dict[int, list[int]], list[tuple[int, int]]]:
+def _slot_key(ref: TileRef) -> tuple[int, Any]:
+    """Which bytes an operand names: the root buffer and its slot (a constant, or one slot variable)."""
+    slot = ref.slot
+    return ref.buffer.root.uid, ("const", slot.value) if isinstance(slot, Const) else id(slot)
+
+
+def _live_ranges(body: list[Stmt]) -> tuple[dict[int, list[int]], list[Loop]]:
     uses: dict[int, list[int]] = {}
-    loops: list[tuple[int, int]] = []
+    loops: list[Loop] = []
     pos = 0
 
     def use(buf: Buffer) -> None:
         uses.setdefault(buf.root.uid, []).append(pos)
 
-    def visit(stmts: list[Stmt]) -> None:
+    def visit(stmts: list[Stmt], written: set[tuple[int, Any]]) -> set[tuple[int, Any]]:
+        """Walk ``stmts``; ``written`` (updated) holds the slots written on every path so far. Returns the
+        slots read before being written (upward exposed)."""
         nonlocal pos
+        exposed: set[tuple[int, Any]] = set()
         for s in stmts:
             pos += 1
             if isinstance(s, TileOp):
                 for t in s.tile_operands():
                     use(t.buffer)
+                reads = s.tile_reads()
+                if s.attrs.get("tmp"):
+                    reads = reads[:-1]  # scratch of a reduction: its old contents are never read
+                exposed.update(k for k in map(_slot_key, reads) if k not in written)
+                written.update(_slot_key(t) for t in s.tile_writes() if t.buffer.alias_of is None)
             elif isinstance(s, SetValidShape):
                 use(s.buffer)
+            elif isinstance(s, Assign):  # a slot variable now names another slot
+                written.difference_update({k for k in written if k[1] == id(s.var)})
             elif isinstance(s, For):
                 start = pos
-                visit(s.body)
-                loops.append((start, pos))
+                carried = visit(s.body, set())
+                loops.append((start, pos, {uid for uid, _ in carried}))
+                exposed.update(k for k in carried if k not in written)
+                written.difference_update({k for k in written if k[1] == id(s.var)})
             elif isinstance(s, If):
-                visit(s.then_body)
-                visit(s.else_body)
+                then_w, else_w = set(written), set(written)
+                exposed |= visit(s.then_body, then_w) | visit(s.else_body, else_w)
+                written.intersection_update(then_w & else_w)
             elif isinstance(s, Section):
-                visit(s.body)
+                exposed |= visit(s.body, written)
+        return exposed
 
-    visit(body)
+    visit(body, set())
     return uses, loops
 
 
@@ -46,10 +73,13 @@ def live_intervals(kernel: KernelIR) -> dict[int, tuple[int, int]]:
     out: dict[int, tuple[int, int]] = {}
     for uid, positions in uses.items():
         lo, hi = min(positions), max(positions)
+        for start, end, carried in loops:  # a value carried across iterations lives for the whole loop
+            if uid in carried:
+                lo, hi = min(lo, start), max(hi, end)
         changed = True
         while changed:  # a value live into a loop and used inside it lives for the whole loop
             changed = False
-            for start, end in loops:
+            for start, end, _ in loops:
                 if lo < start <= hi < end:
                     hi, changed = end, True
         out[uid] = (lo, hi)

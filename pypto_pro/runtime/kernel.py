@@ -106,8 +106,12 @@ class JitKernel:
             import inspect
             from pypto_pro.ir.nodes import ScalarParam, TensorParam
             from pypto_pro.language.types import Constexpr, TensorType
+            from pypto_pro.frontend.scope import closure_vars
             params = []
-            hints = inspect.get_annotations(self.fn, eval_str=True)
+            try:
+                hints = inspect.get_annotations(self.fn, eval_str=True, locals=closure_vars(self.fn))
+            except Exception:
+                return None  # parse_kernel reports the bad annotation with its location
             for i, name in enumerate(inspect.signature(self.fn).parameters):
                 ann = hints.get(name)
                 if isinstance(ann, TensorType):

@@ -33,7 +33,7 @@ class OnChipChecker:
         self.reporter = reporter
         self.slots: dict[tuple, _Slot] = {}
         self.overlaps: dict[tuple, list[tuple]] = {}
-        self.written = {space: np.zeros(cap, dtype=np.bool_) for space, cap in capacities.items()}
+        self.written = {key: np.zeros(cap, dtype=np.bool_) for key, cap in capacities.items()}  # (core, space)
         self.known_written: set[tuple] = set()
 
     def reset_block(self) -> None:
@@ -45,8 +45,8 @@ class OnChipChecker:
     def _key_overlaps(self, key: tuple) -> list[tuple]:
         found = self.overlaps.get(key)
         if found is None:
-            space, lo, hi = key
-            found = [k for k in self.overlaps if k[0] == space and k != key and k[1] < hi and lo < k[2]]
+            space, lo, hi, core = key
+            found = [k for k in self.overlaps if k[0] == space and k[3] == core and k != key and k[1] < hi and lo < k[2]]
             for k in found:
                 self.overlaps[k].append(key)
             self.overlaps[key] = found
@@ -54,7 +54,7 @@ class OnChipChecker:
 
     def access(self, inst: Inst, access: tuple) -> None:
         key, write, label, rows, row_bytes, used = access
-        space, lo, hi = key
+        space, lo, hi, core = key
         if key not in self.overlaps:
             self._key_overlaps(key)
         vc = inst.vc
@@ -80,23 +80,23 @@ class OnChipChecker:
             st.r.clear()
         else:
             st.r[p] = (vc[p], inst)
-            self._check_written(inst, space, lo, rows, row_bytes, used, label)
+            self._check_written(inst, (core, space), lo, rows, row_bytes, used, label)
 
-    def _check_written(self, inst: Inst, space, lo: int, rows: int, row_bytes: int, used: int, label: str) -> None:
-        ck = (space, lo, rows, used)
+    def _check_written(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int, label: str) -> None:
+        ck = (mem, lo, rows, used)
         if ck in self.known_written:
             return
-        region = self.written[space][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used]
+        region = self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used]
         if not region.all():
             r, c = np.argwhere(~region)[0]
             self.reporter.report(UninitializedReadError(
-                f"{inst.describe()} reads {space.name} bytes of {label} that nothing in this block wrote "
+                f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
                 f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})"))
         else:
             self.known_written.add(ck)
 
-    def committed(self, space, lo: int, rows: int, row_bytes: int, used: int) -> None:
-        self.written[space][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
+    def committed(self, mem: tuple, lo: int, rows: int, row_bytes: int, used: int) -> None:
+        self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
 
 
 def _cells(rect: tuple) -> list[tuple]:

@@ -22,14 +22,14 @@ from pypto_pro.backends.sim import tile_ops
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
-from pypto_pro.backends.sim.inst import PIPES, Inst
+from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
 from pypto_pro.backends.sim.memory import CoreMemory
 from pypto_pro.backends.sim.recorder import BlockStats, Recorder, RecorderPlan
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import SimulationError
-from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp
+from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp, walk_stmts
 from pypto_pro.language.enums import MemorySpace, SectionKind
 
 POISON = 0xFF  # on-chip bytes at block start: NaN for every float dtype, -1 for ints
@@ -58,19 +58,27 @@ def _noop(*_args: Any) -> None:
 
 
 class ProgramRunner:
-    """One engine's program, compiled to Python, with its core memory and tile state."""
+    """One engine's program compiled to Python, bound to the memories of the core that runs it.
 
-    def __init__(self, program: KernelIR, arch: ArchModel):
+    ``memories`` maps each memory space to (memory, core id): a Vector core's program sees its own
+    UB and, on a5, the block's L1; the Cube program sees L1/L0 and, for Acc -> Vec moves, the UB
+    of the Vector core given by ``remote(subblock)``.
+    """
+
+    def __init__(self, program: KernelIR, memories: dict[MemorySpace, tuple[CoreMemory, int]], core: int,
+                 remote: Callable[[int], dict] | None = None):
         self.program = program
-        spaces = tuple({b.space for b in program.buffers}) or (MemorySpace.Vec,)
-        self.memory = CoreMemory(arch, spaces)
-        self.states = {b.uid: SlotState.create(b, self.memory.slot_views(b)) for b in program.buffers}
+        self.core = core
+        self.states = {}
+        for b in program.buffers:
+            mem, owner = memories[b.space]
+            self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner)
         self.gm = tile_ops.GMBinding(len(program.params))
         gen = ProgramSource(program)
         self.source = gen.generate()
         self.instructions = gen.instructions
         self.dispatchers: list[Callable | None] = [
-            tile_ops.build(s, self.states, self.gm) if isinstance(s, (TileOp, SetValidShape)) else None
+            tile_ops.build(s, self.states, self.gm, remote) if isinstance(s, (TileOp, SetValidShape)) else None
             for s in gen.instructions]
         self.functional_ops = [self._functional(s, d) for s, d in zip(gen.instructions, self.dispatchers)]
         self.recorder_plan = RecorderPlan(gen.instructions, self.dispatchers)
@@ -86,109 +94,141 @@ class ProgramRunner:
             return dispatch  # type: ignore[return-value]
         return lambda *args: dispatch(*args).run(False)  # type: ignore[misc]
 
-    def start_block(self, poison: bool) -> None:
+    def reset(self) -> None:
         for st in self.states.values():
             st.reset()
-        if poison:
-            for arr in self.memory.arrays.values():
-                arr.fill(POISON)
 
 
 class SimExecutable:
-    """A compiled kernel on the simulator: the per-engine runners and launch logic."""
+    """A compiled kernel on the simulator: the block's cores, their memories and programs.
+
+    A vector-only kernel's block is one Vector core (core 0). A kernel with Cube code has blocks
+    of one Cube core (core 0) and the arch's Vector cores (cores 1..n), simulated together.
+    """
 
     def __init__(self, name: str, programs: dict[SectionKind, KernelIR], arch: ArchModel):
         self.name = name
         self.arch = arch
         self.cost = CostModel(arch)
-        self.runners = {k: ProgramRunner(p, arch) for k, p in programs.items()}
-        self.subblocks = programs[next(iter(programs))].subblocks if programs else 1
+        cube = programs.get(SectionKind.CUBE)
+        vec = programs.get(SectionKind.VECTOR)
+        self.mixed = cube is not None and any(isinstance(s, TileOp) for s in walk_stmts(cube.body))
+        self.subblocks = int(arch.vector_cores_per_block.value) if self.mixed else 1
+        self.runners: list[ProgramRunner] = []
+        if self.mixed:
+            cube_spaces = {b.space for p in programs.values() for b in p.buffers if b.space is not MemorySpace.Vec}
+            aic = CoreMemory(arch, tuple(cube_spaces) or (MemorySpace.Mat,))
+            aivs = [CoreMemory(arch, (MemorySpace.Vec,)) for _ in range(self.subblocks)]
+            self.memories = [aic, *aivs]
+            shared = {s: (aic, 0) for s in cube_spaces}
+            vec_runners = [ProgramRunner(vec, {**shared, MemorySpace.Vec: (aivs[k], k + 1)}, k + 1)
+                           for k in range(self.subblocks)] if vec is not None else []
+            remote = (lambda sub: vec_runners[sub].states) if vec_runners else None
+            self.runners = [ProgramRunner(cube, {**shared, MemorySpace.Vec: (aivs[0], 1)}, 0, remote), *vec_runners]
+        elif vec is not None:
+            spaces = tuple({b.space for b in vec.buffers}) or (MemorySpace.Vec,)
+            mem = CoreMemory(arch, spaces)
+            self.memories = [mem]
+            self.runners = [ProgramRunner(vec, {s: (mem, 0) for s in MemorySpace}, 0)]
+        else:
+            self.memories = []
 
     def write_sources(self, directory: Path) -> None:
-        for kind, r in self.runners.items():
-            (directory / f"sim_program.{kind.value}.py").write_text(r.source)
+        for r in self.runners[: 2 if self.mixed else 1]:
+            (directory / f"sim_program.{r.program.kind.value}.py").write_text(r.source)
 
     @property
     def physical_cores(self) -> int:
-        return self.arch.vector_cores if self.subblocks == 1 else int(self.arch.cube_cores.value)
+        return int(self.arch.cube_cores.value) if self.mixed else self.arch.vector_cores
+
+    def _contexts(self, b: int, block_num: int, dims, scalars) -> list[BlockContext]:
+        if not self.mixed:
+            return [BlockContext(b, block_num, 0, 1, dims, scalars)]
+        return [BlockContext(b, block_num, max(0, r.core - 1), self.subblocks, dims, scalars) for r in self.runners]
 
     def launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
                timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
-        cube = self.runners.get(SectionKind.CUBE)
-        if cube is not None and any(isinstance(s, TileOp) for s in cube.instructions):
-            raise SimulationError(f"{self.name}: the simulator does not execute Cube programs in this release "
-                                  "(section_cube() is parsed and type-checked only)")
         cores = self.physical_cores
         report = LaunchReport(self.name, self.arch.name, self.arch.clock_mhz.value, block_num, cores,
                               math.ceil(block_num / cores), timed=timing)
-        vec = self.runners.get(SectionKind.VECTOR)
-        if vec is None:
+        if not self.runners:
             return report
-        vec.gm.bind(arrays)
+        for r in self.runners:
+            r.gm.bind(arrays)
         dims = [tuple(a.shape) if a is not None else () for a in arrays]
-        if not timing:
+        if not timing and not self.mixed:  # mixed blocks need the scheduler to order their cores
+            run = self.runners[0]
             for b in range(block_num):
-                for sub in range(self.subblocks):
-                    vec.start_block(False)
-                    vec.fn(BlockContext(b, block_num, sub, self.subblocks, dims, scalars), vec.functional_ops, _prange)
+                run.reset()
+                run.fn(self._contexts(b, block_num, dims, scalars)[0], run.functional_ops, _prange)
             report.instructions = -1
             return report
         was_enabled = gc.isenabled()
         gc.disable()  # the timed run allocates many small, long-lived records: collection only costs time
         try:
-            self._timed(vec, report, block_num, dims, scalars, check, trace)
+            self._timed(report, block_num, dims, scalars, check if timing or check == "off" else "off", trace)
         finally:
             if was_enabled:
                 gc.enable()
+        report.timed = timing
         return report
 
-    def _timed(self, vec: ProgramRunner, report: LaunchReport, block_num: int, dims, scalars, check: str,
-               trace: list | None) -> None:
+    def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
         reporter = Reporter(check)
         checks = check != "off"
-        capacities = {s: a.size for s, a in vec.memory.arrays.items()}
+        capacities = {}
+        for i, mem in enumerate(self.memories):  # memory i belongs to core i of the block
+            for s, a in mem.arrays.items():
+                capacities[(i, s)] = a.size
         onchip = OnChipChecker(reporter, capacities) if checks else None
         gmcheck = GlobalChecker(reporter) if checks else None
         stats = BlockStats()
         cores = self.physical_cores
+        ncores_block = len(self.memories) if self.mixed else 1
         cap = self.arch.gm_bandwidth_cap_gb_s
         core_free = [0.0] * cores
-        pipe_busy = [0.0] * len(PIPES)
-        objs = vec.gm.objs
+        pipe_busy = [0.0] * (ncores_block * len(PIPES))
+        objs = self.runners[0].gm.objs
         for b in range(block_num):
             core = b % cores
             wave = b // cores
             active = min(cores, block_num - wave * cores)
             port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
             start = core_free[core]
-            end = start
-            for sub in range(self.subblocks):
-                vec.start_block(True)
-                if onchip is not None:
-                    onchip.reset_block()
-                rec = Recorder(vec.recorder_plan, self.cost, port_bpc, stats,
-                               onchip.committed if onchip is not None else None, defer=check != "raise")
-                vec.fn(BlockContext(b, block_num, sub, self.subblocks, dims, scalars), rec.ops, _prange)
-                insts = rec.finish()
-                hook = None
-                if checks:
-                    def hook(inst: Inst, _b=b) -> None:
-                        for acc in inst.accesses:
-                            onchip.access(inst, acc)  # type: ignore[union-attr]
-                        for pidx, pname, rect, write in inst.gm:
-                            gmcheck.access(inst, _b, objs[pidx], pname, rect, write)  # type: ignore[union-attr]
-                sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None)
-                block_end = sched.run()
-                for i, busy in enumerate(sched.busy):
-                    pipe_busy[i] += busy
-                report.blocks.append(BlockTiming(b, core, start, start + block_end,
-                                                 {PIPES[i].name: v for i, v in enumerate(sched.busy) if v}))
-                if trace is not None:
-                    trace.append((b, core, start, insts, sched.flows))
-                end = max(end, start + block_end)
-            core_free[core] = end
+            for mem in self.memories:
+                for arr in mem.arrays.values():
+                    arr.fill(POISON)
+            if onchip is not None:
+                onchip.reset_block()
+            insts: list[Inst] = []
+            for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
+                r.reset()
+                rec = Recorder(r.recorder_plan, self.cost, port_bpc, stats,
+                               onchip.committed if onchip is not None else None, defer=check != "raise",
+                               core=r.core, aivs=self.subblocks if self.mixed else 0)
+                r.fn(ctx, rec.ops, _prange)
+                insts.extend(rec.finish())
+            for i, inst in enumerate(insts):
+                inst.seq = i
+            hook = None
+            if checks:
+                def hook(inst: Inst, _b=b) -> None:
+                    for acc in inst.accesses:
+                        onchip.access(inst, acc)  # type: ignore[union-attr]
+                    for pidx, pname, rect, write in inst.gm:
+                        gmcheck.access(inst, _b, objs[pidx], pname, rect, write)  # type: ignore[union-attr]
+            sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
+                                  cores=ncores_block)
+            block_end = sched.run()
+            for i, busy in enumerate(sched.busy):
+                pipe_busy[i] += busy
+            report.blocks.append(BlockTiming(b, core, start, start + block_end,
+                                             {queue_name(i, self.mixed): v for i, v in enumerate(sched.busy) if v}))
+            if trace is not None:
+                trace.append((b, core, start, insts, sched.flows))
+            core_free[core] = start + block_end
         report.cycles = max(core_free) if core_free else 0.0
-        report.pipe_busy = {PIPES[i].name: v for i, v in enumerate(pipe_busy) if v}
+        report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
         report.path_bytes = stats.path_bytes
         report.flops = stats.flops
         report.instructions = stats.instructions
@@ -210,5 +250,8 @@ class SimExecutable:
             peak = path.fit_peak if path.use_fit and path.fit_peak else path.gib_per_s
             bounds[f"{name} path"] = nbytes / (active * peak * 2**30 / 1e6)
         if stats.vector_ideal_cycles:
-            bounds["Vector"] = stats.vector_ideal_cycles / self.physical_cores / clock
+            vec_units = self.physical_cores * (self.subblocks if self.mixed else 1)
+            bounds["Vector"] = stats.vector_ideal_cycles / vec_units / clock
+        if stats.cube_ideal_cycles:
+            bounds["Cube"] = stats.cube_ideal_cycles / self.physical_cores / clock
         return Roofline(bounds)

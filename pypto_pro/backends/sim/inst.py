@@ -16,23 +16,33 @@ NPIPES = len(PIPES)
 
 # kinds
 OP, SET, WAIT, LOCK, UNLOCK, BARRIER = range(6)
-KIND_NAMES = ("op", "set_flag", "wait_flag", "lock", "unlock", "barrier")
+KIND_NAMES = ("op", "sync", "wait_flag", "lock", "unlock", "barrier")
+CORE_NAMES = ("AIC", "AIV0", "AIV1")
+
+
+def queue_name(q: int, mixed: bool) -> str:
+    """``V`` for a single-core block, ``AIV0.V`` when the block has several cores."""
+    core, pipe = divmod(q, NPIPES)
+    return f"{CORE_NAMES[core]}.{PIPES[pipe].name}" if mixed else PIPES[pipe].name
 
 
 class SyncSpec:
     """Sync effects fused into an instruction: flags waited on and buffer ids acquired before it
     starts; flags set and ids released when it ends. Keys of flags are (src pipe, dst pipe, event)."""
 
-    __slots__ = ("waits", "acquires", "sets", "releases")
+    __slots__ = ("waits", "acquires", "sets", "releases", "xwaits", "xsets")
 
-    def __init__(self, waits: tuple = (), acquires: tuple = (), sets: tuple = (), releases: tuple = ()):
+    def __init__(self, waits: tuple = (), acquires: tuple = (), sets: tuple = (), releases: tuple = (),
+                 xwaits: tuple = (), xsets: tuple = ()):
         self.waits = waits
         self.acquires = acquires
         self.sets = sets
         self.releases = releases
+        self.xwaits = xwaits  # cross-core: ((receiver core, id), count) consumed before start
+        self.xsets = xsets    # cross-core: (receiver core, id) signalled at the end
 
     def __bool__(self) -> bool:
-        return bool(self.waits or self.acquires or self.sets or self.releases)
+        return bool(self.waits or self.acquires or self.sets or self.releases or self.xwaits or self.xsets)
 
 
 class Inst:
@@ -74,4 +84,6 @@ class Inst:
         return f"{loc.path}:{loc.line}" if loc else "<unknown>"
 
     def describe(self) -> str:
-        return f"{self.name} on {PIPES[self.pipe].name} ({self.where()})"
+        core, pipe = divmod(self.pipe, NPIPES)
+        where = f"{CORE_NAMES[core]}." if core else ""
+        return f"{self.name} on {where}{PIPES[pipe].name} ({self.where()})"

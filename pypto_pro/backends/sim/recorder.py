@@ -11,10 +11,11 @@ from typing import Any, Callable
 
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.inst import BARRIER, OP, PIPE_INDEX, SET, Inst, SyncSpec
+from pypto_pro.errors import SimulationError
 from pypto_pro.ir.nodes import SetValidShape, SyncOp, TileOp, TileRef
 from pypto_pro.ops.registry import OPS
 
-_PRE = ("wait_flag", "lock")
+_PRE = ("wait_flag", "lock", "xwait")
 
 
 class BlockStats:
@@ -24,6 +25,7 @@ class BlockStats:
         self.path_bytes: dict[str, int] = {}
         self.flops = 0
         self.vector_ideal_cycles = 0.0
+        self.cube_ideal_cycles = 0.0
         self.gm_bytes = 0
         self.instructions = 0
 
@@ -49,6 +51,11 @@ def _static_cost_info(stmt: TileOp) -> tuple:
         space = tile.buffer.space
         path = f"GM->{space.name}" if stmt.op == "load" else f"{space.name}->GM"
         return ("move", path)
+    if stmt.op in ("extract", "fixpipe", "ub_to_l1"):
+        return ("xfer", f"{stmt.srcs[0].buffer.space.name}->{stmt.dst.buffer.space.name}")
+    if stmt.op in ("matmul", "matmul_acc"):
+        lhs = stmt.srcs[0].tile_type.dtype
+        return ("cube", lhs.itemsize, lhs.is_float)
     spec = OPS[stmt.op]
     items = [t.tile_type.dtype.itemsize for t in (stmt.dst, *stmt.srcs) if isinstance(t, TileRef)]
     return ("vector", spec.kind, max(items), stmt.attrs.get("dim"))
@@ -56,7 +63,10 @@ def _static_cost_info(stmt: TileOp) -> tuple:
 
 class Recorder:
     def __init__(self, plan: RecorderPlan, cost: CostModel, port_bytes_per_cycle: float, stats: BlockStats,
-                 on_commit: Callable | None, defer: bool = True):
+                 on_commit: Callable | None, defer: bool = True, core: int = 0, aivs: int = 0):
+        self.core = core          # 0: the AIC (or the only core of a vector-only block); 1..: AIVs
+        self.aivs = aivs          # Vector cores in the block (0 for a vector-only kernel)
+        self.qbase = core * len(PIPE_INDEX)
         self.defer = defer
         self.cost = cost
         self.port_bpc = port_bytes_per_cycle
@@ -88,6 +98,13 @@ class Recorder:
             cycles = self.cost.path(info[1], prep.nbytes)
             port = prep.nbytes / self.port_bpc if self.port_bpc else 0.0
             return max(cycles, port), port, 0, 0.0
+        if info[0] == "xfer":
+            return self.cost.path(info[1], prep.nbytes), 0.0, 0, 0.0
+        if info[0] == "cube":
+            _, item, is_float = info
+            m, n, k = prep.rows, prep.cols, prep.k
+            cycles = self.cost.cube(m, n, k, item, is_float)
+            return cycles, 0.0, 2 * m * n * k, cycles - self.cost.arch.cost["cube_fixed_cycles"].value
         _, kind, item, dim = info
         cycles = self.cost.vector(stmt.op, kind, prep.rows, prep.cols, item, prep.full_cols, dim)
         reps = self.cost.repeats(prep.rows, prep.cols, item, prep.full_cols)
@@ -98,15 +115,20 @@ class Recorder:
     def add_op(self, stmt: TileOp, prep, info: tuple) -> None:
         pipe = PIPE_INDEX[stmt.pipe]
         stats = self.stats
-        key = (stmt, prep.rows, prep.cols, prep.full_cols)
+        key = (stmt, prep.rows, prep.cols, prep.full_cols, prep.k)
         costed = self.cost_cache.get(key)
         if costed is None:
             costed = self.cost_cache[key] = self._cost(stmt, prep, info)
         cycles, port, flops, ideal = costed
-        if port or info[0] == "move":
+        if info[0] in ("move", "xfer"):
             path = info[1]
             stats.path_bytes[path] = stats.path_bytes.get(path, 0) + prep.nbytes
-            stats.gm_bytes += prep.nbytes
+            if info[0] == "move":
+                stats.gm_bytes += prep.nbytes
+        elif info[0] == "cube":
+            path = None
+            stats.flops += flops
+            stats.cube_ideal_cycles += ideal
         else:
             path = None
             stats.flops += flops
@@ -115,11 +137,12 @@ class Recorder:
         spec = None
         if pre:
             spec = SyncSpec(tuple(k for kind, k, _ in pre if kind == "wait_flag"),
-                            tuple(k for kind, k, _ in pre if kind == "lock"))
+                            tuple(k for kind, k, _ in pre if kind == "lock"),
+                            xwaits=tuple(k for kind, k, _ in pre if kind == "xwait"))
             cycles += len(pre) * self.sync_cycles
             self.pending[pipe] = []
-        inst = Inst(len(self.insts), pipe, OP, cycles, stmt, stmt.op, None, prep.accesses, prep.gm, self._run(prep),
-                    prep.nbytes, flops, path)
+        inst = Inst(len(self.insts), self.qbase + pipe, OP, cycles, stmt, stmt.op, None, prep.accesses, prep.gm,
+                    self._run(prep), prep.nbytes, flops, path)
         inst.extra = spec
         inst.port = port
         inst.t_issue = self.dispatched * self.issue_cycles
@@ -151,29 +174,44 @@ class Recorder:
 
     def add_sync(self, stmt: SyncOp, ev: int) -> None:
         pipe = PIPE_INDEX[stmt.pipe]
-        key = (PIPE_INDEX[stmt.src], PIPE_INDEX[stmt.dst], ev) if stmt.kind in ("set_flag", "wait_flag") else ev
+        kind = stmt.kind
+        if kind in ("set_flag", "wait_flag"):
+            key = (self.qbase + PIPE_INDEX[stmt.src], self.qbase + PIPE_INDEX[stmt.dst], ev)
+        elif kind in ("lock", "unlock"):
+            key = ev if self.core == 0 else (self.core, ev)
+        elif kind == "xwait":
+            key = ((self.core, ev), self.aivs if self.core == 0 and self.aivs else 1)
+        elif kind == "xset":
+            key = tuple((k, ev) for k in range(1, self.aivs + 1)) if self.core == 0 else ((0, ev),)
+        elif kind == "sync_all":
+            where = f"{stmt.loc.path}:{stmt.loc.line}: " if stmt.loc else ""
+            raise SimulationError(where + "pl.system.sync_all is not modeled by the simulator in this release")
+        else:
+            key = None
         self.dispatched += 1
         self.stats.instructions += 1
-        if stmt.kind in _PRE:
-            self.pending[pipe].append((stmt.kind, key, stmt))
+        if kind in _PRE:
+            self.pending[pipe].append((kind, key, stmt))
             return
         last = self.last[pipe]
-        if stmt.kind != "barrier" and not self.pending[pipe] and last is not None and last.kind == OP:
+        if kind != "barrier" and not self.pending[pipe] and last is not None and last.kind == OP:
             spec = last.extra or SyncSpec()
-            if stmt.kind == "set_flag":
+            if kind == "set_flag":
                 spec.sets = spec.sets + (key,)
+            elif kind == "xset":
+                spec.xsets = spec.xsets + key
             else:
                 spec.releases = spec.releases + (key,)
             last.extra = spec
             last.cycles += self.cost.sync
             return
         self._flush(pipe)
-        spec = SyncSpec(sets=(key,) if stmt.kind == "set_flag" else (),
-                        releases=(key,) if stmt.kind == "unlock" else ())
-        self._standalone(pipe, SET if stmt.kind != "barrier" else BARRIER, stmt, stmt.kind, spec)
+        spec = SyncSpec(sets=(key,) if kind == "set_flag" else (), releases=(key,) if kind == "unlock" else (),
+                        xsets=key if kind == "xset" else ())
+        self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
 
     def _standalone(self, pipe: int, kind: int, stmt, name: str, spec: SyncSpec | None) -> Inst:
-        inst = Inst(len(self.insts), pipe, kind, self.cost.sync, stmt, name)
+        inst = Inst(len(self.insts), self.qbase + pipe, kind, self.cost.sync, stmt, name)
         inst.extra = spec if spec else None
         inst.t_issue = self.dispatched * self.cost.issue
         self.insts.append(inst)
@@ -182,7 +220,8 @@ class Recorder:
 
     def _flush(self, pipe: int) -> None:
         for kind, key, stmt in self.pending[pipe]:
-            spec = SyncSpec(waits=(key,) if kind == "wait_flag" else (), acquires=(key,) if kind == "lock" else ())
+            spec = SyncSpec(waits=(key,) if kind == "wait_flag" else (), acquires=(key,) if kind == "lock" else (),
+                            xwaits=(key,) if kind == "xwait" else ())
             self._standalone(pipe, SET, stmt, kind, spec)
         self.pending[pipe] = []
 

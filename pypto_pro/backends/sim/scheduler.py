@@ -13,7 +13,9 @@ from __future__ import annotations
 import heapq
 from typing import Callable
 
-from pypto_pro.backends.sim.inst import NPIPES, PIPES, Inst
+from pypto_pro.backends.sim.inst import CORE_NAMES, NPIPES, PIPES, Inst, queue_name
+
+XFLAG_MAX = 15  # cross-core flag counter depth (FFTS semaphores count to 15)
 from pypto_pro.errors_sim import DeadlockError, SyncError
 
 
@@ -33,7 +35,8 @@ class Reporter:
 
 def flag_str(key: tuple) -> str:
     src, dst, ev = key
-    return f"set_flag({PIPES[src].name}, {PIPES[dst].name}, event={ev})"
+    core = f"{CORE_NAMES[src // NPIPES]}." if src >= NPIPES else ""
+    return f"set_flag({core}{PIPES[src % NPIPES].name}, {PIPES[dst % NPIPES].name}, event={ev})"
 
 
 def _loc_line(inst: Inst) -> str:
@@ -48,23 +51,27 @@ class CoreScheduler:
     """Schedules one block's instruction stream on one core."""
 
     def __init__(self, insts: list[Inst], reporter: Reporter,
-                 on_start: Callable[[Inst], None] | None, block: int, checks: bool, record_flows: bool = False):
+                 on_start: Callable[[Inst], None] | None, block: int, checks: bool, record_flows: bool = False,
+                 cores: int = 1):
         self.insts = insts
+        nq = cores * NPIPES
+        self.nq = nq
+        self.xflags: dict[tuple, list[tuple[float, tuple[int, ...], Inst]]] = {}
         self.flows: list[tuple[Inst, Inst, str]] | None = [] if record_flows else None
         self.reporter = reporter
         self.on_start = on_start
         self.block = block
         self.checks = checks
-        self.queues: list[list[Inst]] = [[] for _ in range(NPIPES)]
+        self.queues: list[list[Inst]] = [[] for _ in range(nq)]
         self.lock_queues: dict[int, list[Inst]] = {}
         for inst in insts:
             self.queues[inst.pipe].append(inst)
             for mid in inst.extra.acquires if inst.extra else ():
                 self.lock_queues.setdefault(mid, []).append(inst)
-        self.heads = [0] * NPIPES
-        self.free = [0.0] * NPIPES
-        self.busy = [0.0] * NPIPES
-        self.vc = [[0] * NPIPES for _ in range(NPIPES)]
+        self.heads = [0] * nq
+        self.free = [0.0] * nq
+        self.busy = [0.0] * nq
+        self.vc = [[0] * nq for _ in range(nq)]
         self.flags: dict[tuple, tuple[float, tuple[int, ...], Inst]] = {}
         self.lock_holder: dict[int, Inst | None] = {}
         self.lock_release: dict[int, tuple[float, tuple[int, ...], Inst]] = {}
@@ -89,7 +96,7 @@ class CoreScheduler:
                     if mid in held:
                         first = held[mid]
                         self.reporter.report(SyncError(
-                            f"{PIPES[inst.pipe].name} locks buffer id {mid} twice without unlocking it (this hangs "
+                            f"{PIPES[inst.pipe % NPIPES].name} locks buffer id {mid[1] if isinstance(mid, tuple) else mid} twice without unlocking it (this hangs "
                             f"the hardware):\n  first:  {first.describe()}\n  second: {inst.describe()}"))
                     held[mid] = inst
                 for mid in ex.releases:
@@ -118,6 +125,13 @@ class CoreScheduler:
                 rel = self.lock_release.get(mid)
                 if rel is not None and rel[0] > t:
                     t = rel[0]
+            for key, count in ex.xwaits:
+                pend = self.xflags.get(key)
+                if pend is None or len(pend) < count:
+                    return None
+                for ft, _, _ in pend[:count]:
+                    if ft > t:
+                        t = ft
         return t
 
     def _push(self, time: float, fn: Callable[[], None]) -> None:
@@ -129,7 +143,7 @@ class CoreScheduler:
     def run(self) -> float:
         queues, heads = self.queues, self.heads
         pending = sum(len(q) for q in queues)
-        active = [p for p in range(NPIPES) if queues[p]]
+        active = [p for p in range(self.nq) if queues[p]]
         while pending or self.events:
             best = None
             best_t = 0.0
@@ -153,6 +167,12 @@ class CoreScheduler:
             self._start(best, best_t)
             heads[best.pipe] += 1
             pending -= 1
+        if self.checks:
+            for key, pend in self.xflags.items():
+                if pend:
+                    self.reporter.report(SyncError(
+                        f"cross-core event {key[1]} to {CORE_NAMES[key[0]]} is signalled but never waited for "
+                        f"({len(pend)} pending at kernel end)\n  by {pend[0][2].describe()}"))
         if self.checks and self.flags:
             for key, (t, _, setter) in sorted(self.flags.items(), key=lambda kv: kv[1][0]):
                 self.reporter.report(SyncError(
@@ -178,6 +198,13 @@ class CoreScheduler:
                     vc[:] = map(max, vc, rel[1])
                     if self.flows is not None and rel[2].pipe != inst.pipe:
                         self.flows.append((rel[2], inst, f"buf_id {mid}"))
+            for key, count in ex.xwaits:
+                pend = self.xflags[key]
+                for _, fvc, setter in pend[:count]:
+                    vc[:] = map(max, vc, fvc)
+                    if self.flows is not None:
+                        self.flows.append((setter, inst, f"cross-core {key[1]}"))
+                del pend[:count]
         vc[p] += 1
         inst.vc = tuple(vc)
         inst.start = t
@@ -192,7 +219,7 @@ class CoreScheduler:
         if self.on_start is not None:
             self.on_start(inst)
         commit = inst.run() if inst.run is not None else None
-        if ex is not None and (ex.sets or ex.releases) or commit is not None:
+        if ex is not None and (ex.sets or ex.releases or ex.xsets) or commit is not None:
             snapshot = inst.vc
             self._push(end, lambda: self._finish(inst, snapshot, commit))
 
@@ -212,10 +239,17 @@ class CoreScheduler:
         for mid in ex.releases:
             self.lock_holder[mid] = None
             self.lock_release[mid] = (inst.end, snapshot, inst)
+        for key in ex.xsets:
+            pend = self.xflags.setdefault(key, [])
+            if len(pend) >= XFLAG_MAX and self.checks:
+                self.reporter.report(SyncError(
+                    f"cross-core event {key[1]} to {CORE_NAMES[key[0]]} is signalled {len(pend) + 1} times without "
+                    f"being waited for (the hardware counter holds {XFLAG_MAX})\n  by {inst.describe()}"))
+            pend.append((inst.end, snapshot, inst))
 
     def _deadlock(self) -> None:
         lines = []
-        for p in range(NPIPES):
+        for p in range(self.nq):
             h = self.heads[p]
             if h >= len(self.queues[p]):
                 continue
@@ -225,6 +259,9 @@ class CoreScheduler:
             for key in ex.waits if ex else ():
                 if key not in self.flags:
                     what.append(f"wait_{flag_str(key)[4:]}: no pending set_flag")
+            for key, count in ex.xwaits if ex else ():
+                have = len(self.xflags.get(key, ()))
+                what.append(f"wait_cross_core(event={key[1]}): {have} of {count} signal(s) arrived")
             for mid in ex.acquires if ex else ():
                 holder = self.lock_holder.get(mid)
                 q = self.lock_queues[mid]
@@ -234,6 +271,6 @@ class CoreScheduler:
                 elif ahead is not inst:
                     what.append(f"lock(buf_id={mid}): granted in dispatch order, waiting behind {ahead.describe()}")
             left = len(self.queues[p]) - h
-            lines.append(f"  {PIPES[p].name:4} blocked at {inst.name} ({_loc_line(inst)}) waiting for "
+            lines.append(f"  {queue_name(p, self.nq > NPIPES):8} blocked at {inst.name} ({_loc_line(inst)}) waiting for "
                          f"{'; '.join(what) or 'nothing?'}  [{left} instruction(s) left]")
         raise DeadlockError(f"deadlock in block {self.block}: no pipe can make progress\n" + "\n".join(lines))

@@ -21,6 +21,7 @@ from pypto_pro.errors import SimulationError
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.ir.expr import Const, Expr
 from pypto_pro.ir.nodes import GMRef, SetValidShape, TileOp, TileRef
+from pypto_pro.language.enums import MemorySpace
 from pypto_pro.ops.registry import OPS
 
 
@@ -43,18 +44,19 @@ class GMBinding:
 class Prepared:
     """A dispatched tile instruction: work size, memory touched, and its numerics."""
 
-    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits")
+    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits", "k")
 
     def __init__(self, rows: int, cols: int, full_cols: bool, accesses: tuple, gm: tuple, nbytes: int,
-                 run: Callable[[bool], Callable | None], commits: tuple = ()):
+                 run: Callable[[bool], Callable | None], commits: tuple = (), k: int = 0):
+        self.k = k                # reduction depth of a matmul (for its cost)
         self.rows = rows
         self.cols = cols
         self.full_cols = full_cols
-        self.accesses = accesses  # ((space, lo, hi), is_write, label, rows, row_bytes, used_bytes)
+        self.accesses = accesses  # ((space, lo, hi, core), is_write, label, rows, row_bytes, used_bytes)
         self.gm = gm              # (param index, param name, rect, is_write)
         self.nbytes = nbytes
         self.run = run
-        self.commits = commits    # (space, lo, rows, row_bytes, used_bytes) marked written at commit
+        self.commits = commits    # ((core, space), lo, rows, row_bytes, used_bytes) marked written at commit
 
 
 def fault(op, message: str, cls: type[SimulationError] = SimulationError) -> SimulationError:
@@ -80,11 +82,21 @@ def operand_exprs(stmt: TileOp | SetValidShape) -> list[Expr]:
     return args
 
 
-def build(stmt: TileOp | SetValidShape, states: dict[int, SlotState], gm: GMBinding) -> Callable:
+def build(stmt: TileOp | SetValidShape, states: dict[int, SlotState], gm: GMBinding,
+          remote: Callable[[int], dict[int, SlotState]] | None = None) -> Callable:
+    """The dispatcher of one instruction. ``remote(subblock)`` gives the tile states of another
+    core's memory, for moves that write into it (a5 Acc -> Vec from the Cube program)."""
     if isinstance(stmt, SetValidShape):
         return _set_validshape(stmt, states[stmt.buffer.uid])
     if stmt.op in ("load", "store"):
         return _movement(stmt, states, gm)
+    if stmt.op in _CUBE_BUILDERS:
+        if stmt.op == "fixpipe" and stmt.dst.buffer.space is MemorySpace.Vec:
+            if remote is None:
+                raise SimulationError("Acc -> Vec moves need the block's Vector cores")
+            sub = stmt.attrs.get("subblock") or 0
+            states = {**states, stmt.dst.buffer.uid: remote(sub)[stmt.dst.buffer.uid]}
+        return _CUBE_BUILDERS[stmt.op](stmt, states)
     return _BUILDERS[OPS[stmt.op].kind](stmt, states)
 
 
@@ -98,7 +110,7 @@ class _Tile:
         self.st = st
         self.space = b.space
         self.addrs = b.addrs
-        self.keys = [(b.space, a, a + b.slot_bytes) for a in b.addrs]
+        self.keys = [(b.space, a, a + b.slot_bytes, st.core) for a in b.addrs]
         self.labels = [f"{b.name}[{i}]" if b.depth > 1 else b.name for i in range(b.depth)]
         self.item = b.tile_type.dtype.itemsize
         self.row_bytes = b.tile_type.cols * self.item
@@ -108,7 +120,7 @@ class _Tile:
         return (self.keys[slot], write, self.labels[slot], rows, self.row_bytes, cols * self.item)
 
     def written(self, slot: int, rows: int, cols: int) -> tuple:
-        return (self.space, self.addrs[slot], rows, self.row_bytes, cols * self.item)
+        return ((self.st.core, self.space), self.addrs[slot], rows, self.row_bytes, cols * self.item)
 
 
 def _deferred(compute: Callable[[np.ndarray], None], dst: np.ndarray) -> Callable[[bool], Callable | None]:
@@ -186,9 +198,15 @@ def _movement(op: TileOp, states: dict[int, SlotState], gm: GMBinding) -> Callab
             return Prepared(r, c, c == t.row_bytes // item, (t.access(slot, r, c, True),),
                             ((pidx, pname, rect, False),), r * c * item, run, (t.written(slot, r, c),))
         dst = g[idx]
+        convert = dst.dtype != view.dtype  # the fixpipe converts accumulators on the way out
 
         def run(defer: bool) -> Callable | None:
             data = view if rank > 1 else view[0]
+            if convert:
+                out = np.empty(data.shape, dst.dtype)
+                numerics.cast(out.reshape(-1, data.shape[-1]) if out.ndim > 1 else out[None, :],
+                              data if data.ndim > 1 else data[None, :], "rint")
+                data = out
             if not defer:
                 dst[...] = data
                 return None
@@ -311,4 +329,95 @@ def _expand(op: TileOp, states: dict[int, SlotState]) -> Callable:
 _BUILDERS: dict[str, Callable[[TileOp, dict[int, SlotState]], Callable]] = {
     "binary": _binary, "unary": _unary_like, "scalar": _unary_like, "cast": _unary_like, "move": _unary_like,
     "fill": _fill, "reduce": _reduce, "expand": _expand,
+}
+
+
+# ---- Cube ------------------------------------------------------------------------------------------
+
+
+def _extract(op: TileOp, states: dict[int, SlotState]) -> Callable:
+    """Mat -> Left/Right (MTE1): a window of ``src`` at ``offset``, optionally transposed."""
+    d, a = (_Tile(states[t.buffer.uid]) for t in (op.dst, op.srcs[0]))  # type: ignore[union-attr]
+    r0, c0 = op.attrs["offset"]
+    transpose = op.attrs["transpose"]
+    dt = op.dst.tile_type  # type: ignore[union-attr]
+    win_r, win_c = (dt.cols, dt.rows) if transpose else (dt.rows, dt.cols)
+
+    def dispatch(sd: int, sa: int) -> Prepared:
+        vr, vc = a.st.valid[sa]
+        # a window past the source's valid region is empty: K sub-steps beyond an edge add nothing
+        r, c = max(0, min(win_r, vr - r0)), max(0, min(win_c, vc - c0))
+        src = a.st.views[sa][r0:r0 + r, c0:c0 + c]
+        dr, dc = (c, r) if transpose else (r, c)
+        d.st.valid[sd][0], d.st.valid[sd][1] = dr, dc
+        run = _deferred(lambda out: np.copyto(out, src.T if transpose else src), d.st.views[sd][:dr, :dc])
+        if r == 0 or c == 0:
+            return Prepared(dr, dc, True, (d.access(sd, 0, 0, True),), (), 0, lambda defer: None, ())
+        return Prepared(r, c, True, (_window_access(a, sa, r0, r, c0 + c), d.access(sd, dr, dc, True)), (),
+                        dt.nbytes, run, (d.written(sd, dr, dc),))
+    return dispatch
+
+
+def _window_access(t: _Tile, slot: int, r0: int, rows: int, cols_end: int) -> tuple:
+    return (t.keys[slot], False, t.labels[slot], r0 + rows, t.row_bytes, cols_end * t.item)
+
+
+def _matmul(op: TileOp, states: dict[int, SlotState]) -> Callable:
+    """Left [M, K] x Right [K, N] -> Acc [M, N] on the valid regions; fp inputs multiply exactly and
+    accumulate in fp32 (NumPy's BLAS order), int8 accumulates exactly in int32."""
+    d, lhs, rhs = (_Tile(states[t.buffer.uid]) for t in (op.dst, *op.srcs[:2]))  # type: ignore[union-attr]
+    extra = _Tile(states[op.srcs[2].buffer.uid]) if len(op.srcs) > 2 else None  # type: ignore[union-attr]
+    accumulate = op.op == "matmul_acc"
+    acc_np = op.dst.tile_type.dtype.np_dtype  # type: ignore[union-attr]
+    comp = np.int64 if acc_np == np.int32 else np.float32
+
+    def dispatch(sd: int, sl: int, sr: int, *rest: int) -> Prepared:
+        m, k = lhs.st.valid[sl]
+        k2, n = rhs.st.valid[sr]
+        if k != k2:
+            raise fault(op, f"pl.{op.op}: lhs '{lhs.label}' has valid K {k} but rhs '{rhs.label}' has valid K {k2}")
+        av, bv = lhs.st.views[sl][:m, :k], rhs.st.views[sr][:k, :n]
+        acc_view = None
+        accesses = [lhs.access(sl, m, k, False), rhs.access(sr, k, n, False)]
+        if extra is not None:
+            se = rest[0]
+            if accumulate:
+                _check_covers(op, extra.st, se, m, n, "acc")
+                acc_view = extra.st.views[se][:m, :n]
+                accesses.append(extra.access(se, m, n, False))
+            else:
+                _check_covers(op, extra.st, se, 1, n, "bias")
+                acc_view = extra.st.views[se][:1, :n]
+                accesses.append(extra.access(se, 1, n, False))
+        d.st.valid[sd][0], d.st.valid[sd][1] = m, n
+        accesses.append(d.access(sd, m, n, True))
+
+        def compute(out: np.ndarray) -> None:
+            prod = av.astype(comp) @ bv.astype(comp)
+            if acc_view is not None:
+                prod = prod + acc_view.astype(comp)
+            out[...] = prod.astype(acc_np) if comp is not np.int64 else (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+        run = _deferred(compute, d.st.views[sd][:m, :n])
+        return Prepared(m, n, True, tuple(accesses), (), 0, run, (d.written(sd, m, n),), k)
+    return dispatch
+
+
+def _fixpipe(op: TileOp, states: dict[int, SlotState]) -> Callable:
+    """Acc -> Mat / Vec (FIX) and Vec -> Mat (MTE3): same shape, converting dtype on the way."""
+    d, a = (_Tile(states[t.buffer.uid]) for t in (op.dst, op.srcs[0]))  # type: ignore[union-attr]
+    same = op.dst.tile_type.dtype == op.srcs[0].tile_type.dtype  # type: ignore[union-attr]
+
+    def dispatch(sd: int, sa: int) -> Prepared:
+        r, c = a.st.valid[sa]
+        src = a.st.views[sa][:r, :c]
+        d.st.valid[sd][0], d.st.valid[sd][1] = r, c
+        compute = (lambda out: np.copyto(out, src)) if same else (lambda out: numerics.cast(out, src, "rint"))
+        run = _deferred(compute, d.st.views[sd][:r, :c])
+        return Prepared(r, c, True, (a.access(sa, r, c, False), d.access(sd, r, c, True)), (), r * c * d.item, run,
+                        (d.written(sd, r, c),))
+    return dispatch
+
+
+_CUBE_BUILDERS: dict[str, Callable[[TileOp, dict[int, SlotState]], Callable]] = {
+    "extract": _extract, "matmul": _matmul, "matmul_acc": _matmul, "fixpipe": _fixpipe, "ub_to_l1": _fixpipe,
 }

@@ -18,11 +18,12 @@ class SlotState:
     declared: list[list[int]]
     valid: list[list[int]]
     buffer: Buffer
+    core: int = 0  # which core of the block owns the memory these views are in
 
     @classmethod
-    def create(cls, buf: Buffer, views: list[np.ndarray]) -> "SlotState":
+    def create(cls, buf: Buffer, views: list[np.ndarray], core: int = 0) -> "SlotState":
         dv = list(buf.tile_type.valid_shape)
-        return cls(views, [list(dv) for _ in views], [list(dv) for _ in views], buf)
+        return cls(views, [list(dv) for _ in views], [list(dv) for _ in views], buf, core)
 
     def reset(self) -> None:
         dv = self.buffer.tile_type.valid_shape
