@@ -1,7 +1,7 @@
 """Ascend A2/A3 (910B class): arch ``a2a3``. Sources per value; see shared design hardware.md."""
 from __future__ import annotations
 
-from pypto_pro.arch.model import ArchModel, MemorySpec, PathBandwidth, Sourced
+from pypto_pro.arch.model import ArchModel, L2Model, MemorySpec, PathBandwidth, Sourced
 from pypto_pro.language.enums import MemorySpace
 
 _INI = "PyPTO configs/A2A3.ini (Ascend910B1)"
@@ -50,4 +50,7 @@ A2A3 = ArchModel(
         "issue_cycles": Sourced(1, "assumed: scalar unit dispatches one instruction per cycle"),
     },
     gm_bandwidth_cap_gb_s=Sourced(1600, "not published; whole-chip HBM cap parameter (third-party 0.4-1.6 TB/s)"),
+    l2=L2Model(capacity=Sourced(192 * 2**20, "assumed: not in the design sources; overridable"),
+               hit_bytes_per_cycle=Sourced(256, "PTO-ISA perf_sim config: L2 256 B/cycle"),
+               hit_latency=Sourced(50, "PTO-ISA perf_sim config: L2 hit 50 cycles")),
 )

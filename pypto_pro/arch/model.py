@@ -49,6 +49,16 @@ class PathBandwidth:
 
 
 @dataclass(frozen=True)
+class L2Model:
+    """The chip's shared L2 in front of HBM: a read of GM bytes already brought in during the launch
+    hits it (working sets under ``capacity`` stay resident; no eviction is modeled)."""
+
+    capacity: Sourced            # bytes
+    hit_bytes_per_cycle: Sourced  # per core
+    hit_latency: Sourced          # cycles
+
+
+@dataclass(frozen=True)
 class ArchModel:
     """One architecture: core counts, clock, memories, sync resources, data paths, costs."""
 
@@ -68,6 +78,7 @@ class ArchModel:
     direct_cube_vector_paths: bool = False
     cost: dict[str, Sourced] = field(default_factory=dict)
     gm_bandwidth_cap_gb_s: Sourced | None = None
+    l2: L2Model | None = None
     vector_costs: dict[str, LinearCost] = field(default_factory=lambda: dict(VECTOR_COSTS))
 
     @property

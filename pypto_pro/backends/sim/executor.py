@@ -24,7 +24,7 @@ from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
 from pypto_pro.backends.sim.memory import CoreMemory
-from pypto_pro.backends.sim.recorder import BlockStats, Recorder, RecorderPlan
+from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker, Recorder, RecorderPlan
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
 from pypto_pro.backends.sim.tile_state import SlotState
@@ -189,27 +189,33 @@ class SimExecutable:
         core_free = [0.0] * cores
         pipe_busy = [0.0] * (ncores_block * len(PIPES))
         objs = self.runners[0].gm.objs
-        for b in range(block_num):
-            core = b % cores
+        l2 = L2Tracker(self.arch.l2)
+        recorded: list[list[Inst]] = []
+        for b in range(block_num):  # dispatch every block first: L2 reuse is priced over the launch
             wave = b // cores
             active = min(cores, block_num - wave * cores)
             port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
+            insts: list[Inst] = []
+            for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
+                r.reset()
+                rec = Recorder(r.recorder_plan, self.cost, port_bpc, stats,
+                               onchip.committed if onchip is not None else None, defer=check != "raise",
+                               core=r.core, aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
+                r.fn(ctx, rec.ops, _prange)
+                insts.extend(rec.finish())
+            for i, inst in enumerate(insts):
+                inst.seq = i
+            recorded.append(insts)
+        for insts in recorded:
+            l2.price(insts, stats)
+        for b, insts in enumerate(recorded):
+            core = b % cores
             start = core_free[core]
             for mem in self.memories:
                 for arr in mem.arrays.values():
                     arr.fill(POISON)
             if onchip is not None:
                 onchip.reset_block()
-            insts: list[Inst] = []
-            for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
-                r.reset()
-                rec = Recorder(r.recorder_plan, self.cost, port_bpc, stats,
-                               onchip.committed if onchip is not None else None, defer=check != "raise",
-                               core=r.core, aivs=self.subblocks if self.mixed else 0)
-                r.fn(ctx, rec.ops, _prange)
-                insts.extend(rec.finish())
-            for i, inst in enumerate(insts):
-                inst.seq = i
             hook = None
             if checks:
                 def hook(inst: Inst, _b=b) -> None:
@@ -227,9 +233,11 @@ class SimExecutable:
             if trace is not None:
                 trace.append((b, core, start, insts, sched.flows))
             core_free[core] = start + block_end
+            recorded[b] = []  # free the block's records as soon as it is scheduled
         report.cycles = max(core_free) if core_free else 0.0
         report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
         report.path_bytes = stats.path_bytes
+        report.l2_hit_bytes = stats.l2_hit_bytes
         report.flops = stats.flops
         report.instructions = stats.instructions
         report.roofline = self._roofline(stats, min(cores, block_num))
@@ -245,8 +253,8 @@ class SimExecutable:
             bounds["GM bandwidth"] = stats.gm_bytes / (cap.value * 1e3)
         for name, nbytes in stats.path_bytes.items():
             path = self.arch.paths.get(name)
-            if path is None or not nbytes:
-                continue
+            if path is None or not nbytes or name.startswith("GM->"):
+                continue  # GM reads may hit L2, which is faster than the path's HBM bandwidth
             peak = path.fit_peak if path.use_fit and path.fit_peak else path.gib_per_s
             bounds[f"{name} path"] = nbytes / (active * peak * 2**30 / 1e6)
         if stats.vector_ideal_cycles:

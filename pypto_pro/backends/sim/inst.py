@@ -30,7 +30,7 @@ class SyncSpec:
     """Sync effects fused into an instruction: flags waited on and buffer ids acquired before it
     starts; flags set and ids released when it ends. Keys of flags are (src pipe, dst pipe, event)."""
 
-    __slots__ = ("waits", "acquires", "sets", "releases", "xwaits", "xsets")
+    __slots__ = ("waits", "acquires", "sets", "releases", "xwaits", "xsets", "origins")
 
     def __init__(self, waits: tuple = (), acquires: tuple = (), sets: tuple = (), releases: tuple = (),
                  xwaits: tuple = (), xsets: tuple = ()):
@@ -40,6 +40,7 @@ class SyncSpec:
         self.releases = releases
         self.xwaits = xwaits  # cross-core: ((receiver core, id), count) consumed before start
         self.xsets = xsets    # cross-core: (receiver core, id) signalled at the end
+        self.origins: dict = {}  # (kind, key) -> [SyncOp statements it came from] (for messages)
 
     def __bool__(self) -> bool:
         return bool(self.waits or self.acquires or self.sets or self.releases or self.xwaits or self.xsets)
@@ -50,7 +51,7 @@ class Inst:
     ``gm``: (param index, param name, rect, is_write) with rect a tuple of (start, stop) per axis."""
 
     __slots__ = ("seq", "pipe", "kind", "cycles", "key", "accesses", "gm", "run", "stmt", "name", "nbytes",
-                 "flops", "path", "start", "end", "vc", "extra", "t_issue", "port")
+                 "flops", "path", "start", "end", "vc", "extra", "t_issue", "port", "l2")
 
     def __init__(self, seq: int, pipe: int, kind: int, cycles: float, stmt: Any, name: str,
                  key: Any = None, accesses: tuple = (), gm: tuple = (), run: Callable | None = None,
@@ -74,6 +75,7 @@ class Inst:
         self.extra: Any = None
         self.t_issue = 0.0   # when the scalar unit dispatched it
         self.port = 0.0      # cycles it occupies the core's share of chip GM bandwidth
+        self.l2 = None       # GM read: (window, miss cycles, miss port cycles, hit cycles), priced per launch
 
     @property
     def loc(self):
@@ -87,3 +89,12 @@ class Inst:
         core, pipe = divmod(self.pipe, NPIPES)
         where = f"{CORE_NAMES[core]}." if core else ""
         return f"{self.name} on {where}{PIPES[pipe].name} ({self.where()})"
+
+
+def sync_where(inst: Inst, kind: str, key, nth: int = 0) -> str:
+    """``file:line`` of the ``nth`` sync instruction behind (kind, key) fused into ``inst``."""
+    ex = inst.extra
+    stmts = ex.origins.get((kind, key)) if ex is not None else None
+    stmt = stmts[min(nth, len(stmts) - 1)] if stmts else None
+    loc = getattr(stmt, "loc", None) or inst.loc
+    return f"{loc.path}:{loc.line}" if loc else "<unknown>"

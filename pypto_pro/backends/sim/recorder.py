@@ -18,6 +18,37 @@ from pypto_pro.ops.registry import OPS
 _PRE = ("wait_flag", "lock", "xwait")
 
 
+class L2Tracker:
+    """How often each global-memory window is read during the launch. Cores run concurrently, so
+    a window read n times costs one HBM fetch shared by its n reads: each read is priced as the
+    expected cost with miss fraction 1/n (fewer hits when the unique bytes exceed L2's capacity)."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.reads: dict = {}
+        self.sizes: dict = {}
+
+    def count(self, window, nbytes: int) -> None:
+        self.reads[window] = self.reads.get(window, 0) + 1
+        self.sizes[window] = nbytes
+
+    def price(self, insts, stats: "BlockStats") -> None:
+        """Set the cycles and GM-port share of every recorded GM read from its window's reuse."""
+        if self.model is None:
+            return
+        unique = sum(self.sizes.values())
+        resident = min(1.0, self.model.capacity.value / unique) if unique else 1.0
+        for inst in insts:
+            if inst.l2 is None:
+                continue
+            window, miss, miss_port, hit = inst.l2
+            miss_frac = 1.0 - resident * (1.0 - 1.0 / self.reads[window])
+            inst.cycles += miss_frac * miss + (1.0 - miss_frac) * hit - miss
+            inst.port = miss_frac * miss_port
+            stats.gm_bytes += miss_frac * inst.nbytes
+            stats.l2_hit_bytes += (1.0 - miss_frac) * inst.nbytes
+
+
 class BlockStats:
     """Traffic and work of the recorded instructions (summed over the launch)."""
 
@@ -26,7 +57,8 @@ class BlockStats:
         self.flops = 0
         self.vector_ideal_cycles = 0.0
         self.cube_ideal_cycles = 0.0
-        self.gm_bytes = 0
+        self.gm_bytes = 0          # bytes that reached HBM (L2 misses and stores)
+        self.l2_hit_bytes = 0
         self.instructions = 0
 
 
@@ -63,7 +95,10 @@ def _static_cost_info(stmt: TileOp) -> tuple:
 
 class Recorder:
     def __init__(self, plan: RecorderPlan, cost: CostModel, port_bytes_per_cycle: float, stats: BlockStats,
-                 on_commit: Callable | None, defer: bool = True, core: int = 0, aivs: int = 0):
+                 on_commit: Callable | None, defer: bool = True, core: int = 0, aivs: int = 0,
+                 l2: L2Tracker | None = None, gm_objs: list[int] | None = None):
+        self.l2 = l2
+        self.gm_objs = gm_objs
         self.core = core          # 0: the AIC (or the only core of a vector-only block); 1..: AIVs
         self.aivs = aivs          # Vector cores in the block (0 for a vector-only kernel)
         self.qbase = core * len(PIPE_INDEX)
@@ -92,8 +127,11 @@ class Recorder:
 
     # ---- ops ----------------------------------------------------------------------------
 
-    def _cost(self, stmt: TileOp, prep, info: tuple) -> tuple:
+    def _cost(self, stmt: TileOp, prep, info: tuple, hit: bool = False) -> tuple:
         """(cycles, port cycles, flops, ideal vector cycles) of an instruction of this size."""
+        if info[0] == "move" and hit:
+            l2 = self.cost.arch.l2
+            return l2.hit_latency.value + prep.nbytes / l2.hit_bytes_per_cycle.value, 0.0, 0, 0.0
         if info[0] == "move":
             cycles = self.cost.path(info[1], prep.nbytes)
             port = prep.nbytes / self.port_bpc if self.port_bpc else 0.0
@@ -115,15 +153,24 @@ class Recorder:
     def add_op(self, stmt: TileOp, prep, info: tuple) -> None:
         pipe = PIPE_INDEX[stmt.pipe]
         stats = self.stats
-        key = (stmt, prep.rows, prep.cols, prep.full_cols, prep.k)
+        key = (stmt, prep.rows, prep.cols, prep.full_cols, prep.k, False)
         costed = self.cost_cache.get(key)
         if costed is None:
             costed = self.cost_cache[key] = self._cost(stmt, prep, info)
         cycles, port, flops, ideal = costed
+        l2 = None
+        if info[0] == "move" and self.l2 is not None and not prep.gm[0][3]:
+            hkey = key[:-1] + (True,)
+            hit = self.cost_cache.get(hkey)
+            if hit is None:
+                hit = self.cost_cache[hkey] = self._cost(stmt, prep, info, True)
+            pidx, _, rect, _ = prep.gm[0]
+            l2 = ((self.gm_objs[pidx], rect), cycles, port, hit[0])
+            self.l2.count(l2[0], prep.nbytes)
         if info[0] in ("move", "xfer"):
             path = info[1]
             stats.path_bytes[path] = stats.path_bytes.get(path, 0) + prep.nbytes
-            if info[0] == "move":
+            if info[0] == "move" and l2 is None:
                 stats.gm_bytes += prep.nbytes
         elif info[0] == "cube":
             path = None
@@ -139,12 +186,15 @@ class Recorder:
             spec = SyncSpec(tuple(k for kind, k, _ in pre if kind == "wait_flag"),
                             tuple(k for kind, k, _ in pre if kind == "lock"),
                             xwaits=tuple(k for kind, k, _ in pre if kind == "xwait"))
+            for kind, k, st in pre:
+                spec.origins.setdefault((kind, k), []).append(st)
             cycles += len(pre) * self.sync_cycles
             self.pending[pipe] = []
         inst = Inst(len(self.insts), self.qbase + pipe, OP, cycles, stmt, stmt.op, None, prep.accesses, prep.gm,
                     self._run(prep), prep.nbytes, flops, path)
         inst.extra = spec
         inst.port = port
+        inst.l2 = l2
         inst.t_issue = self.dispatched * self.issue_cycles
         self.dispatched += 1
         self.insts.append(inst)
@@ -202,12 +252,14 @@ class Recorder:
                 spec.xsets = spec.xsets + key
             else:
                 spec.releases = spec.releases + (key,)
+            spec.origins.setdefault((kind, key), []).append(stmt)
             last.extra = spec
             last.cycles += self.cost.sync
             return
         self._flush(pipe)
         spec = SyncSpec(sets=(key,) if kind == "set_flag" else (), releases=(key,) if kind == "unlock" else (),
                         xsets=key if kind == "xset" else ())
+        spec.origins.setdefault((kind, key), []).append(stmt)
         self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
 
     def _standalone(self, pipe: int, kind: int, stmt, name: str, spec: SyncSpec | None) -> Inst:
@@ -222,6 +274,7 @@ class Recorder:
         for kind, key, stmt in self.pending[pipe]:
             spec = SyncSpec(waits=(key,) if kind == "wait_flag" else (), acquires=(key,) if kind == "lock" else (),
                             xwaits=(key,) if kind == "xwait" else ())
+            spec.origins.setdefault((kind, key), []).append(stmt)
             self._standalone(pipe, SET, stmt, kind, spec)
         self.pending[pipe] = []
 

@@ -47,6 +47,7 @@ class LaunchReport:
     blocks: list[BlockTiming] = field(default_factory=list)
     pipe_busy: dict[str, float] = field(default_factory=dict)   # summed over blocks
     path_bytes: dict[str, int] = field(default_factory=dict)    # e.g. "GM->Vec"
+    l2_hit_bytes: int = 0                                        # GM reads served by L2
     flops: int = 0
     instructions: int = 0
     roofline: Roofline | None = None
@@ -94,6 +95,8 @@ class LaunchReport:
         if self.path_bytes:
             lines += ["", f"{'path':10}{'bytes':>14}"]
             lines += [f"{k:10}{v:14d}" for k, v in sorted(self.path_bytes.items())]
+            if self.l2_hit_bytes:
+                lines.append(f"{'(L2 hits)':10}{self.l2_hit_bytes:14d}")
         if self.roofline:
             lines += ["", "roofline bounds (us): " + ", ".join(f"{k} {v:.2f}" for k, v in self.roofline.bounds_us.items())]
         if self.flops:
@@ -104,7 +107,7 @@ class LaunchReport:
         return {
             "kernel": self.kernel, "arch": self.arch, "us": self.us, "cycles": self.cycles,
             "blocks": self.block_num, "waves": self.waves, "cores": self.physical_cores,
-            "utilisation": self.utilisation(), "pipe_busy_cycles": self.pipe_busy, "path_bytes": self.path_bytes,
+            "utilisation": self.utilisation(), "pipe_busy_cycles": self.pipe_busy, "path_bytes": self.path_bytes, "l2_hit_bytes": self.l2_hit_bytes,
             "flops": self.flops, "instructions": self.instructions,
             "roofline_us": self.roofline.bounds_us if self.roofline else {},
             "roofline_fraction": self.roofline_fraction, "bottleneck": self.bottleneck,

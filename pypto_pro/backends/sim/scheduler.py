@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 from typing import Callable
 
-from pypto_pro.backends.sim.inst import CORE_NAMES, NPIPES, PIPES, Inst, queue_name
+from pypto_pro.backends.sim.inst import CORE_NAMES, NPIPES, PIPES, Inst, queue_name, sync_where
 
 XFLAG_MAX = 15  # cross-core flag counter depth (FFTS semaphores count to 15)
 from pypto_pro.errors_sim import DeadlockError, SyncError
@@ -31,6 +31,10 @@ class Reporter:
             raise exc
         if self.mode == "warn":
             self.faults.append(exc)
+
+
+def _lock_id(mid) -> str:
+    return f"{mid[1]} on {CORE_NAMES[mid[0]]}" if isinstance(mid, tuple) else str(mid)
 
 
 def flag_str(key: tuple) -> str:
@@ -87,20 +91,31 @@ class CoreScheduler:
 
     def _check_double_locks(self) -> None:
         for q in self.queues:
-            held: dict[int, Inst] = {}
+            held: dict = {}
             for inst in q:
                 ex = inst.extra
                 if ex is None:
                     continue
+                seen: dict = {}
                 for mid in ex.acquires:
+                    nth = seen[mid] = seen.get(mid, -1) + 1
                     if mid in held:
-                        first = held[mid]
+                        first, first_nth = held[mid]
                         self.reporter.report(SyncError(
-                            f"{PIPES[inst.pipe % NPIPES].name} locks buffer id {mid[1] if isinstance(mid, tuple) else mid} twice without unlocking it (this hangs "
-                            f"the hardware):\n  first:  {first.describe()}\n  second: {inst.describe()}"))
-                    held[mid] = inst
+                            f"{PIPES[inst.pipe % NPIPES].name} locks buffer id {_lock_id(mid)} twice without unlocking it "
+                            f"(this hangs the hardware):\n  first:  lock at {sync_where(first, 'lock', mid, first_nth)}\n"
+                            f"  second: lock at {sync_where(inst, 'lock', mid, nth)}"))
+                    held[mid] = (inst, nth)
                 for mid in ex.releases:
+                    if mid not in held:
+                        self.reporter.report(SyncError(
+                            f"{PIPES[inst.pipe % NPIPES].name} unlocks buffer id {_lock_id(mid)} that it does not hold "
+                            f"(unlock at {sync_where(inst, 'unlock', mid)})"))
                     held.pop(mid, None)
+            for mid, (inst, nth) in held.items():
+                self.reporter.report(SyncError(
+                    f"{PIPES[inst.pipe % NPIPES].name} still holds buffer id {_lock_id(mid)} when the kernel ends "
+                    f"(lock at {sync_where(inst, 'lock', mid, nth)} is never unlocked)"))
 
     # ---- readiness -------------------------------------------------------------------------
 
@@ -177,7 +192,7 @@ class CoreScheduler:
             for key, (t, _, setter) in sorted(self.flags.items(), key=lambda kv: kv[1][0]):
                 self.reporter.report(SyncError(
                     f"{flag_str(key)} is never waited for: the flag is still set "
-                    f"when the kernel ends\n  set by {setter.describe()}"))
+                    f"when the kernel ends\n  set at {sync_where(setter, 'set_flag', key)} (after {setter.describe()})"))
         return self.end_time
 
     def _start(self, inst: Inst, t: float) -> None:
@@ -234,7 +249,8 @@ class CoreScheduler:
                 first = self.flags[key][2]
                 self.reporter.report(SyncError(
                     f"{flag_str(key)} is set again while still pending (not yet waited "
-                    f"for)\n  first set:  {first.describe()}\n  second set: {inst.describe()}"))
+                    f"for)\n  first set:  {sync_where(first, 'set_flag', key)}\n  second set: "
+                    f"{sync_where(inst, 'set_flag', key)}"))
             self.flags[key] = (inst.end, snapshot, inst)
         for mid in ex.releases:
             self.lock_holder[mid] = None
@@ -258,19 +274,29 @@ class CoreScheduler:
             what = []
             for key in ex.waits if ex else ():
                 if key not in self.flags:
-                    what.append(f"wait_{flag_str(key)[4:]}: no pending set_flag")
+                    what.append(f"wait_{flag_str(key)[4:]}: no pending set_flag (wait at {sync_where(inst, 'wait_flag', key)})")
             for key, count in ex.xwaits if ex else ():
                 have = len(self.xflags.get(key, ()))
-                what.append(f"wait_cross_core(event={key[1]}): {have} of {count} signal(s) arrived")
+                what.append(f"wait_cross_core(event={key[1]}) at {sync_where(inst, 'xwait', (key, count))}: "
+                            f"{have} of {count} signal(s) arrived")
             for mid in ex.acquires if ex else ():
                 holder = self.lock_holder.get(mid)
                 q = self.lock_queues[mid]
                 ahead = q[self.lock_pos[mid]]
+                where = sync_where(inst, "lock", mid)
                 if holder is not None:
-                    what.append(f"lock(buf_id={mid}): held by {holder.describe()}")
+                    what.append(f"lock(buf_id={_lock_id(mid)}) at {where}: held by {holder.describe()}")
                 elif ahead is not inst:
-                    what.append(f"lock(buf_id={mid}): granted in dispatch order, waiting behind {ahead.describe()}")
+                    what.append(f"lock(buf_id={_lock_id(mid)}) at {where}: granted in dispatch order, waiting behind "
+                                f"{ahead.describe()}")
             left = len(self.queues[p]) - h
             lines.append(f"  {queue_name(p, self.nq > NPIPES):8} blocked at {inst.name} ({_loc_line(inst)}) waiting for "
                          f"{'; '.join(what) or 'nothing?'}  [{left} instruction(s) left]")
-        raise DeadlockError(f"deadlock in block {self.block}: no pipe can make progress\n" + "\n".join(lines))
+        pending = [f"  {flag_str(key)} from {sync_where(setter, 'set_flag', key)} is set and not waited for"
+                   for key, (_, _, setter) in self.flags.items()]
+        text = f"deadlock in block {self.block}: no pipe can make progress\n" + "\n".join(lines)
+        if pending:
+            text += "\npending flags:\n" + "\n".join(pending)
+        if self.reporter.faults:
+            text += "\nfaults reported before the deadlock:\n" + "\n".join(f"  {f}" for f in self.reporter.faults)
+        raise DeadlockError(text)
