@@ -16,11 +16,15 @@ class SourceFile:
 
     path: str
     line_offset: int  # added to ast line numbers (1-based in the snippet)
-    col_offset: int   # indentation removed by dedent, added back to ast columns
+    col_offset: int   # added to ast columns (0 for source parsed in place, as parse_function does)
+    line_map: dict | None = None  # generated code: generated line -> (user line, user column)
 
     def loc(self, node: ast.AST | None) -> SourceLocation | None:
         if node is None or not hasattr(node, "lineno"):
             return None
+        if self.line_map is not None:
+            line, col = self.line_map.get(node.lineno, (0, 0))
+            return SourceLocation(self.path, line, col, linecache.getline(self.path, line) if line else "")
         line = node.lineno + self.line_offset
         col = node.col_offset + self.col_offset
         return SourceLocation(self.path, line, col, linecache.getline(self.path, line))

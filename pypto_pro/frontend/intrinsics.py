@@ -194,6 +194,29 @@ def check_mutex_ids(p: "FunctionParser", a: Args, ids: Any, depth: int | None) -
     return tuple(ids)
 
 
+def check_cross_ids(p: "FunctionParser", a: Args, name: str, depth: int) -> tuple[int, ...] | None:
+    ids = a[name]
+    if ids is None:
+        return None
+    node = a.node(name)
+    limit = int(p.ctx.arch.cross_core_event_ids.value)
+    if not isinstance(ids, (list, tuple)) or len(ids) != depth:
+        p.fail(node, f"{name} must list one cross-core event id per slot ({depth}), got {p.describe(ids)}")
+    for e in ids:
+        if not isinstance(e, int) or isinstance(e, bool) or not 0 <= e < limit:
+            p.fail(node, f"cross-core event id {e!r} in {name} is outside 0-{limit - 1}")
+        owner = p.ctx.cross_owner.get(e)
+        if owner is not None:
+            p.fail(node, f"cross-core event id {e} in {name} is already used by '{owner.name}'"
+                         + (f" (line {owner.loc.line})" if owner.loc else ""))
+    other = a["bwd_ids" if name == "fwd_ids" else "fwd_ids"]
+    if name == "bwd_ids" and isinstance(other, (list, tuple)) and set(other) & set(ids):
+        p.fail(node, f"fwd_ids and bwd_ids share id(s) {sorted(set(other) & set(ids))}; each direction needs its own")
+    if len(set(ids)) != len(ids):
+        p.fail(node, f"{name} {list(ids)} repeat an id")
+    return tuple(ids)
+
+
 @handler("make_tile")
 def make_tile(p: "FunctionParser", node: ast.Call, a: Args) -> TileValue:
     tt = want_tiletype(p, a, "type")
@@ -222,14 +245,25 @@ def make_tile_group(p: "FunctionParser", node: ast.Call, a: Args) -> GroupValue:
     elif isinstance(addrs, int) and not isinstance(addrs, bool):
         if addrs < 0:
             p.fail(a.node("addrs"), "address must be non-negative")
-        n = depth if depth is not None else (len(ids) if isinstance(ids, (list, tuple)) and ids else 2)
+        fwd = a["fwd_ids"]
+        n = depth if depth is not None else (len(ids) if isinstance(ids, (list, tuple)) and ids else
+                                             len(fwd) if isinstance(fwd, (list, tuple)) and fwd else 2)
         addr_list = [addrs + i * tt.nbytes for i in range(n)]
     else:
         p.fail(a.node("addrs"), f"addrs must be a base address or a list of addresses, got {p.describe(addrs)}")
     mutex = check_mutex_ids(p, a, ids, len(addr_list))
+    cross = {k: check_cross_ids(p, a, k, len(addr_list)) for k in ("fwd_ids", "bwd_ids")}
+    if (cross["fwd_ids"] is None) != (cross["bwd_ids"] is None):
+        missing = "bwd_ids" if cross["bwd_ids"] is None else "fwd_ids"
+        p.fail(node, f"a shared tile group needs both fwd_ids and bwd_ids (one cross-core id per slot); {missing} "
+                     "is missing")
     buf = place(p, node, tt, addr_list, mutex, True, a.node("addrs"))
+    buf.fwd_ids, buf.bwd_ids = cross["fwd_ids"], cross["bwd_ids"]
     for m in mutex or ():
         p.ctx.mutex_owner[m] = buf
+    for k in ("fwd_ids", "bwd_ids"):
+        for e in cross[k] or ():
+            p.ctx.cross_owner[e] = buf
     counter = Var(f"{buf.name}_pos")
     buf.ring_counter = counter
     p.ctx.builder.emit(Assign(counter, Const(len(addr_list) - 1), p.loc(node)))
@@ -573,3 +607,33 @@ def barrier(p: "FunctionParser", node: ast.Call, a: Args) -> None:
 
 # Cube and cross-core intrinsics register themselves into HANDLERS.
 from pypto_pro.frontend import intrinsics_cube  # noqa: E402,F401
+
+
+def _stage_sync(p: "FunctionParser", node: ast.Call, a: Args) -> None:
+    from pypto_pro.ir.nodes import StageSync
+    kind = a.name.split(".")[1]
+    g = a["group"]
+    if not isinstance(g, GroupValue):
+        p.fail(a.node("group"), f"pl.pipeline.{kind} takes a tile group, got {p.describe(g)}")
+    if g.buffer.fwd_ids is None:
+        p.fail(a.node("group"), f"'{g.buffer.name}' is not a shared group: declare it with fwd_ids and bwd_ids")
+    depth = g.buffer.depth
+    need = a.values.get("min_depth", 1)
+    if isinstance(need, int) and depth < need:
+        p.fail(node, f"ring '{g.buffer.name}' has {depth} slots but the pipeline keeps {need} iterations in flight here: "
+                     f"give it at least {need} slots (or lower the preload)")
+    slot = a["slot"]
+    if slot is None:
+        nxt = kind.startswith("wait")
+        slot = BinOp("%", BinOp("+", g.counter, Const(1)), Const(depth)) if nxt else g.counter
+        snap = Var(p.ctx.fresh_name(f"{g.buffer.name}_sync"))
+        p.ctx.builder.emit(Assign(snap, slot, p.loc(node)))
+        slot = snap
+    else:
+        slot = want_index(p, a.node("slot"), slot, "slot")
+        slot = slot if isinstance(slot, Expr) else Const(slot)
+    p.ctx.builder.emit(StageSync(kind, g.buffer, slot, p.loc(node)))
+
+
+for _name in ("pipeline.wait_free", "pipeline.signal_ready", "pipeline.wait_ready", "pipeline.signal_free"):
+    HANDLERS[_name] = _stage_sync

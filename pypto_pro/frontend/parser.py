@@ -104,6 +104,8 @@ class KernelContext:
         self.inline_depth = 0
         self.names_used: dict[str, int] = {}
         self.param_vars: dict[str, Var] = {}
+        self.cross_owner: dict[int, Buffer] = {}
+        self.unbound_constexprs: set[str] = set()  # pl.Constexpr parameters compiled without a value
 
     def fresh_name(self, base: str) -> str:
         n = self.names_used.get(base, 0)
@@ -120,6 +122,7 @@ class FunctionParser:
         self.scope = scope
         self.in_inline = in_inline
         self.runtime_blocks: list[str] = []  # enclosing run-time ifs / pl.range loops (innermost last)
+        self.unmerged: dict[str, str] = {}  # names a run-time if left unusable, with the reason
 
     # ---- diagnostics -----------------------------------------------------------------------
 
@@ -224,6 +227,7 @@ class FunctionParser:
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
         """Bind ``name``; run-time scalars live in IR variables so loops and branches can update them."""
         current = self.scope.locals.get(name, MISSING)
+        self.unmerged.pop(name, None)
         buf = value.ref.buffer if isinstance(value, TileValue) else value.buffer if isinstance(value, GroupValue) else None
         if buf is not None and buf.name.startswith("_tile"):
             buf.name = self.ctx.fresh_name(name)
@@ -236,13 +240,15 @@ class FunctionParser:
                 self.ctx.builder.emit(Assign(current, value if isinstance(value, Expr) else Const(value),
                                              self.loc(node)))
                 return
-        if isinstance(current, TileValue) and isinstance(current.ref.slot, Var) and \
+        if isinstance(current, TileValue) and isinstance(current.ref.slot, Var) and self.runtime_blocks and \
                 current.ref.slot.name.endswith("_carried") and isinstance(value, TileValue):
-            if value.ref.buffer is not current.ref.buffer:
-                self.fail(node, f"'{name}' is rebound to a tile of another buffer inside a run-time loop; "
+            if value.ref.buffer is current.ref.buffer:
+                self.ctx.builder.emit(Assign(current.ref.slot, value.ref.slot, self.loc(node)))
+                return
+            if self.runtime_blocks[-1].endswith("loop"):
+                self.fail(node, f"'{name}' is rebound to a tile of another buffer inside {self.runtime_blocks[-1]}; "
                                 "use a separate name")
-            self.ctx.builder.emit(Assign(current.ref.slot, value.ref.slot, self.loc(node)))
-            return
+            # inside a run-time if: a plain rebinding (after the if, the name is usable only if both sides agree)
         if isinstance(value, Expr) and not isinstance(value, Var):
             var = Var(self.ctx.fresh_name(name), "float" if value.ty == "float" else "int")
             self.ctx.builder.emit(Assign(var, value, self.loc(node)))
@@ -299,7 +305,9 @@ class FunctionParser:
                 merged[name] = a
             elif a is MISSING or b is MISSING:
                 merged.pop(name, None)  # bound in one branch only: not usable after the if
-            elif is_const(a) and is_const(b) and type(a) is type(b) and a == b:
+                self.unmerged[name] = (f"'{name}' is assigned on only one side of the run-time if at line "
+                                       f"{self.loc(node).line}, so it cannot be used after it")
+            elif is_const(a) and is_const(b) and type(a) is type(b) and _same_const(a, b):
                 merged[name] = a
             elif is_scalar_value(a) and is_scalar_value(b):
                 ty = "float" if "float" in (_ty(a), _ty(b)) else "int"
@@ -314,6 +322,9 @@ class FunctionParser:
                 merged[name] = TileValue(TileRef(a.ref.buffer, var))
             else:
                 merged.pop(name, None)
+                self.unmerged[name] = (f"'{name}' is {self.describe(a)} on one side of the run-time if at line "
+                                       f"{self.loc(node).line} and {self.describe(b)} on the other, so it cannot be "
+                                       "used after it")
         return merged
 
     def st_For(self, node: ast.For) -> None:
@@ -396,8 +407,13 @@ class FunctionParser:
         return self.load_name(node)
 
     def load_name(self, node: ast.Name) -> Any:
+        if node.id in self.unmerged and node.id not in self.scope.locals:  # a local never falls back to a global
+            self.fail(node, self.unmerged[node.id])
         value = self.scope.lookup(node.id)
         if value is MISSING:
+            if not self.in_inline and node.id in self.ctx.unbound_constexprs:
+                self.fail(node, f"pl.Constexpr parameter '{node.id}' has no value: pass it at launch or as "
+                                f"kernel.compile({node.id}=...)")
             self.fail(node, f"name '{node.id}' is not defined{did_you_mean(node.id, self.scope.known_names())}")
         return value
 
@@ -422,7 +438,9 @@ class FunctionParser:
                 return BoundGroupMethod(base, attr)
             if attr == "depth":
                 return base.buffer.depth
-            self.fail(at, f"tile group has no attribute '{attr}'{did_you_mean(attr, ['next', 'current', 'previous', 'depth'])}")
+            if attr == "pos":
+                return intrinsics.snapshot(self, node, base, base.counter, "pos").ref.slot
+            self.fail(at, f"tile group has no attribute '{attr}'{did_you_mean(attr, ['next', 'current', 'previous', 'depth', 'pos'])}")
         if isinstance(base, TileValue):
             tt = base.ref.tile_type
             if attr in ("shape", "dtype", "valid_shape"):
@@ -549,10 +567,12 @@ class FunctionParser:
             if not is_const(val) and not is_scalar_value(val):
                 self.fail(v, f"'{op}' is not supported on {self.describe(val)}")
             parts.append(val)
+            if is_const(val) and self.py_call(v, bool, val) == (op == "or"):
+                break  # short-circuit: like Python, the remaining operands are never evaluated
         if all(is_const(p) for p in parts):
             result = parts[0]
             for p in parts[1:]:
-                result = (result and p) if op == "and" else (result or p)
+                result = self.py_call(node, lambda r, q: (r and q) if op == "and" else (r or q), result, p)
             return result
         return self.combine_bool(node, op, parts)
 
@@ -593,7 +613,7 @@ class FunctionParser:
             return self.inline_call(node, inline_from_function(func, self), args, kwargs)
         if getattr(func, "__pypto_kernel__", False):
             self.fail(node, "a @pl.jit kernel cannot be called from another kernel; make the helper @pl.inline")
-        if func in (builtins.min, builtins.max) and not all(is_const(a) for a in args):
+        if (func is builtins.min or func is builtins.max) and not all(is_const(a) for a in args):
             return self.runtime_minmax(node, func.__name__, args, kwargs)
         if func is builtins.range and not all(is_const(a) for a in args):
             self.fail(node, "range() with run-time bounds: use pl.range(start, stop, step)")
@@ -676,6 +696,14 @@ def _ty(v: Any) -> str:
     return v.ty if isinstance(v, Expr) else ("float" if isinstance(v, float) else "int")
 
 
+def _same_const(a: Any, b: Any) -> bool:
+    """``a == b`` for compile-time values whose ``==`` may not give a plain bool (NumPy arrays)."""
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
 def _attr_name_node(node: ast.Attribute) -> ast.AST:
     """A node at the name of ``node``'s attribute (``ad`` in ``pl.ad``), so a caret lands under it."""
     line, col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
@@ -747,12 +775,19 @@ def inline_from_function(fn: Callable, parser: FunctionParser) -> InlineFunction
 
 
 def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | None = None,
-                 fold: dict[str, Any] | None = None) -> KernelIR:
+                 fold: dict[str, Any] | None = None, pipeline: Any = None) -> KernelIR:
     """Parse ``fn``'s source into a ``KernelIR``. ``constexprs`` gives values of ``pl.Constexpr``
-    parameters; ``fold`` adds extra compile-time names (TilingKey fields)."""
+    parameters; ``fold`` adds extra compile-time names (TilingKey fields); ``pipeline`` (a
+    ``PipelineConfig``) first rewrites the kernel's AST with the pipeline transform."""
     node, src = parse_function(fn)
     ctx = KernelContext(arch, fn.__name__)
     scope = Scope(fn.__globals__, closure_vars(fn))
+    generated = None
+    if pipeline is not None:
+        from pypto_pro.frontend.pipeline_transform import transform
+        generated = transform(node, src, scope, pipeline)
+        node = ast.parse(generated.kernel_text).body[0]  # type: ignore[assignment]
+        src = SourceFile(src.path, 0, 0, generated.line_map)
     parser = FunctionParser(ctx, src, scope)
     params = kernel_params(parser, fn, node, constexprs or {})
     if fold:
@@ -770,8 +805,10 @@ def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | Non
                            src.loc(node))
     constants = {k: v for k, v in (constexprs or {}).items()}
     constants.update(fold or {})
-    return KernelIR(fn.__name__, params, ctx.builder.root, ctx.buffers, src.path, constants=constants,
-                    param_vars=ctx.param_vars, subblocks=2 if SectionKind.CUBE in ctx.sections_seen else 1)
+    kernel = KernelIR(fn.__name__, params, ctx.builder.root, ctx.buffers, src.path, constants=constants,
+                      param_vars=ctx.param_vars, subblocks=2 if SectionKind.CUBE in ctx.sections_seen else 1)
+    kernel.generated = generated
+    return kernel
 
 
 def kernel_params(parser: FunctionParser, fn: Callable, node: ast.FunctionDef,
@@ -798,6 +835,8 @@ def kernel_params(parser: FunctionParser, fn: Callable, node: ast.FunctionDef,
             p = ScalarParam(a.arg, "constexpr", i)
             if a.arg in constexprs:
                 parser.scope.locals[a.arg] = constexprs[a.arg]
+            else:
+                parser.ctx.unbound_constexprs.add(a.arg)
         else:
             parser.fail(a, f"parameter '{a.arg}' needs an annotation: pl.Tensor[[dims], dtype], int, float "
                            "or pl.Constexpr")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
 from typing import Callable
 
 from pypto_pro.errors import CompileError
@@ -18,13 +17,22 @@ def parse_function(fn: Callable) -> tuple[ast.FunctionDef, SourceFile]:
     except (OSError, TypeError) as exc:
         raise CompileError(f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {exc}") from None
     text = "".join(lines)
-    dedented = textwrap.dedent(text)
-    indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
-    tree = ast.parse(dedented)
-    node = tree.body[0]
+    # An indented definition (a kernel inside a function or class) is parsed where it stands, under an
+    # ``if True:`` line: no dedent, so columns are the file's own and lines at column 0 (inside a
+    # multi-line string) are no problem.
+    indented = lines[0][:1] in (" ", "\t")
+    src = SourceFile(path, start - 2 if indented else start - 1, 0)
+    try:
+        tree = ast.parse("if True:\n" + text if indented else text)
+    except SyntaxError as exc:
+        line = (exc.lineno or 1) - (1 if indented else 0)
+        raise CompileError(f"cannot parse the source of {getattr(fn, '__name__', fn)!r} on its own "
+                           f"(kernels and helpers must be defined with def): {exc.msg}",
+                           SourceFile(path, start - 1, 0).loc(ast.Pass(lineno=line, col_offset=0))) from None
+    node = tree.body[0].body[0] if indented else tree.body[0]  # type: ignore[attr-defined]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        raise CompileError(f"{fn!r} is not defined by a def statement")
+        raise CompileError(f"{fn!r} is not defined by a def statement (kernels and helpers must be)", src.loc(node))
     if isinstance(node, ast.AsyncFunctionDef):
-        src = SourceFile(path, start - 1, indent)
         raise CompileError("async kernels are not supported", src.loc(node))
-    return node, SourceFile(path, start - 1, indent)
+    return node, src
+

@@ -29,6 +29,8 @@ class Buffer:
     loc: SourceLocation | None
     alias_of: "Buffer | None" = None  # a declared view shares its base's bytes and sync ids
     ring_counter: Var | None = None  # run-time ring position of a group (advanced by .next())
+    fwd_ids: tuple[int, ...] | None = None  # cross-core ids per slot: producer -> consumer (data ready)
+    bwd_ids: tuple[int, ...] | None = None  # cross-core ids per slot: consumer -> producer (slot free)
     uid: int = field(default_factory=lambda: next(_buf_uid))
 
     @property
@@ -161,6 +163,18 @@ class SetValidShape(Stmt):
     loc: SourceLocation | None = None
 
 
+@dataclass(eq=False)
+class StageSync(Stmt):
+    """Cross-core sync of a shared tile group around a pipeline stage (``pl.pipeline.*``):
+    ``wait_free`` / ``signal_ready`` (producer) and ``wait_ready`` / ``signal_free`` (consumer).
+    The ``pipeline_sync`` pass lowers it to a cross-core set or wait on the right pipe."""
+
+    kind: str
+    buffer: Buffer
+    slot: Expr
+    loc: SourceLocation | None = None
+
+
 SYNC_KINDS = ("set_flag", "wait_flag", "barrier", "lock", "unlock")
 
 
@@ -198,6 +212,7 @@ class KernelIR:
     constants: dict[str, Any] = field(default_factory=dict)
     param_vars: dict[str, Var] = field(default_factory=dict)  # run-time scalar parameters
     subblocks: int = 1  # Vector cores per block: 2 when the kernel has a Cube section
+    generated: Any = None  # the pipeline transform's output, when the kernel was pipelined
 
     def tensor_params(self) -> list[TensorParam]:
         return [p for p in self.params if isinstance(p, TensorParam)]

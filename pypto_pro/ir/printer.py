@@ -6,7 +6,7 @@ import os
 from pypto_pro.ir.expr import (BinOp, BoolOp, Compare, Const, Expr, ListIndex, Select, Special,
                                TensorDim, UnaryOp, Var)
 from pypto_pro.ir.nodes import (Assign, Buffer, For, GMRef, If, KernelIR, Section, SetValidShape,
-                                Stmt, SyncOp, TileOp, TileRef)
+                                StageSync, Stmt, SyncOp, TileOp, TileRef)
 
 
 def expr_str(e: Expr) -> str:
@@ -80,6 +80,8 @@ def stmt_lines(body: list[Stmt], indent: int = 0, show_pipes: bool = True) -> li
             out.append(f"{pad}[S   ] set_validshape({target}, {expr_str(s.rows)}, {expr_str(s.cols)}){_loc(s)}")
         elif isinstance(s, SyncOp):
             out.append(f"{pad}{sync_str(s)}{_loc(s)}")
+        elif isinstance(s, StageSync):
+            out.append(f"{pad}[S   ] pipeline.{s.kind}({s.buffer.name}[{expr_str(s.slot)}]){_loc(s)}")
         else:
             out.append(f"{pad}<{type(s).__name__}>")
     return out

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pypto_pro.errors import InternalCompilerError
 from pypto_pro.ir.expr import Var, walk
-from pypto_pro.ir.nodes import (Assign, For, GMRef, If, KernelIR, Section, SetValidShape, Stmt, SyncOp,
-                                TileOp, TileRef)
+from pypto_pro.ir.nodes import (Assign, For, GMRef, If, KernelIR, Section, SetValidShape, StageSync, Stmt,
+                                SyncOp, TileOp, TileRef)
 
 
 def verify(kernel: KernelIR, stage: str) -> None:
@@ -56,6 +56,8 @@ def verify(kernel: KernelIR, stage: str) -> None:
             elif isinstance(s, SyncOp):
                 if s.event is not None:
                     check_expr(s.event, s)
+            elif isinstance(s, StageSync):
+                check_expr(s.slot, s)
             else:
                 raise InternalCompilerError(f"after {stage}: unknown statement {type(s).__name__}")
 

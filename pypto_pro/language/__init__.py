@@ -1,7 +1,7 @@
 """The pypto_pro DSL, imported as ``pl``: ``import pypto_pro.language as pl``."""
 from __future__ import annotations
 
-from pypto_pro.language import system
+from pypto_pro.language import pipeline, system
 from pypto_pro.language.dtypes import (DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8,
                                        DataType)
 from pypto_pro.language.enums import MemorySpace, PipeType

@@ -12,7 +12,7 @@ def intrinsic(name: str) -> Callable[[F], F]:
     def mark(fn: F) -> F:
         @functools.wraps(fn)
         def outside_kernel(*args, **kwargs):
-            raise RuntimeError(f"pl.{name}() can only be used inside a @pl.jit kernel")
+            raise RuntimeError(f"pl.{name}() can only be used inside a @pl.jit kernel")  # noqa: E501
 
         outside_kernel.__pypto_intrinsic__ = name  # type: ignore[attr-defined]
         return outside_kernel  # type: ignore[return-value]

@@ -7,7 +7,8 @@ F = TypeVar("F", bound=Callable)
 
 
 def jit(fn: Callable | None = None, *, arch: str = "a5", auto_mutex: bool = True, device: str = "sim",
-        check: str = "raise", build_dir: str | None = None, timing: bool = True, trace: str | None = None) -> Any:
+        check: str = "raise", build_dir: str | None = None, timing: bool = True, trace: str | None = None,
+        pipeline: Any = None) -> Any:
     """Turn a Python function into a kernel. Use bare (``@pl.jit``) or with options.
 
     ``arch``: ``"a5"`` (default) or ``"a2a3"``; ``auto_mutex``: order ops on tile-group slots
@@ -15,13 +16,14 @@ def jit(fn: Callable | None = None, *, arch: str = "a5", auto_mutex: bool = True
     go (default ``./build/<kernel>``, or ``$PYPTO_PRO_BUILD_DIR/<kernel>``); ``check``: what the
     simulator does on a race, deadlock or other fault: ``"raise"`` (default), ``"warn"``, ``"off"``;
     ``timing``: model per-pipe timing (default) or run functionally only; ``trace``: directory for the
-    Perfetto trace and HTML timeline of each launch (also ``$PYPTO_PRO_TRACE``).
+    Perfetto trace and HTML timeline of each launch (also ``$PYPTO_PRO_TRACE``); ``pipeline``: a
+    ``pl.pipeline.PipelineConfig`` to overlap Cube and Vector stages (see ``pl.pipeline``).
     """
     from pypto_pro.runtime.kernel import JitKernel
 
     def wrap(f: Callable) -> JitKernel:
         return JitKernel(f, arch=arch, auto_mutex=auto_mutex, device=device, check=check, build_dir=build_dir,
-                         timing=timing, trace=trace)
+                         timing=timing, trace=trace, pipeline=pipeline)
 
     return wrap(fn) if fn is not None else wrap
 

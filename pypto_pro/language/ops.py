@@ -20,11 +20,14 @@ def make_tile(type: TileType, addr: int) -> Any:
 
 @intrinsic("make_tile_group")
 def make_tile_group(type: TileType, addrs: int | Sequence[int], mutex_ids: Sequence[int] | None = None,
-                    depth: int | None = None) -> Any:
+                    depth: int | None = None, fwd_ids: Sequence[int] | None = None,
+                    bwd_ids: Sequence[int] | None = None) -> Any:
     """A ring of tiles (multi-buffering). ``addrs``: base address (slots back to back) or a list.
 
     ``mutex_ids`` (one per slot, 0-31) lets the framework order every op on each slot
     automatically. Methods: ``.next()``, ``.current()``, ``.previous()``, ``group[i]``.
+    ``fwd_ids`` / ``bwd_ids`` (one cross-core event id per slot) make the group shareable between
+    a Cube stage and a Vector stage of a pipelined loop (see ``pl.pipeline``).
     """
 
 

@@ -124,4 +124,4 @@ class TileType:
 
     def __repr__(self) -> str:
         v = "" if self.valid_shape == self.shape else f", valid_shape={list(self.valid_shape)}"
-        return f"TileType([{self.rows}, {self.cols}], {self.dtype!r}, {self.target_memory!r}{v})"
+        return f"pl.TileType([{self.rows}, {self.cols}], {self.dtype!r}, {self.target_memory!r}{v})"

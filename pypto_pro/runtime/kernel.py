@@ -50,7 +50,7 @@ class JitKernel:
     __pypto_kernel__ = True
 
     def __init__(self, fn: Callable, *, arch: str, auto_mutex: bool, device: str, check: str,
-                 build_dir: str | None, timing: bool = True, trace: str | None = None):
+                 build_dir: str | None, timing: bool = True, trace: str | None = None, pipeline: Any = None):
         if arch not in ARCHS:
             raise CompileError(f"unknown arch {arch!r} for kernel '{fn.__name__}'; choose one of {', '.join(sorted(ARCHS))}")
         if device != "sim":
@@ -63,6 +63,10 @@ class JitKernel:
         self.check = check
         self.timing = timing
         self.trace = trace
+        from pypto_pro.language.pipeline import PipelineConfig
+        if pipeline is not None and not isinstance(pipeline, PipelineConfig):
+            raise CompileError(f"pipeline must be a pl.pipeline.PipelineConfig, got {pipeline!r}")
+        self.pipeline = pipeline
         self.build_dir = build_dir
         self._cache: dict[tuple, CompiledKernel] = {}
         self._params = None
@@ -76,10 +80,17 @@ class JitKernel:
         return self.fn.__name__
 
     def _compile(self, constexprs: dict[str, Any]) -> CompiledKernel:
-        kernel: KernelIR = parse_kernel(self.fn, self.arch, constexprs)
+        kernel: KernelIR = parse_kernel(self.fn, self.arch, constexprs, pipeline=self.pipeline)
+        directory = kernel_build_dir(self.name, self.build_dir)
+        if kernel.generated is not None:
+            from pypto_pro.frontend.pipeline_file import render
+            from pypto_pro.frontend.scope import Scope, closure_vars
+            directory.mkdir(parents=True, exist_ok=True)
+            (directory / "pipeline_generated.py").write_text(
+                render(self.fn, kernel.generated, Scope(self.fn.__globals__, closure_vars(self.fn)), self.arch,
+                       self.auto_mutex))
         compiled = run_passes(kernel, PassOptions(self.arch, self.auto_mutex))
         exe = SimExecutable(self.name, compiled.programs, self.arch)
-        directory = kernel_build_dir(self.name, self.build_dir)
         write_dumps(compiled.dumps, directory)
         exe.write_sources(directory)
         stored = frozenset(s.dst.param.name for p in compiled.programs.values() for s in walk_stmts(p.body)

@@ -106,7 +106,8 @@ def test_dumps_written_for_every_stage(tmp_path):
     k = pl.jit(add_fn, arch="a2a3", build_dir=str(tmp_path))
     k.compile()
     names = sorted(p.name for p in (tmp_path / "add_fn").iterdir())
-    assert names == ["00_parse.ir", "01_check_memory.ir", "02_split_sections.vector.ir", "03_auto_sync.vector.ir",
-                     "04_lower.vector.ir", "lowered.vector.txt", "sim_program.vector.py"]
+    assert names == ["00_parse.ir", "01_check_memory.ir", "02_split_sections.vector.ir",
+                     "03_pipeline_sync.vector.ir", "04_auto_sync.vector.ir", "05_lower.vector.ir",
+                     "lowered.vector.txt", "sim_program.vector.py"]
     lowered = (tmp_path / "add_fn" / "lowered.vector.txt").read_text()
     assert "wait_flag(V, MTE2" in lowered and "<- auto:" in lowered
