@@ -1,0 +1,59 @@
+"""A small two-stage Cube -> Vector pipeline used by the pipeline tests (importable module)."""
+import pypto_pro.language as pl
+
+TM, N, K = 64, 128, 64
+
+
+@pl.pipeline.stage(produces=["s"])
+def scores(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s):
+    with pl.section_cube():
+        la = a_l1.next()
+        lb = b_l1.next()
+        pl.load_tile(la, x, [i, 0])
+        pl.load_tile(lb, w, [0, 0])
+        xa = a_l0.next()
+        xb = b_l0.next()
+        pl.move(xa, la)
+        pl.move(xb, lb)
+        acc = acc_g.next()
+        pl.matmul(acc, xa, xb)
+        t = s.next()
+        pl.move(t, acc, subblock=0)
+        pl.move(t, acc, subblock=1)
+
+
+@pl.pipeline.stage(consumes=["s"])
+def scale(out, i, s, o_g):
+    with pl.section_vector():
+        t = s.next()
+        o = o_g.next()
+        pl.muls(o, t, 2.0)
+        if pl.get_subblock_idx() == 0:
+            pl.store_tile(out, o, [i, 0])
+
+
+def two_stage(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
+              out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
+    a_l1 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0, mutex_ids=[0, 1])
+    b_l1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0x10000,
+                              mutex_ids=[2, 3])
+    a_l0 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Left), addrs=0, mutex_ids=[4, 5])
+    b_l0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Right), addrs=0, mutex_ids=[6, 7])
+    acc_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Acc), addrs=0, mutex_ids=[8, 9])
+    s = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0,  # <- shared
+                           fwd_ids=[0, 1, 2], bwd_ids=[3, 4, 5])
+    o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
+                             mutex_ids=[10, 11])
+    for i in pl.range(pl.get_block_idx(), x.shape[0] // TM, pl.get_block_num()):  # <- loop
+        scores(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s)
+        scale(out, i, s, o_g)
+
+
+def reader_without_writer(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
+                          out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
+    s = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0,
+                           fwd_ids=[0, 1, 2], bwd_ids=[3, 4, 5])
+    o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
+                             mutex_ids=[10, 11])
+    for i in pl.range(0, x.shape[0] // TM, 1):
+        scale(out, i, s, o_g)  # <- orphan reader
