@@ -200,8 +200,9 @@ def check_cross_ids(p: "FunctionParser", a: Args, name: str, depth: int) -> tupl
         return None
     node = a.node(name)
     limit = int(p.ctx.arch.cross_core_event_ids.value)
-    if not isinstance(ids, (list, tuple)) or len(ids) != depth:
-        p.fail(node, f"{name} must list one cross-core event id per slot ({depth}), got {p.describe(ids)}")
+    if not isinstance(ids, (list, tuple)) or len(ids) not in (depth, 1):
+        p.fail(node, f"{name} must list one cross-core event id per slot ({depth}), or a single id that all slots "
+                     f"share as a counter, got {p.describe(ids)}")
     for e in ids:
         if not isinstance(e, int) or isinstance(e, bool) or not 0 <= e < limit:
             p.fail(node, f"cross-core event id {e!r} in {name} is outside 0-{limit - 1}")

@@ -22,6 +22,11 @@ _PLAIN = (int, float, bool, str, type(None), DataType, MemorySpace, PipeType, Ti
 def _literal(v: Any) -> str | None:
     if isinstance(v, _PLAIN):
         return repr(v)
+    if isinstance(v, dict):
+        items = [(_literal(k), _literal(x)) for k, x in v.items()]
+        if all(a is not None and b is not None for a, b in items):
+            return "{" + ", ".join(f"{a}: {b}" for a, b in items) + "}"
+        return None
     if isinstance(v, (list, tuple)):
         parts = [_literal(x) for x in v]
         if all(p is not None for p in parts):

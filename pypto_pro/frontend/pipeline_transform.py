@@ -175,7 +175,28 @@ class PipelineTransform:
             else:
                 if self.stage_call(stmt) is not None:
                     self.fail(stmt, "a pipeline stage must be called from a pl.range loop")
-                self.em.emit(ast.unparse(stmt), indent, stmt)
+                self.plain(stmt, indent)
+
+    def plain(self, stmt: ast.stmt, indent: int) -> None:
+        """Re-emit a statement, keeping every nested statement mapped to its own user line."""
+        if isinstance(stmt, ast.With):
+            self.em.emit(f"with {', '.join(ast.unparse(i) for i in stmt.items)}:", indent, stmt)
+            for s in stmt.body:
+                self.plain(s, indent + 1)
+        elif isinstance(stmt, ast.For) and not stmt.orelse:
+            self.em.emit(f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}:", indent, stmt)
+            for s in stmt.body:
+                self.plain(s, indent + 1)
+        elif isinstance(stmt, ast.If):
+            self.em.emit(f"if {ast.unparse(stmt.test)}:", indent, stmt)
+            for s in stmt.body:
+                self.plain(s, indent + 1)
+            if stmt.orelse:
+                self.em.emit("else:", indent, stmt)
+                for s in stmt.orelse:
+                    self.plain(s, indent + 1)
+        else:
+            self.em.emit(ast.unparse(stmt), indent, stmt)
 
     def _has_stage_call(self, stmt: ast.stmt) -> bool:
         return any(isinstance(n, ast.stmt) and self.stage_call(n) is not None for n in ast.walk(stmt)

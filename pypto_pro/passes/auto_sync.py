@@ -36,6 +36,8 @@ from pypto_pro.language.enums import PipeType
 
 def slot_id(ids: tuple[int, ...], slot: Expr) -> Expr:
     """The id of a run-time slot in a per-slot id table (folded when the slot is constant)."""
+    if len(ids) == 1:
+        return Const(ids[0])  # one counting id shared by every slot
     if isinstance(slot, Const):
         return Const(ids[int(slot.value)])
     if all(ids[i] == ids[0] + i for i in range(len(ids))):

@@ -60,7 +60,8 @@ class CoreScheduler:
         self.insts = insts
         nq = cores * NPIPES
         self.nq = nq
-        self.xflags: dict[tuple, list[tuple[float, tuple[int, ...], Inst]]] = {}
+        # cross-core flags: (receiver core, id) -> sending core -> pending signals (time, vc, setter)
+        self.xflags: dict[tuple, dict[int, list[tuple[float, tuple[int, ...], Inst]]]] = {}
         self.flows: list[tuple[Inst, Inst, str]] | None = [] if record_flows else None
         self.reporter = reporter
         self.on_start = on_start
@@ -140,13 +141,18 @@ class CoreScheduler:
                 rel = self.lock_release.get(mid)
                 if rel is not None and rel[0] > t:
                     t = rel[0]
-            for key, count in ex.xwaits:
-                pend = self.xflags.get(key)
-                if pend is None or len(pend) < count:
-                    return None
-                for ft, _, _ in pend[:count]:
-                    if ft > t:
-                        t = ft
+            if ex.xwaits:
+                needed: dict = {}
+                for key, count in ex.xwaits:  # a fused record may wait on one key several times
+                    n, c = needed.get(key, (0, count))
+                    needed[key] = (n + 1, c)
+                for key, (n, count) in needed.items():
+                    senders = self.xflags.get(key)
+                    if senders is None or sum(1 for q in senders.values() if len(q) >= n) < count:
+                        return None  # needs n signals from each of `count` sending cores
+                    for q in senders.values():
+                        if len(q) >= n and q[n - 1][0] > t:
+                            t = q[n - 1][0]
         return t
 
     def _push(self, time: float, fn: Callable[[], None]) -> None:
@@ -183,11 +189,12 @@ class CoreScheduler:
             heads[best.pipe] += 1
             pending -= 1
         if self.checks:
-            for key, pend in self.xflags.items():
-                if pend:
-                    self.reporter.report(SyncError(
-                        f"cross-core event {key[1]} to {CORE_NAMES[key[0]]} is signalled but never waited for "
-                        f"({len(pend)} pending at kernel end)\n  by {pend[0][2].describe()}"))
+            for key, senders in self.xflags.items():
+                for pend in senders.values():
+                    if pend:
+                        self.reporter.report(SyncError(
+                            f"cross-core event {key[1]} to {CORE_NAMES[key[0]]} is signalled but never waited for "
+                            f"({len(pend)} pending at kernel end)\n  by {pend[0][2].describe()}"))
         if self.checks and self.flags:
             for key, (t, _, setter) in sorted(self.flags.items(), key=lambda kv: kv[1][0]):
                 self.reporter.report(SyncError(
@@ -214,12 +221,12 @@ class CoreScheduler:
                     if self.flows is not None and rel[2].pipe != inst.pipe:
                         self.flows.append((rel[2], inst, f"buf_id {mid}"))
             for key, count in ex.xwaits:
-                pend = self.xflags[key]
-                for _, fvc, setter in pend[:count]:
-                    vc[:] = map(max, vc, fvc)
-                    if self.flows is not None:
-                        self.flows.append((setter, inst, f"cross-core {key[1]}"))
-                del pend[:count]
+                for q in self.xflags[key].values():
+                    if q:
+                        _, fvc, setter = q.pop(0)
+                        vc[:] = map(max, vc, fvc)
+                        if self.flows is not None:
+                            self.flows.append((setter, inst, f"cross-core {key[1]}"))
         vc[p] += 1
         inst.vc = tuple(vc)
         inst.start = t
@@ -256,7 +263,7 @@ class CoreScheduler:
             self.lock_holder[mid] = None
             self.lock_release[mid] = (inst.end, snapshot, inst)
         for key in ex.xsets:
-            pend = self.xflags.setdefault(key, [])
+            pend = self.xflags.setdefault(key, {}).setdefault(inst.pipe // NPIPES, [])
             if len(pend) >= XFLAG_MAX and self.checks:
                 self.reporter.report(SyncError(
                     f"cross-core event {key[1]} to {CORE_NAMES[key[0]]} is signalled {len(pend) + 1} times without "
@@ -276,7 +283,7 @@ class CoreScheduler:
                 if key not in self.flags:
                     what.append(f"wait_{flag_str(key)[4:]}: no pending set_flag (wait at {sync_where(inst, 'wait_flag', key)})")
             for key, count in ex.xwaits if ex else ():
-                have = len(self.xflags.get(key, ()))
+                have = sum(1 for q in self.xflags.get(key, {}).values() if q)
                 what.append(f"wait_cross_core(event={key[1]}) at {sync_where(inst, 'xwait', (key, count))}: "
                             f"{have} of {count} signal(s) arrived")
             for mid in ex.acquires if ex else ():
