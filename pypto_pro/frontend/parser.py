@@ -339,6 +339,7 @@ class FunctionParser:
                 self.fail(node.iter, "pl.range step must be positive")
             self.materialize(node.body, node)
             var = Var(self.ctx.fresh_name(node.target.id))
+            before = dict(self.scope.locals)
             self.runtime_blocks.append("a pl.range loop")
             try:
                 with self.ctx.builder.block() as body:
@@ -347,6 +348,7 @@ class FunctionParser:
             finally:
                 self.runtime_blocks.pop()
             self.ctx.builder.emit(For(var, _expr(it.start), _expr(it.stop), _expr(step), body, self.loc(node)))
+            self.forget_loop_locals(node, before)
             return
         if isinstance(it, (range, list, tuple)) and is_const(it):
             count = _range_len(it) if isinstance(it, range) else len(it)  # len() overflows on huge ranges
@@ -360,6 +362,21 @@ class FunctionParser:
         if isinstance(it, range) or (isinstance(it, (list, tuple))):
             self.fail(node.iter, "this loop iterates over run-time values; use pl.range(start, stop, step)")
         self.fail(node.iter, f"cannot iterate over {self.describe(it)}; use pl.range(...) or a compile-time range")
+
+    def forget_loop_locals(self, node: ast.For, before: dict[str, Any]) -> None:
+        """Run-time values first set inside a pl.range loop (and its variable) have no value after a loop
+        that ran zero times: using them after the loop is an error, not an unset register."""
+        line = self.loc(node).line
+        for name, value in list(self.scope.locals.items()):
+            runtime = isinstance(value, Expr) or (isinstance(value, TileValue) and not isinstance(value.ref.slot, Const))
+            if before.get(name, MISSING) is value or not runtime:
+                continue
+            del self.scope.locals[name]
+            self.unmerged[name] = (
+                f"'{name}' is the variable of the pl.range loop at line {line}; it has no value after the loop "
+                "(the loop may run zero times)" if name == node.target.id else
+                f"'{name}' is assigned inside the pl.range loop at line {line}, which may run zero times, so it "
+                "cannot be used after the loop; assign it before the loop")
 
     def st_With(self, node: ast.With) -> None:
         if len(node.items) != 1:

@@ -250,6 +250,8 @@ class Recorder:
                 spec.sets = spec.sets + (key,)
             elif kind == "xset":
                 spec.xsets = spec.xsets + key
+                for k in key:
+                    spec.origins.setdefault(("xset", k), []).append(stmt)
             else:
                 spec.releases = spec.releases + (key,)
             spec.origins.setdefault((kind, key), []).append(stmt)
@@ -260,6 +262,8 @@ class Recorder:
         spec = SyncSpec(sets=(key,) if kind == "set_flag" else (), releases=(key,) if kind == "unlock" else (),
                         xsets=key if kind == "xset" else ())
         spec.origins.setdefault((kind, key), []).append(stmt)
+        for k in key if kind == "xset" else ():
+            spec.origins.setdefault(("xset", k), []).append(stmt)
         self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
 
     def _standalone(self, pipe: int, kind: int, stmt, name: str, spec: SyncSpec | None) -> Inst:

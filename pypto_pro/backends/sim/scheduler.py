@@ -194,7 +194,8 @@ class CoreScheduler:
                     if pend:
                         self.reporter.report(SyncError(
                             f"cross-core event {key[1]} to {CORE_NAMES[key[0]]} is signalled but never waited for "
-                            f"({len(pend)} pending at kernel end)\n  by {pend[0][2].describe()}"))
+                            f"({len(pend)} pending at kernel end)\n  set_cross_core at "
+                            f"{sync_where(pend[0][2], 'xset', key)} (after {pend[0][2].describe()})"))
         if self.checks and self.flags:
             for key, (t, _, setter) in sorted(self.flags.items(), key=lambda kv: kv[1][0]):
                 self.reporter.report(SyncError(

@@ -17,7 +17,7 @@ import numpy as np
 
 from pypto_pro.backends.sim import numerics
 from pypto_pro.backends.sim.tile_state import SlotState
-from pypto_pro.errors import SimulationError
+from pypto_pro.errors import CompileError, SimulationError
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.ir.expr import Const, Expr
 from pypto_pro.ir.nodes import GMRef, SetValidShape, TileOp, TileRef
@@ -93,9 +93,13 @@ def build(stmt: TileOp | SetValidShape, states: dict[int, SlotState], gm: GMBind
     if stmt.op in _CUBE_BUILDERS:
         if stmt.op == "fixpipe" and stmt.dst.buffer.space is MemorySpace.Vec:
             if remote is None:
-                raise SimulationError("Acc -> Vec moves need the block's Vector cores")
-            sub = stmt.attrs.get("subblock") or 0
-            states = {**states, stmt.dst.buffer.uid: remote(sub)[stmt.dst.buffer.uid]}
+                raise CompileError("an Acc -> Vec move needs the block's Vector cores, but the kernel has no "
+                                   "section_vector()", stmt.loc)
+            sub = stmt.attrs.get("subblock")
+            targets = [sub] if sub is not None else [0, 1]  # None: every Vector core of the block
+            parts = [_CUBE_BUILDERS[stmt.op](stmt, {**states, stmt.dst.buffer.uid: remote(k)[stmt.dst.buffer.uid]})
+                     for k in targets]
+            return parts[0] if len(parts) == 1 else _broadcast(parts)
         return _CUBE_BUILDERS[stmt.op](stmt, states)
     return _BUILDERS[OPS[stmt.op].kind](stmt, states)
 
@@ -217,6 +221,27 @@ def _movement(op: TileOp, states: dict[int, SlotState], gm: GMBinding) -> Callab
             return commit
         return Prepared(r, c, c == t.row_bytes // item, (t.access(slot, r, c, False),),
                         ((pidx, pname, rect, True),), r * c * item, run)
+    return dispatch
+
+
+def _broadcast(parts: list[Callable]) -> Callable:
+    """One instruction writing the same data into several cores' memories (Acc -> every AIV's UB)."""
+    def dispatch(*args) -> Prepared:
+        preps = [d(*args) for d in parts]
+        first = preps[0]
+
+        def run(defer: bool):
+            commits = [p.run(defer) for p in preps]
+            if not defer:
+                return None
+
+            def commit() -> None:
+                for c in commits:
+                    if c is not None:
+                        c()
+            return commit
+        return Prepared(first.rows, first.cols, first.full_cols, sum((p.accesses for p in preps), ()), (),
+                        sum(p.nbytes for p in preps), run, sum((p.commits for p in preps), ()))
     return dispatch
 
 

@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from pypto_pro.backends.sim.inst import KIND_NAMES, OP, PIPES, Inst
+from pypto_pro.backends.sim.inst import KIND_NAMES, NPIPES, OP, PIPES, Inst, queue_name
 from pypto_pro.backends.sim.report import LaunchReport
 
 MAX_SLICES = 200_000  # beyond this the trace keeps the first blocks only (said in the file)
@@ -62,12 +62,16 @@ def chrome_trace(report: LaunchReport, events: list) -> dict:
     clock = report.clock_mhz
     trace: list[dict] = []
     cores = sorted({core for _, core, *_ in events})
+    queues = sorted({inst.pipe for *_, insts, _ in events for inst in insts})
+    mixed = any(q >= NPIPES for q in queues)
     for core in cores:
-        trace.append({"ph": "M", "name": "process_name", "pid": core, "args": {"name": f"core {core}"}})
+        label = "AI core" if mixed else "core"
+        trace.append({"ph": "M", "name": "process_name", "pid": core, "args": {"name": f"{label} {core}"}})
         trace.append({"ph": "M", "name": "process_sort_index", "pid": core, "args": {"sort_index": core}})
-        for i, p in enumerate(PIPES):
-            trace.append({"ph": "M", "name": "thread_name", "pid": core, "tid": i, "args": {"name": p.name}})
-            trace.append({"ph": "M", "name": "thread_sort_index", "pid": core, "tid": i, "args": {"sort_index": i}})
+        for q in queues:
+            trace.append({"ph": "M", "name": "thread_name", "pid": core, "tid": q,
+                          "args": {"name": queue_name(q, mixed)}})
+            trace.append({"ph": "M", "name": "thread_sort_index", "pid": core, "tid": q, "args": {"sort_index": q}})
     slices = 0
     truncated = False
     flow_id = 0
@@ -87,7 +91,7 @@ def chrome_trace(report: LaunchReport, events: list) -> dict:
             if ex is not None and ex:
                 args["sync"] = ", ".join([*(f"wait {k}" for k in ex.waits), *(f"lock {k}" for k in ex.acquires),
                                           *(f"set {k}" for k in ex.sets), *(f"unlock {k}" for k in ex.releases)])
-            trace.append({"ph": "X", "name": name, "cat": PIPES[inst.pipe].name, "pid": core, "tid": inst.pipe,
+            trace.append({"ph": "X", "name": name, "cat": PIPES[inst.pipe % NPIPES].name, "pid": core, "tid": inst.pipe,
                           "ts": (offset + inst.start) / clock, "dur": max(inst.end - inst.start, 0.01) / clock,
                           "args": args})
         for src, dst, label in flows or ():
@@ -126,7 +130,9 @@ def timeline_html(kernel: str, report: LaunchReport, data: dict, rows: list[dict
         f"<td>{html.escape(r['tile'])}</td><td>{'' if r['slot'] is None else r['slot']}</td>"
         f"<td>{r['dtype']} {r['shape']}</td><td>{html.escape(r['view_of'] or '')}</td><td>{r['line']}</td></tr>"
         for r in rows)
-    payload = json.dumps({"slices": slices, "flows": flows, "pipes": [p.name for p in PIPES]})
+    nq = 1 + max((e[1] for e in slices), default=0)
+    payload = json.dumps({"slices": slices, "flows": flows,
+                          "pipes": [queue_name(q, nq > NPIPES) for q in range(max(nq, NPIPES))]})
     return _TEMPLATE.replace("__TITLE__", html.escape(kernel)).replace(
         "__SUMMARY__", html.escape(report.summary())).replace("__UTIL__", util).replace(
         "__BUFFERS__", buf_rows).replace("__DATA__", payload.replace("</", "<\\/")).replace(

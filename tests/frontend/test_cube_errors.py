@@ -1,0 +1,524 @@
+"""Compile errors of the Cube engine and of cross-core sync: raised as ``pypto_pro.CompileError`` by
+``kernel.compile()`` (``pl.jit(fn, arch=...)``), located at ``path:line:col:`` in this file, with
+the source line quoted and a caret under the right token.
+
+Each kernel marks the line the error must point at with the comment ``# <- here``; the expected
+line comes from ``inspect.getsourcelines`` (no hard-coded numbers), the expected column from a
+token on that line (the first non-blank character when none is given: the whole call).
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import re
+
+import pytest
+
+import pypto_pro.language as pl
+from pypto_pro import CompileError
+
+MARKER = "# <- here"
+DYN = pl.DYNAMIC
+Mat, Left, Right, Acc, Vec, Bias = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,
+                                    pl.MemorySpace.Acc, pl.MemorySpace.Vec, pl.MemorySpace.Bias)
+T16 = pl.Tensor[[DYN, DYN], pl.DT_FP16]
+T32 = pl.Tensor[[DYN, DYN], pl.DT_FP32]
+I8T = pl.Tensor[[DYN, DYN], pl.DT_INT8]
+
+MAT16 = pl.TileType([64, 64], pl.DT_FP16, Mat)
+LEFT16 = pl.TileType([64, 64], pl.DT_FP16, Left)
+RIGHT16 = pl.TileType([64, 64], pl.DT_FP16, Right)
+ACC32 = pl.TileType([64, 64], pl.DT_FP32, Acc)
+VEC32 = pl.TileType([64, 64], pl.DT_FP32, Vec)
+VEC16 = pl.TileType([64, 64], pl.DT_FP16, Vec)
+
+
+@pytest.fixture(autouse=True)
+def _build_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path / "build"))
+
+@pytest.fixture(autouse=True)
+def _no_env_overrides(monkeypatch):
+    """Launch settings come from the tests, not from variables another test (e.g. the CLI's trace
+    command, which sets PYPTO_PRO_TRACE in os.environ) left behind."""
+    monkeypatch.delenv("PYPTO_PRO_TRACE", raising=False)
+    monkeypatch.delenv("PYPTO_PRO_CHECK", raising=False)
+
+
+
+def marked_line(fn) -> tuple[str, int, str]:
+    lines, start = inspect.getsourcelines(fn)
+    hits = [i for i, text in enumerate(lines) if MARKER in text]
+    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARKER!r}"
+    return inspect.getsourcefile(fn), start + hits[0], lines[hits[0]]
+
+
+def check_location(err: CompileError, path: str, line: int, text: str, token: str | None) -> None:
+    col = text.index(token) + 1 if token else len(text) - len(text.lstrip()) + 1
+    assert err.loc is not None, f"error has no location: {err}"
+    assert os.path.realpath(err.loc.path) == os.path.realpath(path), str(err)
+    assert (err.line, err.col) == (line, col), f"expected {line}:{col}, got {err.line}:{err.col}\n{err}"
+    assert str(err).startswith(f"{path}:{line}:{col}: error: "), str(err)
+    quoted = str(err).split("\n")
+    assert quoted[1] == "    " + text.rstrip("\n"), str(err)
+    assert quoted[2] == "    " + " " * (col - 1) + "^", str(err)
+
+
+CASES = []
+
+
+def case(match: str, token: str | None = None, archs=("a5", "a2a3")):
+    """Register a kernel function: compiling it on each of ``archs`` fails with ``match`` at its marker."""
+    def register(fn):
+        for arch in archs:
+            CASES.append(pytest.param(fn, arch, match, token, id=f"{fn.__name__}-{arch}"))
+        return fn
+    return register
+
+
+@pytest.mark.parametrize("fn,arch,match,token", CASES)
+def test_cube_compile_error(fn, arch, match, token):
+    kernel = pl.jit(fn, arch=arch)
+    with pytest.raises(CompileError) as info:
+        kernel.compile()
+    err = info.value
+    assert re.search(match, err.bare_message), f"{match!r} not in: {err.bare_message}"
+    check_location(err, *marked_line(fn), token)
+
+
+# ---- a2a3 has no direct Cube <-> Vector paths -------------------------------------------------------
+
+GM_HINT = (r"exchange data through global memory on a2a3: pl.store the tile to a GM workspace in "
+           r"section_cube\(\), pl.system.set_cross_core / wait_cross_core, then pl.load it in section_vector\(\)")
+
+
+@case(r"a2a3 has no Acc -> Vec path\. Cube and Vector " + GM_HINT + r" \(the direct Acc->Vec path exists on a5\)",
+      archs=("a2a3",))
+def move_acc_to_vec_a2a3(x: T32):
+    acc = pl.make_tile(ACC32, 0)
+    ub = pl.make_tile(VEC32, 0)
+    with pl.section_cube():
+        pl.move(ub, acc)  # <- here
+
+
+@case(r"a2a3 has no Vec -> Mat path\. Cube and Vector " + GM_HINT + r" \(the direct Vec->Mat path exists on a5\)",
+      archs=("a2a3",))
+def move_vec_to_mat_a2a3(x: T16):
+    ub = pl.make_tile(VEC16, 0)
+    l1 = pl.make_tile(MAT16, 0)
+    with pl.section_vector():
+        pl.move(l1, ub)  # <- here
+
+
+# ---- fractal layouts ------------------------------------------------------------------------------
+
+
+@case(r"a Left tile is stored in 16 x 32-byte fractals: rows must be a multiple of 16 and cols a multiple of 16 "
+      r"for DT_FP16", "pl.make_tile(")
+def left_rows_not_fractal(x: T16):
+    t = pl.make_tile(pl.TileType([100, 64], pl.DT_FP16, Left), 0)  # <- here
+
+
+@case(r"a Right tile \[K, N\] is stored in fractals: K must be a multiple of 16 for DT_FP16 and N a multiple of 16",
+      "pl.make_tile(")
+def right_cols_not_fractal(x: T16):
+    t = pl.make_tile(pl.TileType([64, 100], pl.DT_FP16, Right), 0)  # <- here
+
+
+@case(r"an Acc tile is stored in 16 x 16 fractals: rows and cols must be multiples of 16", "pl.make_tile_group(")
+def acc_cols_not_fractal(x: T32):
+    g = pl.make_tile_group(type=pl.TileType([128, 120], pl.DT_FP32, Acc), addrs=0, mutex_ids=[0, 1])  # <- here
+
+
+@case(r"a Mat tile is stored in 16 x 32-byte fractals: rows must be a multiple of 16 and cols a multiple of 32 "
+      r"for DT_INT8", "pl.make_tile(")
+def mat_int8_cols_not_fractal(x: T16):
+    t = pl.make_tile(pl.TileType([64, 48], pl.DT_INT8, Mat), 0)  # <- here: 48 bytes per row
+
+
+@case(r"a Right tile \[K, N\] is stored in fractals: K must be a multiple of 8 for DT_FP32", "pl.make_tile(")
+def right_fp32_k_not_fractal(x: T16):
+    t = pl.make_tile(pl.TileType([20, 64], pl.DT_FP32, Right), 0)  # <- here: 80-byte K
+
+
+@case(r"a Bias tile holds one row: shape \[1, N\]", "pl.make_tile(")
+def bias_two_rows(x: T16):
+    t = pl.make_tile(pl.TileType([2, 64], pl.DT_FP32, Bias), 0)  # <- here
+
+
+# ---- pl.matmul / pl.matmul_acc -----------------------------------------------------------------------
+
+
+@case(r"'lhs' must be a Left tile \(L0A for the Cube\), 'l1' is in Mat", "l1")
+def matmul_lhs_in_mat(x: T16):
+    l1 = pl.make_tile(MAT16, 0)
+    b = pl.make_tile(RIGHT16, 0)
+    acc = pl.make_tile(ACC32, 0)
+    with pl.section_cube():
+        pl.matmul(acc, l1, b)  # <- here
+
+
+@case(r"'rhs' must be a Right tile \(L0B for the Cube\), 'a2' is in Left", "a2)")
+def matmul_rhs_in_left(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    a2 = pl.make_tile(LEFT16, 0x2000)
+    acc = pl.make_tile(ACC32, 0)
+    with pl.section_cube():
+        pl.matmul(acc, a, a2)  # <- here
+
+
+@case(r"'dst' must be a Acc tile \(L0C for the Cube\), 'ub' is in Vec", "ub")
+def matmul_dst_in_vec(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(RIGHT16, 0)
+    ub = pl.make_tile(VEC32, 0)
+    with pl.section_cube():
+        pl.matmul(ub, a, b)  # <- here
+
+
+@case(r"pl.matmul: lhs is \[64, 64\] and rhs is \[32, 64\]: K differs", "b)")
+def matmul_k_mismatch(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(pl.TileType([32, 64], pl.DT_FP16, Right), 0)
+    acc = pl.make_tile(ACC32, 0)
+    with pl.section_cube():
+        pl.matmul(acc, a, b)  # <- here
+
+
+@case(r"pl.matmul_acc: lhs is \[64, 64\] and rhs is \[128, 64\]: K differs", "b)")
+def matmul_acc_k_mismatch(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(pl.TileType([128, 64], pl.DT_FP16, Right), 0)
+    acc = pl.make_tile(ACC32, 0)
+    with pl.section_cube():
+        pl.matmul_acc(acc, acc, a, b)  # <- here
+
+
+@case(r"pl.matmul: dst must be \[64, 64\], is \[64, 128\]", "acc,")
+def matmul_dst_shape(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(RIGHT16, 0)
+    acc = pl.make_tile(pl.TileType([64, 128], pl.DT_FP32, Acc), 0)
+    with pl.section_cube():
+        pl.matmul(acc, a, b)  # <- here
+
+
+@case(r"the Cube multiplies DT_FP16 x DT_FP16, DT_BF16 x DT_BF16, DT_INT8 x DT_INT8, DT_FP32 x DT_FP32; "
+      r"not DT_FP16 x DT_INT8")
+def matmul_fp16_x_int8(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Right), 0)
+    acc = pl.make_tile(ACC32, 0)
+    with pl.section_cube():
+        pl.matmul(acc, a, b)  # <- here
+
+
+@case(r"DT_FP16 x DT_FP16 accumulates in DT_FP32; 'dst' is DT_FP16", "acc,")
+def matmul_fp16_accumulator(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(RIGHT16, 0)
+    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_FP16, Acc), 0)
+    with pl.section_cube():
+        pl.matmul(acc, a, b)  # <- here
+
+
+@case(r"DT_INT8 x DT_INT8 accumulates in DT_INT32; 'dst' is DT_FP32", "acc,")
+def matmul_int8_into_fp32(x: I8T):
+    a = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Left), 0)
+    b = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Right), 0)
+    acc = pl.make_tile(ACC32, 0)
+    with pl.section_cube():
+        pl.matmul(acc, a, b)  # <- here
+
+
+@case(r"pl.matmul_acc: 'acc' must have dst's shape and dtype", "acc2")
+def matmul_acc_other_shape(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(RIGHT16, 0)
+    acc = pl.make_tile(ACC32, 0)
+    acc2 = pl.make_tile(pl.TileType([64, 128], pl.DT_FP32, Acc), 0x8000)
+    with pl.section_cube():
+        pl.matmul_acc(acc, acc2, a, b)  # <- here
+
+
+@case(r"pl.matmul: bias must be \[1, 64\] DT_FP32", "bt)")
+def matmul_bias_wrong_width(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(RIGHT16, 0)
+    acc = pl.make_tile(ACC32, 0)
+    bt = pl.make_tile(pl.TileType([1, 32], pl.DT_FP32, Bias), 0)
+    with pl.section_cube():
+        pl.matmul(acc, a, b, bias=bt)  # <- here
+
+
+@case(r"pl.matmul runs on the Cube engine; it cannot be used in section_vector\(\)", "pl.matmul")
+def matmul_in_vector_section(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(RIGHT16, 0)
+    acc = pl.make_tile(ACC32, 0)
+    with pl.section_vector():
+        pl.matmul(acc, a, b)  # <- here
+
+
+@case(r"pl.matmul_acc must be inside `with pl.section_cube\(\):`", "pl.matmul_acc")
+def matmul_acc_outside_sections(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(RIGHT16, 0)
+    acc = pl.make_tile(ACC32, 0)
+    pl.matmul_acc(acc, acc, a, b)  # <- here
+    with pl.section_cube():
+        pass
+
+
+# ---- pl.move -------------------------------------------------------------------------------------------
+
+
+@case(r"pl.move takes a 64 x 64 window at \[0, 32\] from 'l1' of shape \[64, 64\]: it does not fit")
+def move_window_past_cols(x: T16):
+    l1 = pl.make_tile(MAT16, 0)
+    a = pl.make_tile(LEFT16, 0)
+    with pl.section_cube():
+        pl.move(a, l1, offset=[0, 32])  # <- here
+
+
+@case(r"pl.move takes a 32 x 64 window \(transposed\) at \[48, 0\] from 'l1' of shape \[64, 64\]: it does not fit")
+def move_transposed_window_past_rows(x: T16):
+    l1 = pl.make_tile(MAT16, 0)
+    b = pl.make_tile(pl.TileType([64, 32], pl.DT_FP16, Right), 0)  # transposed: a [32, 64] window of l1
+    with pl.section_cube():
+        pl.move(b, l1, offset=[48, 0], transpose=True)  # <- here
+
+
+@case(r"pl.move takes a 64 x 64 window at \[-16, 0\]", None)
+def move_negative_offset(x: T16):
+    l1 = pl.make_tile(pl.TileType([128, 64], pl.DT_FP16, Mat), 0)
+    a = pl.make_tile(LEFT16, 0)
+    with pl.section_cube():
+        pl.move(a, l1, offset=[-16, 0])  # <- here
+
+
+@case(r"'offset' entries must be compile-time ints", "[0, k]")
+def move_runtime_offset(x: T16):
+    l1 = pl.make_tile(pl.TileType([64, 128], pl.DT_FP16, Mat), 0)
+    a = pl.make_tile(LEFT16, 0)
+    with pl.section_cube():
+        for k in pl.range(0, 2, 1):
+            pl.move(a, l1, offset=[0, k])  # <- here
+
+
+@case(r"pl.move has no Vec -> Left path \(supported: Vec->Vec, Mat->Left, Mat->Right, Acc->Mat, Acc->Vec, Vec->Mat\)")
+def move_vec_to_left(x: T16):
+    ub = pl.make_tile(VEC16, 0)
+    a = pl.make_tile(LEFT16, 0)
+    with pl.section_cube():
+        pl.move(a, ub)  # <- here
+
+
+@case(r"pl.move has no Left -> Right path")
+def move_left_to_right(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    b = pl.make_tile(RIGHT16, 0)
+    with pl.section_cube():
+        pl.move(b, a)  # <- here
+
+
+@case(r"pl.move Mat -> Left keeps the dtype: 'src' is DT_FP16, 'dst' is DT_FP32", "a,")
+def move_mat_to_left_changes_dtype(x: T16):
+    l1 = pl.make_tile(MAT16, 0)
+    a = pl.make_tile(pl.TileType([64, 64], pl.DT_FP32, Left), 0)
+    with pl.section_cube():
+        pl.move(a, l1)  # <- here
+
+
+@case(r"the fixpipe converts DT_INT32 to DT_INT32, not DT_FP16", "l1,")
+def move_int32_acc_to_fp16_mat(x: T16):
+    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_INT32, Acc), 0)
+    l1 = pl.make_tile(MAT16, 0)
+    with pl.section_cube():
+        pl.move(l1, acc)  # <- here
+
+
+@case(r"pl.move Acc -> Mat takes no offset or transpose")
+def move_acc_with_transpose(x: T16):
+    acc = pl.make_tile(ACC32, 0)
+    l1 = pl.make_tile(pl.TileType([64, 64], pl.DT_FP32, Mat), 0)
+    with pl.section_cube():
+        pl.move(l1, acc, transpose=True)  # <- here
+
+
+@case(r"only Acc -> Vec moves take a subblock", "1)")
+def move_subblock_on_acc_to_mat(x: T16):
+    acc = pl.make_tile(ACC32, 0)
+    l1 = pl.make_tile(pl.TileType([64, 64], pl.DT_FP32, Mat), 0)
+    with pl.section_cube():
+        pl.move(l1, acc, subblock=1)  # <- here
+
+
+@case(r"subblock must be 0, 1 or None", "2)", archs=("a5",))
+def move_acc_to_vec_subblock_2(x: T16):
+    acc = pl.make_tile(ACC32, 0)
+    ub = pl.make_tile(VEC32, 0)
+    with pl.section_cube():
+        pl.move(ub, acc, subblock=2)  # <- here
+
+
+@case(r"pl.move Vec -> Mat runs on the Vector engine; it cannot be used in section_cube\(\)", archs=("a5",))
+def move_vec_to_mat_in_cube_section(x: T16):
+    ub = pl.make_tile(VEC16, 0)
+    l1 = pl.make_tile(MAT16, 0)
+    with pl.section_cube():
+        pl.move(l1, ub)  # <- here
+
+
+@case(r"pl.move Mat -> Left runs on the Cube engine; it cannot be used in section_vector\(\)")
+def move_extract_in_vector_section(x: T16):
+    l1 = pl.make_tile(MAT16, 0)
+    a = pl.make_tile(LEFT16, 0)
+    with pl.section_vector():
+        pl.move(a, l1)  # <- here
+
+
+@case(r"pl.move Acc -> Vec runs on the Cube engine; it cannot be used in section_vector\(\)", archs=("a5",))
+def move_acc_to_vec_in_vector_section(x: T16):
+    acc = pl.make_tile(ACC32, 0)
+    ub = pl.make_tile(VEC32, 0)
+    with pl.section_vector():
+        pl.move(ub, acc)  # <- here
+
+
+@case(r"a Vec -> Vec move takes no offset, transpose or subblock")
+def move_vec_to_vec_transposed(x: T16):
+    ub = pl.make_tile(VEC16, 0)
+    ub2 = pl.make_tile(VEC16, 0x8000)
+    with pl.section_vector():
+        pl.move(ub2, ub, transpose=True)  # <- here
+
+
+# ---- stores of accumulators ------------------------------------------------------------------------------
+
+
+@case(r"the fixpipe converts DT_INT32 accumulators to DT_INT32, not DT_FP16")
+def store_int32_acc_to_fp16(x: T16):
+    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_INT32, Acc), 0)
+    with pl.section_cube():
+        pl.store(x, acc, [0, 0])  # <- here
+
+
+@case(r"the fixpipe converts DT_FP32 accumulators to DT_FP32, DT_FP16, DT_BF16, not DT_INT8")
+def store_fp32_acc_to_int8(x: I8T):
+    acc = pl.make_tile(ACC32, 0)
+    with pl.section_cube():
+        pl.store_tile(x, acc, [0, 0])  # <- here
+
+
+@case(r"pl.load cannot load into a Acc tile \(supported: Vec, Mat\)", "acc")
+def load_into_acc(x: T32):
+    acc = pl.make_tile(ACC32, 0)
+    with pl.section_cube():
+        pl.load(acc, x, [0, 0])  # <- here
+
+
+@case(r"pl.store cannot store from a Left tile \(supported: Vec, Acc\)", "a,")
+def store_from_left(x: T16):
+    a = pl.make_tile(LEFT16, 0)
+    with pl.section_cube():
+        pl.store(x, a, [0, 0])  # <- here
+
+
+# ---- cross-core sync ---------------------------------------------------------------------------------------
+
+
+@case(r"cross-core event id 16 is outside 0-15 on (a5|a2a3)", "16")
+def cross_core_event_16(x: T16):
+    with pl.section_cube():
+        pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=16)  # <- here
+
+
+@case(r"cross-core event id 31 is outside 0-15", "31")
+def wait_cross_core_event_31(x: T16):
+    with pl.section_vector():
+        pl.system.wait_cross_core(pipe=pl.PipeType.V, event_id=31)  # <- here
+
+
+@case(r"pl.system.set_cross_core must be inside a section")
+def set_cross_core_outside_section(x: T16):
+    pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=0)  # <- here
+    with pl.section_cube():
+        pass
+
+
+@case(r"pl.system.wait_cross_core must be inside a section")
+def wait_cross_core_outside_section(x: T16):
+    with pl.section_vector():
+        pass
+    pl.system.wait_cross_core(pipe=pl.PipeType.V, event_id=0)  # <- here
+
+
+@case(r"'pipe' must be a pl.PipeType, got", "3,")
+def cross_core_pipe_not_a_pipe(x: T16):
+    with pl.section_cube():
+        pl.system.set_cross_core(pipe=3, event_id=0)  # <- here
+
+
+@case(r"pl.system.sync_all must be inside a section")
+def sync_all_outside_section(x: T16):
+    pl.system.sync_all()  # <- here
+    with pl.section_vector():
+        pass
+
+
+# ---- the same code on the other arch / in the right place compiles --------------------------------------
+
+
+def acc_to_vec_move(x: T32):
+    acc = pl.make_tile(ACC32, 0)
+    ub = pl.make_tile(VEC32, 0)
+    with pl.section_cube():
+        pl.move(ub, acc, subblock=0)
+    with pl.section_vector():
+        pl.store(x, ub, [0, 0])
+
+
+def vec_to_mat_move(x: T16):
+    ub = pl.make_tile(VEC16, 0)
+    l1 = pl.make_tile(MAT16, 0)
+    with pl.section_vector():
+        pl.move(l1, ub)
+
+
+def cross_core_event_15(x: T16):
+    with pl.section_cube():
+        pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=15)
+    with pl.section_vector():
+        pl.system.wait_cross_core(pipe=pl.PipeType.V, event_id=15)
+
+
+@pytest.mark.parametrize("fn", [acc_to_vec_move, vec_to_mat_move, cross_core_event_15])
+def test_direct_paths_and_event_15_compile_on_a5(fn):
+    assert pl.jit(fn, arch="a5").compile() is not None
+
+
+def test_cross_core_event_15_compiles_on_a2a3():
+    assert pl.jit(cross_core_event_15, arch="a2a3").compile() is not None
+
+
+def test_every_case_has_a_distinct_kernel():
+    fns = {id(p.values[0]): p.values[0] for p in CASES}
+    assert len({f.__name__ for f in fns.values()}) == len(fns)
+
+
+# ---- finding --------------------------------------------------------------------------------------------
+
+
+def acc_to_vec_without_vector_section(x: T32):
+    acc = pl.make_tile(ACC32, 0)
+    ub = pl.make_tile(VEC32, 0)
+    with pl.section_cube():
+        pl.move(ub, acc, subblock=0)  # <- here
+
+
+def test_acc_to_vec_move_without_vector_section():
+    try:
+        pl.jit(acc_to_vec_without_vector_section, arch="a5").compile()
+    except CompileError as err:
+        check_location(err, *marked_line(acc_to_vec_without_vector_section), None)
