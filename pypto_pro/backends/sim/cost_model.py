@@ -29,20 +29,30 @@ class CostModel:
 
     def vector(self, op: str, kind: str, rows: int, cols: int, itemsize: int, full_cols: bool,
                dim: int | None = None) -> float:
+        """Cycles of an isolated vector instruction (head + body + tail)."""
+        return sum(self.vector_parts(op, kind, rows, cols, itemsize, full_cols, dim))
+
+    def vector_parts(self, op: str, kind: str, rows: int, cols: int, itemsize: int, full_cols: bool,
+                     dim: int | None = None) -> tuple[float, float, float]:
+        """(head, body, tail) of a vector instruction, as PTO-ISA's a2a3 model charges them: the head
+        only when the V queue was empty, the body always, the tail when the pipe is flushed (a sync
+        that signals another pipe, or the end)."""
         reps = self.repeats(rows, cols, itemsize, full_cols)
         if kind == "reduce":
             if dim == 1:
-                return self.vec["row_reduce"].cycles(reps)
-            per_row = self.vec["col_reduce_per_row"]
-            return per_row.head + rows * per_row.slope * math.ceil(cols * itemsize / self.repeat) + per_row.tail
+                c = self.vec["row_reduce"]
+                return c.head, c.slope * reps, c.tail
+            c = self.vec["col_reduce_per_row"]
+            return c.head, rows * c.slope * math.ceil(cols * itemsize / self.repeat), c.tail
         if kind == "expand":
             base = self.vec[EXPAND_BASE[op]]
-            bcast = self.vec["row_broadcast_per_row"].cycles(rows) if dim == 1 else 0.0
-            return bcast + base.cycles(reps)
+            bcast = self.vec["row_broadcast_per_row"]
+            extra = bcast.slope * rows if dim == 1 else 0.0
+            return base.head, base.slope * reps + extra, base.tail + (bcast.tail if dim == 1 else 0.0)
         if kind == "move":
-            return self.path("Vec->Vec", rows * cols * itemsize)
-        key = "expands" if kind == "fill" else op
-        return self.vec[key].cycles(reps)
+            return 0.0, self.path("Vec->Vec", rows * cols * itemsize), 0.0
+        c = self.vec["expands" if kind == "fill" else op]
+        return c.head, c.slope * reps, c.tail
 
     def path(self, name: str, nbytes: int) -> float:
         return self.arch.paths[name].cycles(nbytes, self.clock)

@@ -51,7 +51,7 @@ class Inst:
     ``gm``: (param index, param name, rect, is_write) with rect a tuple of (start, stop) per axis."""
 
     __slots__ = ("seq", "pipe", "kind", "cycles", "key", "accesses", "gm", "run", "stmt", "name", "nbytes",
-                 "flops", "path", "start", "end", "vc", "extra", "t_issue", "port", "l2")
+                 "flops", "path", "start", "end", "vc", "extra", "t_issue", "port", "l2", "head", "tail")
 
     def __init__(self, seq: int, pipe: int, kind: int, cycles: float, stmt: Any, name: str,
                  key: Any = None, accesses: tuple = (), gm: tuple = (), run: Callable | None = None,
@@ -76,6 +76,8 @@ class Inst:
         self.t_issue = 0.0   # when the scalar unit dispatched it
         self.port = 0.0      # cycles it occupies the core's share of chip GM bandwidth
         self.l2 = None       # GM read: (window, miss cycles, miss port cycles, hit cycles), priced per launch
+        self.head = 0.0      # vector startup, paid when the pipe was idle before it
+        self.tail = 0.0      # vector drain, paid when a sync flushes the pipe after it
 
     @property
     def loc(self):

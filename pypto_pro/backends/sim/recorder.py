@@ -131,24 +131,22 @@ class Recorder:
         """(cycles, port cycles, flops, ideal vector cycles) of an instruction of this size."""
         if info[0] == "move" and hit:
             l2 = self.cost.arch.l2
-            return l2.hit_latency.value + prep.nbytes / l2.hit_bytes_per_cycle.value, 0.0, 0, 0.0
+            return l2.hit_latency.value + prep.nbytes / l2.hit_bytes_per_cycle.value, 0.0, 0, 0.0, 0.0, 0.0
         if info[0] == "move":
             cycles = self.cost.path(info[1], prep.nbytes)
             port = prep.nbytes / self.port_bpc if self.port_bpc else 0.0
-            return max(cycles, port), port, 0, 0.0
+            return max(cycles, port), port, 0, 0.0, 0.0, 0.0
         if info[0] == "xfer":
-            return self.cost.path(info[1], prep.nbytes), 0.0, 0, 0.0
+            return self.cost.path(info[1], prep.nbytes), 0.0, 0, 0.0, 0.0, 0.0
         if info[0] == "cube":
             _, item, is_float = info
             m, n, k = prep.rows, prep.cols, prep.k
             cycles = self.cost.cube(m, n, k, item, is_float)
-            return cycles, 0.0, 2 * m * n * k, cycles - self.cost.arch.cost["cube_fixed_cycles"].value
+            return cycles, 0.0, 2 * m * n * k, cycles - self.cost.arch.cost["cube_fixed_cycles"].value, 0.0, 0.0
         _, kind, item, dim = info
-        cycles = self.cost.vector(stmt.op, kind, prep.rows, prep.cols, item, prep.full_cols, dim)
-        reps = self.cost.repeats(prep.rows, prep.cols, item, prep.full_cols)
-        ideal = reps * self.cost.vec.get(stmt.op, self.cost.vec["add"]).slope
+        head, body, tail = self.cost.vector_parts(stmt.op, kind, prep.rows, prep.cols, item, prep.full_cols, dim)
         flops = 0 if kind in ("move", "cast", "fill") else prep.rows * prep.cols
-        return cycles, 0.0, flops, ideal
+        return body, 0.0, flops, body, head, tail
 
     def add_op(self, stmt: TileOp, prep, info: tuple) -> None:
         pipe = PIPE_INDEX[stmt.pipe]
@@ -157,7 +155,7 @@ class Recorder:
         costed = self.cost_cache.get(key)
         if costed is None:
             costed = self.cost_cache[key] = self._cost(stmt, prep, info)
-        cycles, port, flops, ideal = costed
+        cycles, port, flops, ideal, head, tail = costed
         l2 = None
         if info[0] == "move" and self.l2 is not None and not prep.gm[0][3]:
             hkey = key[:-1] + (True,)
@@ -195,6 +193,7 @@ class Recorder:
         inst.extra = spec
         inst.port = port
         inst.l2 = l2
+        inst.head, inst.tail = head, tail
         inst.t_issue = self.dispatched * self.issue_cycles
         self.dispatched += 1
         self.insts.append(inst)

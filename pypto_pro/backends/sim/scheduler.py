@@ -231,6 +231,11 @@ class CoreScheduler:
         vc[p] += 1
         inst.vc = tuple(vc)
         inst.start = t
+        if inst.head and self.free[p] < t:       # the V queue was empty: pay the startup
+            inst.cycles += inst.head
+        if inst.tail and ex is not None and (ex.sets or ex.xsets or ex.releases):
+            inst.cycles += inst.tail             # a signal to another pipe flushes this one
+        inst.head = inst.tail = 0.0
         end = t + inst.cycles
         inst.end = end
         self.free[p] = end
