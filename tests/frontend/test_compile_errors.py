@@ -1,0 +1,1253 @@
+"""Every compile error the frontend reports: raised as ``pypto_pro.CompileError``, located at
+``path:line:col:`` in the user's file, with the source line quoted and a caret under the right token.
+
+Each kernel marks the line the error must point at with the comment ``# <- here``; the test finds
+that line through ``inspect.getsourcelines`` (no hard-coded line numbers) and the expected column
+from a token on it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import textwrap
+import uuid
+
+import pytest
+import torch
+
+import pypto_pro
+import pypto_pro.language as pl
+from pypto_pro import CompileError
+from pypto_pro.ir.nodes import TileOp, walk_stmts
+
+MARKER = "# <- here"
+
+T16 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16]
+T32 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
+S16 = pl.Tensor[[256, 256], pl.DT_FP16]
+I32 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_INT32]
+V16 = pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)  # 32 KiB
+V32 = pl.TileType(shape=[128, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)  # 64 KiB
+
+
+@pytest.fixture(autouse=True)
+def _build_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path / "build"))
+
+
+# ---- checking one error -------------------------------------------------------------------------
+
+
+def marked_line(fn) -> tuple[str, int, str]:
+    """(path, line number, text) of the line of ``fn``'s source carrying the marker comment."""
+    lines, start = inspect.getsourcelines(fn)
+    hits = [i for i, text in enumerate(lines) if MARKER in text]
+    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARKER!r}"
+    return inspect.getsourcefile(fn), start + hits[0], lines[hits[0]]
+
+
+def check_location(err: CompileError, path: str, line: int, text: str, token: str | None) -> None:
+    """``err`` points at ``token`` (or at the first non-blank character) of ``text``, line ``line`` of ``path``."""
+    col = text.index(token) + 1 if token else len(text) - len(text.lstrip()) + 1
+    assert err.loc is not None, f"error has no location: {err}"
+    assert os.path.realpath(err.loc.path) == os.path.realpath(path), str(err)
+    assert (err.line, err.col) == (line, col), f"expected {line}:{col}, got {err.line}:{err.col}\n{err}"
+    assert str(err).startswith(f"{path}:{line}:{col}: error: "), str(err)
+    quoted = str(err).split("\n")
+    assert quoted[1] == "    " + text.rstrip("\n"), str(err)
+    assert quoted[2] == "    " + " " * (col - 1) + "^", str(err)
+
+
+def expect_error(kernel, match: str, token: str | None = None, where=None, **constexprs) -> CompileError:
+    with pytest.raises(CompileError) as info:
+        kernel.compile(**constexprs)
+    err = info.value
+    assert re.search(match, err.bare_message), f"{match!r} not in: {err.bare_message}"
+    path, line, text = marked_line(where or kernel.fn)
+    check_location(err, path, line, text, token)
+    return err
+
+
+CASES = []
+
+
+def case(match: str, token: str | None = None, where=None):
+    """Register the decorated kernel as a test case: compiling it must fail with ``match`` at the marker."""
+    def register(kernel):
+        CASES.append(pytest.param(kernel, match, token, where, id=kernel.__name__))
+        return kernel
+    return register
+
+
+# ---- unsupported Python ---------------------------------------------------------------------------
+
+
+@case("try statements are not supported in kernels", "try")
+@pl.jit
+def try_statement(x: T16):
+    with pl.section_vector():
+        try:  # <- here
+            pass
+        except ValueError:
+            pass
+
+
+@case(r"while loops are not supported in kernels \(use pl.range", "while")
+@pl.jit
+def while_loop(x: T16):
+    with pl.section_vector():
+        n = x.shape[0]
+        while n > 0:  # <- here
+            n = n - 1
+
+
+@case(r"with is only supported for pl.section_vector\(\) and pl.section_cube\(\)", "open(")
+@pl.jit
+def with_not_a_section(x: T16):
+    with open("/nonexistent/dir/file"):  # <- here  (never opened at compile time)
+        pass
+
+
+@case("a section takes no 'as' target", "s:")
+@pl.jit
+def section_with_as(x: T16):
+    with pl.section_vector() as s:  # <- here
+        pass
+
+
+@case("list comprehensions are not supported in kernels", "[i * 128")
+@pl.jit
+def list_comprehension(x: T16):
+    with pl.section_vector():
+        offs = [i * 128 for i in range(2)]  # <- here
+
+
+@case("dict comprehensions are not supported in kernels", "{i:")
+@pl.jit
+def dict_comprehension(x: T16):
+    with pl.section_vector():
+        d = {i: i for i in range(2)}  # <- here
+
+
+@case("set comprehensions are not supported in kernels", "{i for")
+@pl.jit
+def set_comprehension(x: T16):
+    with pl.section_vector():
+        s = {i for i in range(2)}  # <- here
+
+
+@case("generator expressions are not supported in kernels", "(i for")
+@pl.jit
+def generator_expression(x: T16):
+    with pl.section_vector():
+        n = sum(i for i in range(3))  # <- here
+
+
+@case("'lambda' is not supported in kernels", "lambda")
+@pl.jit
+def lambda_expression(x: T16):
+    with pl.section_vector():
+        f = lambda q: q + 1  # <- here
+
+
+@case("nested function 'scale' must be decorated with @pl.inline", "def")
+@pl.jit
+def nested_def_without_inline(x: T16):
+    def scale(t):  # <- here
+        pl.muls(t, t, 2.0)
+
+    with pl.section_vector():
+        pass
+
+
+@case("'break' is not supported in kernels", "break")
+@pl.jit
+def break_statement(x: T16):
+    with pl.section_vector():
+        for i in pl.range(0, 4, 1):
+            break  # <- here
+
+
+@case("'continue' is not supported in kernels", "continue")
+@pl.jit
+def continue_statement(x: T16):
+    with pl.section_vector():
+        for i in pl.range(0, 4, 1):
+            continue  # <- here
+
+
+@case("import statements are not supported in kernels", "import")
+@pl.jit
+def import_statement(x: T16):
+    with pl.section_vector():
+        import math  # <- here
+
+
+@case("import statements are not supported in kernels", "from")
+@pl.jit
+def import_from_statement(x: T16):
+    from math import pi  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("global statements are not supported in kernels", "global")
+@pl.jit
+def global_statement(x: T16):
+    global V16  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("'yield' is not supported in kernels", "yield")
+@pl.jit
+def yield_expression(x: T16):
+    with pl.section_vector():
+        yield  # <- here
+
+
+@case("raise statements are not supported in kernels", "raise")
+@pl.jit
+def raise_statement(x: T16):
+    with pl.section_vector():
+        raise ValueError("no")  # <- here
+
+
+@case("for ... else is not supported in kernels", "pass  #")
+@pl.jit
+def for_else(x: T16):
+    with pl.section_vector():
+        for i in range(2):
+            pass
+        else:
+            pass  # <- here
+
+
+# ---- unknown names --------------------------------------------------------------------------------
+
+
+@case(r"'pl' has no attribute 'ad'; did you mean 'add'\?", "ad(")
+@pl.jit
+def unknown_pl_op(x: T16, z: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        pl.ad(a, a, a)  # <- here
+
+
+@case(r"'pl' has no attribute 'load_tiles'; did you mean 'load_tile'\?", "load_tiles")
+@pl.jit
+def unknown_pl_load_tiles(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.load_tiles(a, x, [0, 0])  # <- here
+
+
+@case(r"'pl.system' has no attribute 'mutex_lok'; did you mean 'mutex_lock'\?", "mutex_lok")
+@pl.jit
+def unknown_pl_system_name(x: T16):
+    with pl.section_vector():
+        pl.system.mutex_lok(pl.PipeType.V, 0)  # <- here
+
+
+@case(r"'MemorySpace' has no attribute 'Vecc'; did you mean 'Vec'\?", "Vecc")
+@pl.jit
+def unknown_memory_space(x: T16):
+    tt = pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vecc)  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case(r"tile group has no attribute 'nxt'; did you mean 'next'\?", "nxt")
+@pl.jit
+def unknown_group_method(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[0, 1])
+    with pl.section_vector():
+        t = g.nxt()  # <- here
+
+
+@case(r"name 'tile_bb' is not defined; did you mean 'tile_b'\?", "tile_bb")
+@pl.jit
+def undefined_name_with_suggestion(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        tile_b = a
+        pl.add(a, a, tile_bb)  # <- here
+
+
+@case("name 'num_blocks' is not defined", "num_blocks")
+@pl.jit
+def undefined_name(x: T16):
+    with pl.section_vector():
+        n = num_blocks + 1  # <- here
+
+
+# ---- argument counts and keywords ------------------------------------------------------------------
+
+
+@case(r"pl.add\(\): missing a required argument: 'src1'", "pl.add")
+@pl.jit
+def missing_argument(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.add(a, a)  # <- here
+
+
+@case(r"pl.exp\(\): too many positional arguments", "pl.exp")
+@pl.jit
+def too_many_arguments(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.exp(a, a, a)  # <- here
+
+
+@case(r"pl.load\(\) has no parameter 'offset'; did you mean 'offsets'\?", "offset=")
+@pl.jit
+def unknown_keyword(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.load(a, x, offset=[0, 0])  # <- here
+
+
+@case(r"pl.make_tile_group\(\) has no parameter 'mutex'; did you mean 'mutex_ids'\?", "mutex=")
+@pl.jit
+def unknown_keyword_make_tile_group(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex=[0, 1])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@pl.inline
+def add_twice(dst, src):
+    pl.add(dst, src, src)
+
+
+@case("'add_twice' takes 2 arguments but 3 were given", "add_twice(")
+@pl.jit
+def inline_helper_argument_count(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        add_twice(a, a, a)  # <- here
+
+
+@case(r"\.next\(\) takes no arguments", "g.next")
+@pl.jit
+def group_method_arguments(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[0, 1])
+    with pl.section_vector():
+        t = g.next(1)  # <- here
+
+
+# ---- argument types -----------------------------------------------------------------------------------
+
+
+@case(r"'src0' is tile group 'a_db', not a tile; take one with a_db.next\(\)", "a_db, b")
+@pl.jit
+def group_where_tile_expected(x: T16):
+    a_db = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[0, 1])
+    b = pl.make_tile(V16, 0x10000)
+    c = pl.make_tile(V16, 0x18000)
+    with pl.section_vector():
+        pl.add(c, a_db, b)  # <- here
+
+
+@case("a float scalar cannot be applied to an DT_INT32 tile", "1.5")
+@pl.jit
+def float_scalar_to_int_tile(x: I32):
+    t = pl.make_tile(pl.TileType(shape=[16, 64], dtype=pl.DT_INT32, target_memory=pl.MemorySpace.Vec), 0x0)
+    with pl.section_vector():
+        pl.load(t, x, [0, 0])
+        pl.adds(t, t, 1.5)  # <- here
+
+
+@case("'src0' must be a tile, got tensor 'x'", "x, b")
+@pl.jit
+def tensor_where_tile_expected(x: T16):
+    b = pl.make_tile(V16, 0x0)
+    c = pl.make_tile(V16, 0x8000)
+    with pl.section_vector():
+        pl.add(c, x, b)  # <- here
+
+
+@case("'tensor' must be a tensor parameter, got tile 'a'", "a, [")
+@pl.jit
+def tile_where_tensor_expected(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.load(a, a, [0, 0])  # <- here
+
+
+@case("'type' must be a pl.TileType, got int 128", "128")
+@pl.jit
+def int_where_tiletype_expected(x: T16):
+    a = pl.make_tile(128, 0x0)  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("'addr' must be a compile-time int, got float 0.5", "0.5")
+@pl.jit
+def float_address(x: T16):
+    a = pl.make_tile(V16, 0.5)  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("'scalar' must be a scalar, got tile 'b'", "b)")
+@pl.jit
+def tile_where_scalar_expected(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    b = pl.make_tile(V16, 0x8000)
+    with pl.section_vector():
+        pl.adds(a, a, b)  # <- here
+
+
+@case(r"operator '\+' is not supported on tile 'a' \(tile arithmetic is written as pl.add", "a + b")
+@pl.jit
+def python_arithmetic_on_tiles(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    b = pl.make_tile(V16, 0x8000)
+    with pl.section_vector():
+        c = a + b  # <- here
+
+
+# ---- shapes and dtypes --------------------------------------------------------------------------------
+
+
+@case(r"pl.add: 'src1' is DT_FP32 but 'dst' is DT_FP16 \(convert with pl.cast first\)", "b32")
+@pl.jit
+def add_fp16_and_fp32(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    b32 = pl.make_tile(V32, 0x8000)
+    with pl.section_vector():
+        pl.add(a, a, b32)  # <- here
+
+
+@case(r"pl.add: 'src0' has shape \[64, 128\] but 'dst' has \[128, 128\]", "half")
+@pl.jit
+def add_shape_mismatch(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    half = pl.make_tile(pl.TileType(shape=[64, 128], dtype=pl.DT_FP16), 0x8000)
+    with pl.section_vector():
+        pl.add(a, half, a)  # <- here
+
+
+@case("pl.load does not convert dtypes: tile 't32' is DT_FP32, tensor 'x' is DT_FP16", "pl.load")
+@pl.jit
+def load_fp32_tile_from_fp16_tensor(x: T16):
+    t32 = pl.make_tile(V32, 0x0)
+    with pl.section_vector():
+        pl.load(t32, x, [0, 0])  # <- here
+
+
+@case(r"pl.sum\(dim=1\) writes one value per row: 'dst' needs 128 rows, has 64", "dst,")
+@pl.jit
+def row_sum_rows_mismatch(x: T32):
+    src = pl.make_tile(V32, 0x0)
+    dst = pl.make_tile(pl.TileType(shape=[64, 8], dtype=pl.DT_FP32), 0x10000)
+    with pl.section_vector():
+        pl.sum(dst, src, dim=1)  # <- here
+
+
+# ---- memory spaces and sections ------------------------------------------------------------------------
+
+
+@case("pl.add runs on the Vector engine and needs Vec tiles; 'm' is in Mat", "m, m, m")
+@pl.jit
+def vector_op_on_mat_tile(x: T16):
+    m = pl.make_tile(pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Mat), 0x0)
+    with pl.section_vector():
+        pl.add(m, m, m)  # <- here
+
+
+@case(r"pl.add runs on the Vector engine; it cannot be used in section_cube\(\)", "pl.add")
+@pl.jit
+def vector_op_in_cube_section(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_cube():
+        pl.add(a, a, a)  # <- here
+
+
+@case(r"pl.add must be inside `with pl.section_vector\(\):`", "pl.add")
+@pl.jit
+def tile_op_outside_sections(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    pl.add(a, a, a)  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case(r"pl.load of a Vec tile must be inside `with pl.section_vector\(\):`", "pl.load")
+@pl.jit
+def load_outside_sections(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    pl.load(a, x, [0, 0])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case(r"sections cannot be nested \(already inside section_vector\(\)\)", "with")
+@pl.jit
+def nested_sections(x: T16):
+    with pl.section_vector():
+        with pl.section_cube():  # <- here
+            pass
+
+
+@case(r"the kernel has no pl.section_vector\(\) / pl.section_cube\(\)", "def")
+@pl.jit
+def no_section(x: T16):  # <- here
+    n = x.shape[0] // 128
+    for i in pl.range(0, n, 1):
+        pass
+
+
+# ---- mutex ids --------------------------------------------------------------------------------------------
+
+
+@case("mutex id 32 is outside 0-31", "32]")
+@pl.jit
+def mutex_id_too_large(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[0, 32])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("mutex id -1 is outside 0-31", "-1")
+@pl.jit
+def mutex_id_negative(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[-1, 0])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case(r"mutex_ids \[5, 5\] repeat id 5; each slot needs its own", "5]")
+@pl.jit
+def mutex_id_repeated(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[5, 5])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case(r"mutex id 1 is already used by 'a_db' \(line \d+\)", "1, 2]")
+@pl.jit
+def mutex_id_used_by_two_groups(x: T16):
+    a_db = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[0, 1])
+    b_db = pl.make_tile_group(type=V16, addrs=0x10000, mutex_ids=[1, 2])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("3 mutex_ids for a group of depth 2; give one per slot", "[0, 1, 2]")
+@pl.jit
+def mutex_ids_longer_than_depth(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, depth=2, mutex_ids=[0, 1, 2])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("1 mutex_ids for a group of depth 2; give one per slot", "[7]")
+@pl.jit
+def mutex_ids_shorter_than_addrs(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=[0x0, 0x8000], mutex_ids=[7])  # <- here
+    with pl.section_vector():
+        pass
+
+
+# ---- placement: alignment, capacity, row size ---------------------------------------------------------------
+
+
+@case("address 0x10 is not aligned to 32 bytes, as Vec requires on a5", "0x10")
+@pl.jit
+def vec_address_unaligned(x: T16):
+    a = pl.make_tile(V16, 0x10)  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("address 0x100 is not aligned to 512 bytes, as Left requires on a5", "0x100")
+@pl.jit
+def left_address_unaligned(x: T16):
+    a = pl.make_tile(pl.TileType(shape=[16, 16], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Left), 0x100)  # <- here
+    with pl.section_cube():
+        pass
+
+
+@case(r"address 0x8010 \(slot 1\) is not aligned to 32 bytes", "[0x0")
+@pl.jit
+def group_slot_unaligned(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=[0x0, 0x8010], mutex_ids=[0, 1])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case(r"tile of 65536 bytes at 0x40000 \(slot 2\) does not fit Vec \(262144 bytes on a5\): it ends at 0x50000",
+      "0x20000")
+@pl.jit
+def group_does_not_fit_ub_a5(x: T32):
+    g = pl.make_tile_group(type=V32, addrs=0x20000, mutex_ids=[0, 1, 2])  # <- here
+    with pl.section_vector():
+        pass
+
+
+def _fp32_tile_at_160k(x: T32, z: T32):
+    a = pl.make_tile(V32, 0x28000)  # <- here  (ends at 224 KiB: fits a5's 256 KiB UB, not a2a3's 192 KiB)
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        pl.store(z, a, [0, 0])
+
+
+tile_does_not_fit_ub_a2a3 = case(r"tile of 65536 bytes at 0x28000 does not fit Vec \(196608 bytes on a2a3\)",
+                                 "0x28000")(pl.jit(arch="a2a3")(_fp32_tile_at_160k))
+same_tile_fits_ub_a5 = pl.jit(arch="a5")(_fp32_tile_at_160k)
+
+
+@case("a Vec tile row must be a multiple of 32 bytes: 8 x DT_FP16 is 16 bytes", "pl.make_tile")
+@pl.jit
+def vec_row_not_32_bytes(x: T16):
+    a = pl.make_tile(pl.TileType(shape=[16, 8], dtype=pl.DT_FP16), 0x0)  # <- here
+    with pl.section_vector():
+        pass
+
+
+# ---- overlapping tiles ---------------------------------------------------------------------------------------
+
+
+@case(r"Vec bytes 0x4000-0x8000 of 'b' overlap 'a' \(declared at line \d+\) while both are live", "pl.make_tile")
+@pl.jit
+def tiles_overlap_while_live(x: T16, z: T16):
+    a = pl.make_tile(V16, 0x0)
+    b = pl.make_tile(V16, 0x4000)  # <- here
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        pl.load(b, x, [0, 0])
+        pl.add(a, a, b)
+        pl.store(z, a, [0, 0])
+
+
+@case(r"Vec bytes 0x10000-0x18000 of 'c_db' overlap 'a'", "pl.make_tile_group")
+@pl.jit
+def group_slot_overlaps_tile(x: T16, z: T16):
+    a = pl.make_tile(V16, 0x10000)
+    c_db = pl.make_tile_group(type=V16, addrs=[0x0, 0x10000], mutex_ids=[0, 1])  # <- here
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        for i in pl.range(0, 4, 1):
+            c = c_db.next()
+            pl.add(c, a, a)
+            pl.store(z, c, [0, 0])
+
+
+@case(r"slots 0 and 1 of tile group 'g' overlap \(0x0-0x8000 and 0x4000-0xc000\)", "pl.make_tile_group")
+@pl.jit
+def group_slots_overlap_each_other(x: T16, z: T16):
+    g = pl.make_tile_group(type=V16, addrs=[0x0, 0x4000], mutex_ids=[0, 1])  # <- here
+    with pl.section_vector():
+        t = g.next()
+        pl.load(t, x, [0, 0])
+        pl.store(z, t, [0, 0])
+
+
+@case(r"Vec bytes 0x8000-0xc000 of 'scratch' overlap 'acc'", "pl.make_tile_group")
+@pl.jit
+def accumulator_clobbered_between_iterations(x: T32, z: T32):
+    """``acc`` carries a value from one iteration to the next; ``scratch`` reuses its bytes after acc's
+    last use in the body, which would overwrite the running sum before the next iteration reads it."""
+    tt = pl.TileType(shape=[32, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    inp = pl.make_tile_group(type=tt, addrs=0x0, mutex_ids=[0, 1])
+    acc = pl.make_tile_group(type=tt, addrs=[0x8000], mutex_ids=[2])
+    out = pl.make_tile_group(type=tt, addrs=0x10000, mutex_ids=[4, 5])
+    scratch = pl.make_tile_group(type=tt, addrs=[0x8000], mutex_ids=[3])  # <- here
+    with pl.section_vector():
+        for i in pl.range(0, x.shape[0] // 32, 1):
+            t = inp.next()
+            pl.load(t, x, [i * 32, 0])
+            c = acc[0]
+            if i == 0:
+                pl.move(c, t)
+            else:
+                pl.add(c, c, t)
+            o = out.next()
+            pl.move(o, c)
+            pl.store(z, o, [i * 32, 0])
+            s = scratch[0]
+            pl.expands(s, 100.0)
+
+
+# ---- loops and helpers ------------------------------------------------------------------------------------
+
+
+@case("pl.range step must not be zero", "0):")
+@pl.jit
+def range_zero_step(x: T16):
+    with pl.section_vector():
+        for i in pl.range(0, x.shape[0], 0):  # <- here
+            pass
+
+
+@case("pl.range step must be positive", "pl.range")
+@pl.jit
+def range_negative_step(x: T16):
+    with pl.section_vector():
+        for i in pl.range(4, 0, -1):  # <- here
+            pass
+
+
+@case(r"range\(\) with run-time bounds: use pl.range\(start, stop, step\)", "range(0")
+@pl.jit
+def runtime_bounds_in_python_range(x: T16):
+    with pl.section_vector():
+        n = x.shape[0] // 128
+        for i in range(0, n):  # <- here
+            pass
+
+
+@case("a compile-time loop over 1000000000000000000000000000000 items is unrolled; at most 4096", "range(")
+@pl.jit
+def huge_compile_time_loop(x: T16):
+    with pl.section_vector():
+        for i in range(10 ** 30):  # <- here
+            pass
+
+
+def tiles_of(n):
+    return n // 128
+
+
+@case("'tiles_of' is an ordinary Python function: it runs at compile time and cannot take run-time values "
+      r"or tiles; decorate it with @pl.inline", "tiles_of(")
+@pl.jit
+def plain_helper_with_runtime_value(x: T16):
+    with pl.section_vector():
+        n = tiles_of(x.shape[0])  # <- here
+
+
+def split_evenly(total, parts):
+    return total // parts
+
+
+@case("ZeroDivisionError while evaluating at compile time: integer division or modulo by zero", "split_evenly(")
+@pl.jit
+def exception_in_compile_time_helper(x: T16):
+    cores = 0
+    with pl.section_vector():
+        per_core = split_evenly(1024, cores)  # <- here
+
+
+@pl.inline
+def bump_if_positive(t, n):
+    if n > 0:
+        pl.adds(t, t, 1.0)
+        return 1  # <- here
+    return 0
+
+
+@case(r"'return' inside a run-time if is not supported", "return", where=bump_if_positive)
+@pl.jit
+def return_inside_runtime_if(x: T32, z: T32, n: int):
+    a = pl.make_tile(V32, 0x0)
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        r = bump_if_positive(a, n)
+        pl.store(z, a, [0, 0])
+
+
+@case(r"'return' inside a pl.range loop is not supported", "return")
+@pl.jit
+def return_inside_runtime_loop(x: T32, z: T32):
+    a = pl.make_tile(V32, 0x0)
+    with pl.section_vector():
+        for i in pl.range(0, 4, 1):
+            pl.load(a, x, [0, 0])
+            return  # <- here
+
+
+@pl.inline
+def scale_by(t, k):
+    pl.muls(t, t, 1.0 / k)  # <- here
+
+
+@case("ZeroDivisionError while evaluating at compile time: float division by zero", "1.0 / k", where=scale_by)
+@pl.jit
+def error_inside_inline_helper(x: T32, z: T32):
+    a = pl.make_tile(V32, 0x0)
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        scale_by(a, 0)
+        pl.store(z, a, [0, 0])
+
+
+@case("a @pl.jit kernel cannot be called from another kernel; make the helper @pl.inline", "no_section(")
+@pl.jit
+def kernel_calls_kernel(x: T16):
+    with pl.section_vector():
+        no_section(x)  # <- here
+
+
+@case("'n' holds an integer at run time; cannot assign a float to it", "n = 1.5")
+@pl.jit
+def float_into_int_variable(x: T16):
+    with pl.section_vector():
+        n = x.shape[0] // 128
+        n = 1.5  # <- here
+        for i in pl.range(0, n, 1):
+            pass
+
+
+@case("operator '<<' needs integer operands, got a float", "f << 2")
+@pl.jit
+def shift_of_float(x: T32, f: float):
+    a = pl.make_tile(V32, 0x0)
+    with pl.section_vector():
+        pl.expands(a, f << 2)  # <- here
+
+
+@case("assertion failed: tiles must divide 1000", "assert")
+@pl.jit
+def failed_compile_time_assert(x: T16):
+    assert 1000 % 128 == 0, "tiles must divide 1000"  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case(r"'w' is assigned on only one side of the run-time if at line \d+, so it cannot be used after it", "w)")
+@pl.jit
+def name_bound_on_one_side_of_runtime_if(x: T32, n: int):
+    a = pl.make_tile(V32, 0x0)
+    with pl.section_vector():
+        if n > 0:
+            w = 2.0
+        pl.muls(a, a, w)  # <- here
+
+
+@case(r"'t' is tile 'a' on one side of the run-time if at line \d+ and tile 'b' on the other", "t, t")
+@pl.jit
+def tile_name_differs_between_branches(x: T32, n: int):
+    a = pl.make_tile(V32, 0x0)
+    b = pl.make_tile(V32, 0x10000)
+    with pl.section_vector():
+        if n > 0:
+            t = a
+        else:
+            t = b
+        pl.adds(t, t, 1.0)  # <- here
+
+
+@case(r"'t' is rebound to a tile of another buffer inside a pl.range loop; use a separate name", "t = h")
+@pl.jit
+def group_tile_rebound_to_other_group_in_loop(x: T32):
+    g = pl.make_tile_group(type=V32, addrs=0x0, mutex_ids=[0, 1])
+    h = pl.make_tile_group(type=V32, addrs=0x20000, mutex_ids=[2, 3])
+    with pl.section_vector():
+        t = g.next()
+        for i in pl.range(0, 4, 1):
+            pl.expands(t, 1.0)
+            t = h.next()  # <- here
+
+
+@case(r"'last' is assigned inside the pl.range loop at line \d+, which may run zero times, so it cannot be used "
+      "after the loop", "last)")
+@pl.jit
+def loop_local_used_after_loop(x: T32, z: T32, n: int):
+    g = pl.make_tile_group(type=V32, addrs=0x0, mutex_ids=[0, 1])
+    with pl.section_vector():
+        for i in pl.range(0, n, 1):
+            last = i * 2.0
+        t = g.next()
+        pl.expands(t, last)  # <- here
+
+
+@case(r"'i' is the variable of the pl.range loop at line \d+; it has no value after the loop", "i)")
+@pl.jit
+def loop_variable_used_after_loop(x: T32, n: int):
+    a = pl.make_tile(V32, 0x0)
+    with pl.section_vector():
+        for i in pl.range(0, n, 1):
+            pl.expands(a, 1.0)
+        pl.adds(a, a, i)  # <- here
+
+
+@case(r"pl.Constexpr parameter 'rows' has no value: pass it at launch or as kernel.compile\(rows=...\)", "rows //")
+@pl.jit
+def constexpr_without_value(x: T16, rows: pl.Constexpr):
+    with pl.section_vector():
+        n = rows // 128  # <- here
+
+
+# ---- synchronisation --------------------------------------------------------------------------------------
+
+
+@case("a2a3 has no hardware buffer mutex; use pl.system.sync_src/sync_dst", "pl.system.mutex_lock")
+@pl.jit(arch="a2a3", auto_mutex=False)
+def mutex_lock_on_a2a3(x: T16):
+    with pl.section_vector():
+        pl.system.mutex_lock(pl.PipeType.V, 0)  # <- here
+
+
+@case("event id 8 is outside 0-7 on a5", "8)")
+@pl.jit(auto_mutex=False)
+def event_id_too_large(x: T16):
+    with pl.section_vector():
+        pl.system.sync_src(pl.PipeType.MTE2, pl.PipeType.V, 8)  # <- here
+
+
+@case("event id -1 is outside 0-7 on a2a3", "-1)")
+@pl.jit(arch="a2a3", auto_mutex=False)
+def event_id_negative(x: T16):
+    with pl.section_vector():
+        pl.system.sync_dst(pl.PipeType.MTE2, pl.PipeType.V, -1)  # <- here
+
+
+@case("mutex id 32 is outside 0-31 on a5", "32)")
+@pl.jit(auto_mutex=False)
+def mutex_lock_id_too_large(x: T16):
+    with pl.section_vector():
+        pl.system.mutex_lock(pl.PipeType.V, 32)  # <- here
+
+
+# ---- kernel signature -------------------------------------------------------------------------------------
+
+
+@case("a kernel cannot return a value; write results to an output tensor", "return")
+@pl.jit
+def kernel_returns_value(x: T16):
+    with pl.section_vector():
+        n = x.shape[0]
+    return n  # <- here
+
+
+@case("parameter 'n' needs an annotation: pl.Tensor", "n)")
+@pl.jit
+def missing_parameter_annotation(x: T16, n):  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("kernel parameters cannot have default values", "4)")
+@pl.jit
+def parameter_default_value(x: T16, n: int = 4):  # <- here
+    with pl.section_vector():
+        pass
+
+
+# ---- static offsets and valid shapes ----------------------------------------------------------------------
+
+
+@case(r"offset 256 on axis 1 is outside tensor 'x' \(size 256\)", "256]")
+@pl.jit
+def static_offset_outside_tensor(x: S16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.load(a, x, [0, 256])  # <- here
+
+
+@case(r"offset 256 on axis 0 is outside tensor 'z' \(size 256\)", "2, 0]")
+@pl.jit
+def tile_coords_outside_tensor(x: S16, z: S16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.load_tile(a, x, [1, 1])
+        pl.store_tile(z, a, [2, 0])  # <- here
+
+
+@case(r"offsets\[0\] = -128 is negative", "-128")
+@pl.jit
+def negative_static_offset(x: S16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.load(a, x, [-128, 0])  # <- here
+
+
+@case("tensor 'x' has rank 2; 1 offsets given", "[0]")
+@pl.jit
+def offsets_of_wrong_rank(x: S16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.load(a, x, [0])  # <- here
+
+
+@case(r"valid rows 129 is outside 0..128 for 'a'", "129")
+@pl.jit
+def validshape_rows_outside_tile(x: T16):
+    a = pl.make_tile(V16, 0x0)
+    with pl.section_vector():
+        pl.set_validshape(a, 129, 64)  # <- here
+
+
+@case(r"valid cols -1 is outside 0..128 for 'g'", "-1")
+@pl.jit
+def validshape_cols_outside_group(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[0, 1])
+    with pl.section_vector():
+        pl.set_validshape(g, 16, -1)  # <- here
+
+
+# ---- the tests --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kernel, match, token, where", CASES)
+def test_compile_error(kernel, match, token, where):
+    expect_error(kernel, match, token, where)
+
+
+def test_every_case_is_a_distinct_kernel():
+    names = [c.id for c in CASES]
+    assert len(names) == len(set(names)) >= 80
+
+
+def test_launch_reports_the_same_error():
+    """A launch compiles first: the located CompileError comes out of the launch too."""
+    x = torch.zeros(128, 128, dtype=torch.float16)
+    z = torch.zeros(128, 128, dtype=torch.float16)
+    with pytest.raises(CompileError) as info:
+        tiles_overlap_while_live[None, 1](x, z)
+    path, line, text = marked_line(tiles_overlap_while_live.fn)
+    check_location(info.value, path, line, text, "pl.make_tile")
+    assert isinstance(info.value, pypto_pro.PyptoError)
+
+
+def test_with_does_not_run_its_expression(monkeypatch):
+    opened = []
+    monkeypatch.setattr("builtins.open", lambda *a, **k: opened.append(a))
+    with pytest.raises(CompileError):
+        with_not_a_section.compile()
+    assert opened == []
+
+
+def test_same_body_fits_a5():
+    """The tile that overflows a2a3's 192 KiB UB fits a5's 256 KiB one."""
+    same_tile_fits_ub_a5.compile()
+
+
+@pl.jit
+def disjoint_live_ranges(x: T16, z: T16):
+    a = pl.make_tile(V16, 0x0)
+    b = pl.make_tile(V16, 0x4000)  # overlaps a, but a is dead before b is first used
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        pl.store(z, a, [0, 0])
+        pl.load(b, x, [0, 0])
+        pl.store(z, b, [0, 0])
+
+
+@pl.jit
+def declared_view(x: T16, z: T16):
+    a = pl.make_tile(V16, 0x0)
+    lower = pl.make_view(a, pl.TileType(shape=[64, 128], dtype=pl.DT_FP16), 0x4000)  # a's lower half
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+        pl.adds(lower, lower, 1.0)
+        pl.store(z, a, [0, 0])
+
+
+@pl.jit
+def loop_temporaries_share_bytes(x: T32, z: T32):
+    tt = pl.TileType(shape=[32, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    inp = pl.make_tile_group(type=tt, addrs=0x0, mutex_ids=[0, 1])
+    out = pl.make_tile_group(type=tt, addrs=0x8000, mutex_ids=[2, 3])
+    t1 = pl.make_tile(tt, 0x10000)
+    t2 = pl.make_tile(tt, 0x10000)  # same bytes as t1: each is written before it is read, in every iteration
+    with pl.section_vector():
+        for i in pl.range(0, x.shape[0] // 32, 1):
+            s = inp.next()
+            o = out.next()
+            pl.load(s, x, [i * 32, 0])
+            pl.muls(t1, s, 2.0)
+            pl.adds(o, t1, 1.0)
+            pl.exp(t2, s)
+            pl.add(o, o, t2)
+            pl.store(z, o, [i * 32, 0])
+
+
+@pytest.mark.parametrize("kernel", [disjoint_live_ranges, declared_view, loop_temporaries_share_bytes],
+                         ids=lambda k: k.__name__)
+def test_no_overlap_error(kernel):
+    kernel.compile()
+
+
+def test_loop_temporaries_sharing_bytes_compute_correctly():
+    x = torch.rand(64, 128)
+    z = torch.zeros(64, 128)
+    loop_temporaries_share_bytes(x, z)
+    torch.testing.assert_close(z, x * 2.0 + 1.0 + torch.exp(x))
+
+
+@pl.jit
+def return_at_end_of_section(x: T32, z: T32):
+    g = pl.make_tile_group(type=V32, addrs=0x0, mutex_ids=[0, 1])
+    with pl.section_vector():
+        t = g.next()
+        pl.load(t, x, [0, 0])
+        pl.muls(t, t, 3.0)
+        pl.store(z, t, [0, 0])
+        return
+
+
+def test_return_inside_section_keeps_the_section():
+    ops = [s.op for s in walk_stmts(return_at_end_of_section.compile().kernel.body) if isinstance(s, TileOp)]
+    assert ops == ["load", "muls", "store"]
+    x = torch.rand(128, 128)
+    z = torch.zeros(128, 128)
+    return_at_end_of_section(x, z)
+    torch.testing.assert_close(z, x * 3.0)
+
+
+def test_kernel_defined_in_a_function_reports_real_columns():
+    """An indented kernel (dedented before parsing) still gets columns of the real file."""
+    @pl.jit
+    def local_kernel(x: T16):
+        a = pl.make_tile(V16, 0x0)
+        with pl.section_vector():
+            pl.muls(a, a, pl.DT_FP16)  # <- here
+
+    expect_error(local_kernel, "'scalar' must be a scalar, got DataType", "pl.DT_FP16")
+
+
+HELPER_MODULE = '''\
+import pypto_pro.language as pl
+
+
+@pl.inline
+def load_scaled(tile, tensor, row, factor):
+    pl.load(tile, tensor, [row, 0])
+    pl.muls(tile, tile, 1.0 / factor)  # <- zero factor
+
+
+@pl.inline
+def add_into(dst, a, b):
+    pl.add(dst, a, b)  # <- mismatch
+
+
+@pl.inline
+def outer(dst, a, b):
+    add_into(dst, a, b)
+'''
+
+
+@pytest.fixture
+def helper_module(tmp_path):
+    path = tmp_path / f"kernel_helpers_{uuid.uuid4().hex}.py"
+    path.write_text(HELPER_MODULE)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[path.stem]
+
+
+def _module_line(module, marker: str) -> tuple[str, int, str]:
+    lines = HELPER_MODULE.splitlines(keepends=True)
+    i = next(i for i, text in enumerate(lines) if marker in text)
+    return module.__file__, i + 1, lines[i]
+
+
+def test_error_in_helper_module_points_into_the_module(helper_module):
+    helpers = helper_module
+
+    @pl.jit
+    def uses_helper(x: T32):
+        a = pl.make_tile(V32, 0x0)
+        with pl.section_vector():
+            helpers.load_scaled(a, x, 0, 0)
+
+    with pytest.raises(CompileError) as info:
+        uses_helper.compile()
+    assert "ZeroDivisionError while evaluating at compile time" in info.value.bare_message
+    path, line, text = _module_line(helpers, "# <- zero factor")
+    check_location(info.value, path, line, text, "1.0 / factor")
+
+
+def test_type_error_in_nested_helper_points_into_the_module(helper_module):
+    helpers = helper_module
+
+    @pl.jit
+    def uses_nested_helper(x: T32):
+        a = pl.make_tile(V32, 0x0)
+        b = pl.make_tile(V16, 0x10000)
+        with pl.section_vector():
+            helpers.outer(a, a, b)
+
+    with pytest.raises(CompileError) as info:
+        uses_nested_helper.compile()
+    assert "'src1' is DT_FP16 but 'dst' is DT_FP32" in info.value.bare_message
+    path, line, text = _module_line(helpers, "# <- mismatch")
+    check_location(info.value, path, line, text, "b)")
+
+
+def test_compile_error_message_layout():
+    """``path:line:col: error: message``, then the quoted line, then the caret line."""
+    with pytest.raises(CompileError) as info:
+        unknown_pl_op.compile()
+    text = str(info.value).split("\n")
+    assert len(text) == 3
+    assert re.match(r"^.+:\d+:\d+: error: 'pl' has no attribute 'ad'; did you mean 'add'\?$", text[0])
+    assert text[2].strip() == "^"
+
+
+def test_constexpr_with_value_compiles():
+    constexpr_without_value.compile(rows=256)
+
+
+@pl.inline
+def add_optional(dst, src, bias=None):
+    if bias is not None and bias.shape[0] > 0:  # short-circuit: bias.shape is not read when bias is None
+        pl.add(dst, src, bias)
+    else:
+        pl.move(dst, src)
+
+
+@pl.jit
+def rebinding_outside_runtime_blocks(x: T32, z: T32, n: int, f: float):
+    g = pl.make_tile_group(type=V32, addrs=0x0, mutex_ids=[0, 1])
+    h = pl.make_tile_group(type=V32, addrs=0x20000, mutex_ids=[2, 3])
+    with pl.section_vector():
+        t = g.next()
+        for i in pl.range(0, x.shape[0] // 128, 1):
+            t = g.next()
+            pl.load(t, x, [i * 128, 0])
+            add_optional(t, t)
+            pl.store(z, t, [i * 128, 0])
+        t = h.next()  # after the loop: a new binding, not a loop-carried one
+        k = 1 if f > 0 else 0.5  # a float whichever branch is taken
+        pl.expands(t, k)
+        if n > 0:
+            t = g.next()  # inside a run-time if: fine while t is not used after the if
+            pl.muls(t, t, 2.0)
+            pl.store(z, t, [0, 0])
+        pl.store(z, h.current(), [128, 0])
+
+
+def test_rebinding_outside_runtime_blocks_compiles_and_runs():
+    x = torch.rand(256, 128)
+    z = torch.zeros(256, 128)
+    rebinding_outside_runtime_blocks(x, z, 0, -1.0)
+    torch.testing.assert_close(z[:128], x[:128])
+    assert torch.all(z[128:] == 0.5)
+
+
+def test_indented_kernel_with_column_zero_string():
+    """A multi-line string whose lines start at column 0 inside an indented kernel still parses."""
+    @pl.jit
+    def local_kernel(x: T16):
+        note = """first line
+second line at column 0"""
+        a = pl.make_tile(V16, 0x0)
+        with pl.section_vector():
+            pl.muls(a, a, note)  # <- here
+
+    expect_error(local_kernel, "'scalar' must be a scalar, got str", "note)")
+
+
+lambda_kernel = pl.jit(lambda x: None)
+
+
+def test_lambda_kernel_is_located():
+    with pytest.raises(CompileError) as info:
+        lambda_kernel.compile()
+    assert "is not defined by a def statement" in info.value.bare_message
+    lines, line = inspect.getsourcelines(lambda_kernel.fn)
+    check_location(info.value, inspect.getsourcefile(lambda_kernel.fn), line, lines[0], None)
