@@ -102,7 +102,7 @@ class Select(Expr):
 
     @property
     def ty(self) -> str:  # type: ignore[override]
-        return self.if_true.ty
+        return "float" if "float" in (self.if_true.ty, self.if_false.ty) else self.if_true.ty
 
     def children(self) -> tuple[Expr, ...]:
         return (self.cond, self.if_true, self.if_false)

@@ -66,10 +66,13 @@ def _lock_body(body: list[Stmt]) -> list[Stmt]:
     out: list[Stmt] = []
     for s in body:
         if isinstance(s, TileOp):
-            acc = _accesses(s)
             seen: list[tuple[Buffer, Expr]] = []
-            for root, ref in acc.items():
-                seen.append((root, slot_id(root.mutex_ids, ref.slot)))
+            slots: set[tuple[int, int]] = set()
+            for t in s.tile_operands():  # every distinct slot: an op may read one slot and write another
+                root = _managed(t)
+                if root is not None and (root.uid, id(t.slot)) not in slots:
+                    slots.add((root.uid, id(t.slot)))
+                    seen.append((root, slot_id(root.mutex_ids, t.slot)))
             for root, ev in seen:
                 out.append(SyncOp("lock", s.pipe, None, ev, s.loc, origin=f"acquire {root.name}"))
             out.append(s)
