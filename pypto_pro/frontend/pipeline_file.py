@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from pypto_pro.arch.model import ArchModel
 from pypto_pro.frontend.pipeline_transform import Generated
-from pypto_pro.frontend.scope import MISSING, Scope
+from pypto_pro.frontend.scope import MISSING, Scope, closure_vars
 from pypto_pro.language.dtypes import DataType
 from pypto_pro.language.enums import MemorySpace, PipeType
 from pypto_pro.language.types import TileType
@@ -50,18 +50,21 @@ def render(fn: Callable, gen: Generated, scope: Scope, arch: ArchModel, auto_mut
              *(f"#   {n}" for n in gen.notes),
              "import pypto_pro.language as pl", ""]
     helpers: dict[str, str] = {name: textwrap.dedent(inspect.getsource(f)) for name, f in gen.stage_fns.items()}
-    pending = [gen.kernel_text, *helpers.values()]
+    # each text resolves its names in its own function's scope (stages may close over the user's factory)
+    pending = [(gen.kernel_text, scope)] + [(helpers[n], Scope(f.__globals__, closure_vars(f)))
+                                            for n, f in gen.stage_fns.items()]
     constants: dict[str, str] = {}
     while pending:
-        for name in _names(pending.pop()):
+        text, where = pending.pop()
+        for name in _names(text):
             if name in helpers or name in constants or name == "pl":
                 continue
-            value = scope.lookup(name)
+            value = where.lookup(name)
             if value is MISSING or isinstance(value, types.ModuleType) or name in dir(__builtins__):
                 continue
             if getattr(value, "__pypto_inline__", False):
                 helpers[name] = textwrap.dedent(inspect.getsource(value))
-                pending.append(helpers[name])
+                pending.append((helpers[name], Scope(value.__globals__, closure_vars(value))))
                 continue
             lit = _literal(value)
             constants[name] = (f"{name} = {lit}" if lit is not None
