@@ -4,6 +4,7 @@ rewritten kernel) that can be read, and compiled on its own."""
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import textwrap
 import types
@@ -60,7 +61,7 @@ def render(fn: Callable, gen: Generated, scope: Scope, arch: ArchModel, auto_mut
             if name in helpers or name in constants or name == "pl":
                 continue
             value = where.lookup(name)
-            if value is MISSING or isinstance(value, types.ModuleType) or name in dir(__builtins__):
+            if value is MISSING or isinstance(value, types.ModuleType) or hasattr(builtins, name):
                 continue
             if getattr(value, "__pypto_inline__", False):
                 helpers[name] = textwrap.dedent(inspect.getsource(value))

@@ -11,6 +11,7 @@ from typing import Any, Callable
 from pypto_pro.arch import ARCHS, get_arch
 import collections
 import copy
+import numbers
 import os
 
 from pypto_pro.backends.sim.executor import SimExecutable
@@ -61,6 +62,7 @@ class JitKernel:
         self.arch = get_arch(arch)
         self.auto_mutex = auto_mutex
         self.check = check
+        self._check_explicit = False  # options(check=...) wins over $PYPTO_PRO_CHECK
         self.timing = timing
         self.trace = trace
         from pypto_pro.language.pipeline import PipelineConfig
@@ -143,6 +145,7 @@ class JitKernel:
             raise LaunchError(f"check must be one of {', '.join(CHECK_MODES)}, got {check!r}")
         view = copy.copy(self)
         view.check = check if check is not None else self.check
+        view._check_explicit = self._check_explicit or check is not None
         view.timing = timing if timing is not None else self.timing
         view.trace = trace if trace is not None else self.trace
         return view
@@ -164,7 +167,7 @@ class JitKernel:
 
     @_hide_internals
     def _launch(self, block_dim: Any, *args: Any, **kwargs: Any) -> LaunchReport:
-        if isinstance(block_dim, bool) or not isinstance(block_dim, int) or block_dim < 1:
+        if isinstance(block_dim, bool) or not isinstance(block_dim, numbers.Integral) or block_dim < 1:
             raise LaunchError(f"{self.name}: block_dim must be a positive int, got {block_dim!r}")
         params = self._signature_params()
         if params is None:
@@ -176,11 +179,12 @@ class JitKernel:
             arr = bound.arrays[p.index]
             if p.name in entry.stored_params and arr is not None and not arr.flags.writeable:
                 raise LaunchError(f"{self.name}: output argument '{p.name}' is read-only")
-        check = os.environ.get("PYPTO_PRO_CHECK", self.check)
+        check = self.check if self._check_explicit else os.environ.get("PYPTO_PRO_CHECK", self.check)
         if check not in CHECK_MODES:
             raise LaunchError(f"PYPTO_PRO_CHECK must be one of {', '.join(CHECK_MODES)}, got {check!r}")
         trace_dir = self.trace or os.environ.get("PYPTO_PRO_TRACE")
         events: list | None = [] if trace_dir and self.timing else None
+        block_dim = int(block_dim)
         report = entry.executable.launch(block_dim, bound.arrays, bound.scalars, timing=self.timing, check=check,
                                          trace=events)
         if events is not None:

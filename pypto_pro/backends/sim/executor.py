@@ -258,8 +258,8 @@ class SimExecutable:
             peak = path.fit_peak if path.use_fit and path.fit_peak else path.gib_per_s
             bounds[f"{name} path"] = nbytes / (active * peak * 2**30 / 1e6)
         if stats.vector_ideal_cycles:
-            vec_units = self.physical_cores * (self.subblocks if self.mixed else 1)
+            vec_units = active * (self.subblocks if self.mixed else 1)
             bounds["Vector"] = stats.vector_ideal_cycles / vec_units / clock
         if stats.cube_ideal_cycles:
-            bounds["Cube"] = stats.cube_ideal_cycles / self.physical_cores / clock
+            bounds["Cube"] = stats.cube_ideal_cycles / active / clock
         return Roofline(bounds)

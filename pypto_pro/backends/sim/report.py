@@ -47,7 +47,7 @@ class LaunchReport:
     blocks: list[BlockTiming] = field(default_factory=list)
     pipe_busy: dict[str, float] = field(default_factory=dict)   # summed over blocks
     path_bytes: dict[str, int] = field(default_factory=dict)    # e.g. "GM->Vec"
-    l2_hit_bytes: int = 0                                        # GM reads served by L2
+    l2_hit_bytes: float = 0.0                                    # GM reads served by L2 (expected bytes)
     flops: int = 0
     instructions: int = 0
     roofline: Roofline | None = None
@@ -79,7 +79,7 @@ class LaunchReport:
 
     def summary(self) -> str:
         if not self.timed:
-            return f"{self.kernel} on sim[{self.arch}]: {self.block_num} blocks, {self.instructions} instructions (untimed)"
+            return f"{self.kernel} on sim[{self.arch}]: {self.block_num} blocks, functional run (timing off)"
         util = self.utilisation()
         top = ", ".join(f"{p} {u:.0%}" for p, u in sorted(util.items(), key=lambda kv: -kv[1])[:3])
         roof = (f", {self.roofline_fraction:.0%} of the {self.roofline.limiter} roofline "
@@ -96,7 +96,7 @@ class LaunchReport:
             lines += ["", f"{'path':10}{'bytes':>14}"]
             lines += [f"{k:10}{v:14d}" for k, v in sorted(self.path_bytes.items())]
             if self.l2_hit_bytes:
-                lines.append(f"{'(L2 hits)':10}{self.l2_hit_bytes:14d}")
+                lines.append(f"{'(L2 hits)':10}{self.l2_hit_bytes:14.0f}")
         if self.roofline:
             lines += ["", "roofline bounds (us): " + ", ".join(f"{k} {v:.2f}" for k, v in self.roofline.bounds_us.items())]
         if self.flops:
