@@ -79,7 +79,7 @@ class LaunchReport:
 
     def summary(self) -> str:
         if not self.timed:
-            return f"{self.kernel} on sim[{self.arch}]: {self.block_num} blocks, functional run (timing off)"
+            return f"{self.kernel} on sim[{self.arch}]: {self.block_num} blocks, functional run (untimed)"
         util = self.utilisation()
         top = ", ".join(f"{p} {u:.0%}" for p, u in sorted(util.items(), key=lambda kv: -kv[1])[:3])
         roof = (f", {self.roofline_fraction:.0%} of the {self.roofline.limiter} roofline "

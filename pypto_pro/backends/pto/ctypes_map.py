@@ -1,0 +1,65 @@
+"""Spelling of pypto_pro types in PTO-ISA C++: element types, pipes, tile types, round modes."""
+from __future__ import annotations
+
+from pypto_pro.ir.nodes import Buffer
+from pypto_pro.language.dtypes import DataType
+from pypto_pro.language.enums import MemorySpace, PipeType
+
+# Element types as PTO-ISA spells them (pto/common/type.hpp; ``half`` / ``bfloat16_t`` come from it).
+CTYPE: dict[str, str] = {
+    "DT_FP16": "half", "DT_BF16": "bfloat16_t", "DT_FP32": "float", "DT_INT8": "int8_t",
+    "DT_UINT8": "uint8_t", "DT_INT16": "int16_t", "DT_INT32": "int32_t",
+}
+
+ROUND_MODE: dict[str, str] = {
+    "rint": "RoundMode::CAST_RINT", "round": "RoundMode::CAST_ROUND", "floor": "RoundMode::CAST_FLOOR",
+    "ceil": "RoundMode::CAST_CEIL", "trunc": "RoundMode::CAST_TRUNC",
+}
+
+
+def ctype(dt: DataType) -> str:
+    return CTYPE[dt.name]
+
+
+def pipe(p: PipeType) -> str:
+    return f"PIPE_{p.name}"
+
+
+class RowVectorUse:
+    """Buffers that hold one value per row (``[rows, 32 B]`` Vec tiles written by a row reduction
+    or read as the vector of a row expand). PTO-ISA's idiom for them is a DN ``[rows, 1]`` tile."""
+
+    def __init__(self, uids: set[int]):
+        self.uids = uids
+
+    def __contains__(self, b: Buffer) -> bool:
+        return b.uid in self.uids
+
+
+def padded_rows(rows: int, itemsize: int) -> int:
+    """A DN tile's rows must fill whole 32-byte blocks."""
+    per_block = 32 // itemsize
+    return -(-rows // per_block) * per_block
+
+
+def tile_type_expr(b: Buffer, row_vectors: RowVectorUse) -> str:
+    """The PTO-ISA ``Tile<...>`` type of one buffer slot; every tile has a run-time valid shape."""
+    t = b.tile_type
+    ct, r, c = ctype(t.dtype), t.rows, t.cols
+    space = b.space
+    if space is MemorySpace.Vec:
+        if b in row_vectors:
+            return (f"Tile<TileType::Vec, {ct}, {padded_rows(r, t.dtype.itemsize)}, 1, BLayout::ColMajor, "
+                    f"DYNAMIC, DYNAMIC>")
+        return f"Tile<TileType::Vec, {ct}, {r}, {c}, BLayout::RowMajor, DYNAMIC, DYNAMIC>"
+    if space is MemorySpace.Mat:  # L1 holds NZ fractals (ND -> NZ on load), as PTO-ISA's matmul tests do
+        return f"Tile<TileType::Mat, {ct}, {r}, {c}, BLayout::ColMajor, DYNAMIC, DYNAMIC, SLayout::RowMajor, 512>"
+    if space is MemorySpace.Left:
+        return f"TileLeft<{ct}, {r}, {c}, DYNAMIC, DYNAMIC>"
+    if space is MemorySpace.Right:
+        return f"TileRight<{ct}, {r}, {c}, DYNAMIC, DYNAMIC>"
+    if space is MemorySpace.Acc:
+        return f"TileAcc<{ct}, {r}, {c}, DYNAMIC, DYNAMIC>"
+    if space is MemorySpace.Bias:
+        return f"Tile<TileType::Bias, {ct}, 1, {c}, BLayout::RowMajor, DYNAMIC, DYNAMIC>"
+    raise ValueError(f"no PTO-ISA tile type for memory space {space}")
