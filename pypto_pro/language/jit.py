@@ -8,7 +8,7 @@ F = TypeVar("F", bound=Callable)
 
 def jit(fn: Callable | None = None, *, arch: str = "a5", auto_mutex: bool = True, device: str = "sim",
         check: str = "raise", build_dir: str | None = None, timing: bool = True, trace: str | None = None,
-        pipeline: Any = None) -> Any:
+        pipeline: Any = None, tiling_key: Any = None) -> Any:
     """Turn a Python function into a kernel. Use bare (``@pl.jit``) or with options.
 
     ``arch``: ``"a5"`` (default) or ``"a2a3"``; ``auto_mutex``: order ops on tile-group slots
@@ -17,13 +17,15 @@ def jit(fn: Callable | None = None, *, arch: str = "a5", auto_mutex: bool = True
     simulator does on a race, deadlock or other fault: ``"raise"`` (default), ``"warn"``, ``"off"``;
     ``timing``: model per-pipe timing (default) or run functionally only; ``trace``: directory for the
     Perfetto trace and HTML timeline of each launch (also ``$PYPTO_PRO_TRACE``); ``pipeline``: a
-    ``pl.pipeline.PipelineConfig`` to overlap Cube and Vector stages (see ``pl.pipeline``).
+    ``pl.pipeline.PipelineConfig`` to overlap Cube and Vector stages (see ``pl.pipeline``);
+    ``tiling_key``: a class of ``TilingKeyField``s (``pypto_pro.runtime.tilingkey``) whose values
+    are chosen at launch, ``kernel[stream, block_dim, {"FIELD": value}]``, and folded to constants.
     """
     from pypto_pro.runtime.kernel import JitKernel
 
     def wrap(f: Callable) -> JitKernel:
         return JitKernel(f, arch=arch, auto_mutex=auto_mutex, device=device, check=check, build_dir=build_dir,
-                         timing=timing, trace=trace, pipeline=pipeline)
+                         timing=timing, trace=trace, pipeline=pipeline, tiling_key=tiling_key)
 
     return wrap(fn) if fn is not None else wrap
 

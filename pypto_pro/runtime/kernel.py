@@ -51,7 +51,8 @@ class JitKernel:
     __pypto_kernel__ = True
 
     def __init__(self, fn: Callable, *, arch: str, auto_mutex: bool, device: str, check: str,
-                 build_dir: str | None, timing: bool = True, trace: str | None = None, pipeline: Any = None):
+                 build_dir: str | None, timing: bool = True, trace: str | None = None, pipeline: Any = None,
+                 tiling_key: Any = None):
         if arch not in ARCHS:
             raise CompileError(f"unknown arch {arch!r} for kernel '{fn.__name__}'; choose one of {', '.join(sorted(ARCHS))}")
         if device != "sim":
@@ -69,6 +70,8 @@ class JitKernel:
         if pipeline is not None and not isinstance(pipeline, PipelineConfig):
             raise CompileError(f"pipeline must be a pl.pipeline.PipelineConfig, got {pipeline!r}")
         self.pipeline = pipeline
+        from pypto_pro.runtime.tilingkey import TilingKeySchema
+        self.tiling_key = TilingKeySchema(tiling_key) if tiling_key is not None else None
         self.build_dir = build_dir
         self._cache: dict[tuple, CompiledKernel] = {}
         self._params = None
@@ -81,8 +84,8 @@ class JitKernel:
     def name(self) -> str:
         return self.fn.__name__
 
-    def _compile(self, constexprs: dict[str, Any]) -> CompiledKernel:
-        kernel: KernelIR = parse_kernel(self.fn, self.arch, constexprs, pipeline=self.pipeline)
+    def _compile(self, constexprs: dict[str, Any], key: dict[str, int] | None = None) -> CompiledKernel:
+        kernel: KernelIR = parse_kernel(self.fn, self.arch, constexprs, fold=key, pipeline=self.pipeline)
         directory = kernel_build_dir(self.name, self.build_dir)
         if kernel.generated is not None:
             from pypto_pro.frontend.pipeline_file import render
@@ -100,16 +103,28 @@ class JitKernel:
         return CompiledKernel(compiled, exe, stored)
 
     @_hide_internals
-    def compile(self, **constexprs: Any) -> CompiledPrograms:
+    def compile(self, tiling_key: dict[str, int] | None = None, **constexprs: Any) -> CompiledPrograms:
         """Compile without launching (for dumps and inspection); returns the lowered programs."""
-        return self._get(constexprs).programs
+        return self._get(constexprs, self._resolve_key(tiling_key)).programs
 
-    def _get(self, constexprs: dict[str, Any]) -> CompiledKernel:
-        key = (self.arch.name, tuple(sorted((k, _freeze(v)) for k, v in constexprs.items())))
-        entry = self._cache.get(key)
+    def _resolve_key(self, given: Any) -> dict[str, int] | None:
+        if self.tiling_key is None:
+            if given is not None:
+                raise LaunchError(f"{self.name} has no tiling_key; launch it as {self.name}[stream, block_dim](...)")
+            return None
+        if given is None:
+            fields = ", ".join(f'"{f.name}": ...' for f in self.tiling_key.fields)
+            raise LaunchError(f"{self.name} is specialised by {self.tiling_key.name}: launch it as "
+                              f"{self.name}[stream, block_dim, {{{fields}}}](...)")
+        return self.tiling_key.resolve(given, self.name)
+
+    def _get(self, constexprs: dict[str, Any], key: dict[str, int] | None = None) -> CompiledKernel:
+        cache_key = (self.arch.name, tuple(sorted((k, _freeze(v)) for k, v in constexprs.items())),
+                     tuple(sorted(key.items())) if key else ())
+        entry = self._cache.get(cache_key)
         if entry is None:
-            entry = self._compile(constexprs)
-            self._cache[key] = entry
+            entry = self._compile(constexprs, key)
+            self._cache[cache_key] = entry
         return entry
 
     def _signature_params(self):
@@ -157,24 +172,27 @@ class JitKernel:
             config = (config,)
         if len(config) < 2:
             raise LaunchError(f"{self.name}[stream, block_dim](...): give a stream (or None) and a block count")
-        if len(config) > 2:
-            raise LaunchError(f"{self.name}[stream, block_dim]: unexpected extra launch settings {config[2:]!r}")
-        _stream, block_dim = config
-        return functools.partial(self._launch, block_dim)
+        if len(config) > 3:
+            raise LaunchError(f"{self.name}[stream, block_dim, tiling_key]: unexpected extra launch settings "
+                              f"{config[3:]!r}")
+        block_dim = config[1]
+        key = config[2] if len(config) == 3 else None
+        return functools.partial(self._launch, block_dim, key)
 
     def __call__(self, *args: Any, **kwargs: Any) -> LaunchReport:
-        return self._launch(1, *args, **kwargs)
+        return self._launch(1, None, *args, **kwargs)
 
     @_hide_internals
-    def _launch(self, block_dim: Any, *args: Any, **kwargs: Any) -> LaunchReport:
+    def _launch(self, block_dim: Any, tiling: Any, *args: Any, **kwargs: Any) -> LaunchReport:
         if isinstance(block_dim, bool) or not isinstance(block_dim, numbers.Integral) or block_dim < 1:
             raise LaunchError(f"{self.name}: block_dim must be a positive int, got {block_dim!r}")
         params = self._signature_params()
         if params is None:
             self._get({})  # raises the located CompileError for the bad annotation
             raise AssertionError("unreachable")
+        key = self._resolve_key(tiling)
         bound = bind_arguments(self.name, params, args, kwargs)
-        entry = self._get(bound.constexprs)
+        entry = self._get(bound.constexprs, key)
         for p in params:
             arr = bound.arrays[p.index]
             if p.name in entry.stored_params and arr is not None and not arr.flags.writeable:

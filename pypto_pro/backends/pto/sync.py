@@ -25,6 +25,7 @@ CPU_SHIMS = {
     "wait_flag_dev": "inline void wait_flag_dev(int64_t) {}",
     "set_intra_block": "inline void set_intra_block(pipe_t, int64_t) {}",
     "wait_intra_block": "inline void wait_intra_block(pipe_t, int64_t) {}",
+    "set_ffts_base_addr": "inline void set_ffts_base_addr(uint64_t) {}",
 }
 
 

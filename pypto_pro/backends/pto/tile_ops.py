@@ -31,7 +31,8 @@ class OpContext:
 
     def __init__(self, cexpr: Callable[[Expr], str], tile_name: Callable[[Buffer], str],
                  type_name: Callable[[Buffer], str], decl_tracked: set[int], gm_type: Callable[[str], str],
-                 dims: Callable[[str], list[str]]):
+                 dims: Callable[[str], list[str]], row_vectors=()):
+        self.row_vectors = row_vectors
         self.cexpr = cexpr
         self.tile_name = tile_name
         self.type_name = type_name
@@ -48,8 +49,11 @@ class OpContext:
         if b.uid in self.decl_tracked:
             slot = self.cexpr(ref.slot) if b.is_group else "0"
             name = self.tile_name(b)
-            return f"{name}_decl[{slot}][0]", f"{name}_decl[{slot}][1]"
+            cols = "1" if b in self.row_vectors else f"{name}_decl[{slot}][1]"
+            return f"{name}_decl[{slot}][0]", cols
         r, c = b.tile_type.valid_shape
+        if b in self.row_vectors:  # a DN [rows, 1] tile: one value per row
+            return str(r), "1"
         return str(r), str(c)
 
 
