@@ -2,6 +2,9 @@
 
     pypto-pro trace SCRIPT [--out DIR] [args...]   run a script; write each launch's timeline files
                                                    (arguments it does not know are passed to the script)
+    pypto-pro build FILE.py::KERNEL [--arch a5] [--out dist/]
+                                                   binary release: every valid TilingKey's kernel*.cpp,
+                                                   launchers, a C header with the key encoding, a manifest
     pypto-pro passes                               list the compiler's stages in order
     pypto-pro arch [NAME]                          print a machine model with the source of each number
 """
@@ -46,6 +49,83 @@ def _trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build(args: argparse.Namespace) -> int:
+    import importlib.util
+    import json
+    import shutil
+
+    from pypto_pro.runtime.kernel import JitKernel
+
+    target = args.target
+    if "::" not in target:
+        print("pypto-pro build: give FILE.py::KERNEL", file=sys.stderr)
+        return 2
+    path, name = target.split("::", 1)
+    if not Path(path).is_file():
+        print(f"pypto-pro build: no such file: {path}", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(Path(path).resolve().parent))
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except PyptoError as exc:
+        print(f"pypto-pro build: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    kernel = getattr(module, name, None)
+    if not isinstance(kernel, JitKernel):
+        print(f"pypto-pro build: {name!r} in {path} is not a @pl.jit kernel", file=sys.stderr)
+        return 2
+    if args.arch:
+        kernel = JitKernel(kernel.fn, arch=args.arch, auto_mutex=kernel.auto_mutex, device="sim", check=kernel.check,
+                           build_dir=kernel.build_dir, pipeline=kernel.pipeline,
+                           tiling_key=kernel.tiling_key.cls if kernel.tiling_key else None)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    keys = list(kernel.tiling_key.combinations()) if kernel.tiling_key else [None]
+    manifest = {"kernel": kernel.name, "arch": kernel.arch.name, "source": str(Path(path).resolve()),
+                "tiling_key": None, "variants": []}
+    try:
+        for key in keys:
+            entry = kernel.emit(tiling_key=key)
+            code = kernel.tiling_key.encode(key) if key else 0
+            files = []
+            for f in sorted(entry.iterdir()):
+                if f.name == "manifest.json":
+                    continue
+                dest = out / (f"{f.stem}_{code}{f.suffix}" if key is not None else f.name)
+                shutil.copyfile(f, dest)
+                files.append(dest.name)
+            manifest["variants"].append({"tiling_key": key, "code": code, "files": files, "cache": str(entry)})
+    except PyptoError as exc:
+        print(f"pypto-pro build: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    if kernel.tiling_key:
+        schema = kernel.tiling_key
+        manifest["tiling_key"] = {"class": schema.name, "bits": schema.bits,
+                                  "fields": [{"name": f.name, "bits": f.bits, "values": list(f.values),
+                                              "shift": f.offset} for f in schema.fields]}
+        header = schema.header(kernel.name)
+        header += _selector(kernel.name, [v["code"] for v in manifest["variants"]])
+        (out / f"{kernel.name}_tiling.h").write_text(header)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    print(f"built {len(keys)} variant(s) of {kernel.name} for {kernel.arch.name} into {out}")
+    return 0
+
+
+def _selector(kernel: str, codes: list[int]) -> str:
+    """C declarations of each variant's launcher and a selector from key code to launcher."""
+    lines = ["", "#ifdef __cplusplus", 'extern "C" {', "#endif",
+             f"typedef int (*{kernel}_launch_fn)(uint32_t block_dim, void* stream, void** args, const int64_t* dims);"]
+    lines += [f"int {kernel}_launch_{c}(uint32_t block_dim, void* stream, void** args, const int64_t* dims);"
+              for c in codes]
+    lines.append(f"static inline {kernel}_launch_fn {kernel}_select(uint64_t code) {{")
+    lines.append("    switch (code) {")
+    lines += [f"    case {c}: return {kernel}_launch_{c};" for c in codes]
+    lines += ["    default: return 0;  /* not a valid key */", "    }", "}", "#ifdef __cplusplus", "}", "#endif", ""]
+    return "\n".join(lines)
+
+
 def _passes(_args: argparse.Namespace) -> int:
     from pypto_pro.passes.manager import pass_names
     for i, name in enumerate(pass_names()):
@@ -84,6 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("script")
     t.add_argument("--out", help="directory for the trace files (default: traces/<script name>)")
     t.set_defaults(fn=_trace)
+    b = sub.add_parser("build", help="binary release: emit every TilingKey variant, header and manifest")
+    b.add_argument("target", help="FILE.py::KERNEL")
+    b.add_argument("--arch", default=None)
+    b.add_argument("--out", default="dist")
+    b.set_defaults(fn=_build)
     sub.add_parser("passes", help="list the compiler stages").set_defaults(fn=_passes)
     a = sub.add_parser("arch", help="print machine models with sources")
     a.add_argument("name", nargs="?")

@@ -107,6 +107,38 @@ class JitKernel:
         """Compile without launching (for dumps and inspection); returns the lowered programs."""
         return self._get(constexprs, self._resolve_key(tiling_key)).programs
 
+    @_hide_internals
+    def emit(self, tiling_key: dict[str, int] | None = None, cache: Any = None, **constexprs: Any):
+        """Emit the PTO-ISA C++ of one specialisation into the on-disk build cache (and the build
+        directory); returns the cache entry's path. Builds the shared object too when the CANN
+        toolchain is present (``pypto_pro.backends.pto.toolchain``)."""
+        from pypto_pro.runtime.build_cache import BuildCache, cache_key
+        key = self._resolve_key(tiling_key)
+        entry = self._get(constexprs, key)
+        cache = cache if cache is not None else BuildCache()
+        signature = repr([(p.name, getattr(p, "type", getattr(p, "ty", None))) for p in entry.programs.kernel.params])
+        ck = cache_key(self.fn, signature=signature, tiling_key=key, arch=self.arch.name,
+                       extra={"constexprs": {k: repr(v) for k, v in constexprs.items()}, "auto_mutex": self.auto_mutex,
+                              "pipeline": repr(self.pipeline)})
+
+        def build(tmp) -> None:
+            from pypto_pro.backends.pto.emitter import emit_kernel
+            for name, text in emit_kernel(entry.programs.programs, self.name, self.arch).items():
+                (tmp / name).write_text(text)
+            try:
+                from pypto_pro.backends.pto import toolchain
+            except ImportError:
+                return
+            toolchain.maybe_build(tmp, self.name, self.arch)
+
+        path = cache.get_or_build(ck, build)
+        directory = kernel_build_dir(self.name, self.build_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        for f in path.iterdir():
+            if f.suffix in (".cpp", ".h"):
+                (directory / f.name).write_text(f.read_text())
+        return path
+
     def _resolve_key(self, given: Any) -> dict[str, int] | None:
         if self.tiling_key is None:
             if given is not None:
