@@ -323,20 +323,21 @@ class PipelineTransform:
                                           f"least {need} slots")
 
     def presignal(self, calls: list[StageCall], indent: int, loop: ast.For) -> None:
-        for g in sorted({g for c in calls for g in c.consumes}):
-            reader = next(c for c in calls if g in c.consumes)
-            self.em.emit(f"with pl.section_{reader.engine}():", indent, loop,
-                         comment=f"every slot of {g} starts free")
-            self.em.emit(f"for _pl_s in range({g}.depth):", indent + 1, loop)
-            self.em.emit(f"pl.pipeline.signal_free({g}, slot=_pl_s)", indent + 2, loop)
+        """Before the loop, each consumer engine signals every slot free."""
+        self._every_slot(calls, "consumes", "signal_free", "every slot of {g} starts free", indent, loop)
 
     def drain(self, calls: list[StageCall], indent: int, loop: ast.For) -> None:
-        for g in sorted({g for c in calls for g in c.produces}):
-            writer = next(c for c in calls if g in c.produces)
-            self.em.emit(f"with pl.section_{writer.engine}():", indent, loop,
-                         comment=f"consume the last free signals of {g}: none left pending")
+        """After the loop, each producer engine consumes the last free signals."""
+        self._every_slot(calls, "produces", "wait_free", "consume the last free signals of {g}: none left pending",
+                         indent, loop)
+
+    def _every_slot(self, calls: list[StageCall], role: str, intrinsic: str, comment: str, indent: int,
+                    loop: ast.For) -> None:
+        for g in sorted({g for c in calls for g in getattr(c, role)}):
+            stage = next(c for c in calls if g in getattr(c, role))
+            self.em.emit(f"with pl.section_{stage.engine}():", indent, loop, comment=comment.format(g=g))
             self.em.emit(f"for _pl_s in range({g}.depth):", indent + 1, loop)
-            self.em.emit(f"pl.pipeline.wait_free({g}, slot=_pl_s)", indent + 2, loop)
+            self.em.emit(f"pl.pipeline.{intrinsic}({g}, slot=_pl_s)", indent + 2, loop)
 
 
 def transform(kernel: ast.FunctionDef, src: SourceFile, scope: Scope, config: PipelineConfig) -> Generated:
