@@ -25,32 +25,12 @@ def pipe(p: PipeType) -> str:
     return f"PIPE_{p.name}"
 
 
-class RowVectorUse:
-    """Buffers that hold one value per row (``[rows, 32 B]`` Vec tiles written by a row reduction
-    or read as the vector of a row expand). PTO-ISA's idiom for them is a DN ``[rows, 1]`` tile."""
-
-    def __init__(self, uids: set[int]):
-        self.uids = uids
-
-    def __contains__(self, b: Buffer) -> bool:
-        return b.uid in self.uids
-
-
-def padded_rows(rows: int, itemsize: int) -> int:
-    """A DN tile's rows must fill whole 32-byte blocks."""
-    per_block = 32 // itemsize
-    return -(-rows // per_block) * per_block
-
-
-def tile_type_expr(b: Buffer, row_vectors: RowVectorUse) -> str:
+def tile_type_expr(b: Buffer) -> str:
     """The PTO-ISA ``Tile<...>`` type of one buffer slot; every tile has a run-time valid shape."""
     t = b.tile_type
     ct, r, c = ctype(t.dtype), t.rows, t.cols
     space = b.space
     if space is MemorySpace.Vec:
-        if b in row_vectors:
-            return (f"Tile<TileType::Vec, {ct}, {padded_rows(r, t.dtype.itemsize)}, 1, BLayout::ColMajor, "
-                    f"DYNAMIC, DYNAMIC>")
         return f"Tile<TileType::Vec, {ct}, {r}, {c}, BLayout::RowMajor, DYNAMIC, DYNAMIC>"
     if space is MemorySpace.Mat:  # L1 holds NZ fractals (ND -> NZ on load), as PTO-ISA's matmul tests do
         return f"Tile<TileType::Mat, {ct}, {r}, {c}, BLayout::ColMajor, DYNAMIC, DYNAMIC, SLayout::RowMajor, 512>"

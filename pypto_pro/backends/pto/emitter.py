@@ -24,7 +24,7 @@ from pypto_pro.ir.printer import operand_str, sync_str
 from pypto_pro.language.enums import SectionKind
 
 from pypto_pro.backends.pto.cexpr import ExprWriter, Names, dim_name, scalar_ctype
-from pypto_pro.backends.pto.ctypes_map import RowVectorUse, ctype, padded_rows, tile_type_expr
+from pypto_pro.backends.pto.ctypes_map import ctype, tile_type_expr
 from pypto_pro.backends.pto.launcher import emit_launcher
 from pypto_pro.backends.pto.preamble import HELPERS, INCLUDES, cpu_shims
 from pypto_pro.backends.pto.sync import sync_line
@@ -43,21 +43,6 @@ def _arch_name(arch) -> str:
 def _loc(s) -> str:
     loc = getattr(s, "loc", None)
     return f"{os.path.basename(loc.path)}:{loc.line}" if loc else ""
-
-
-def _row_vectors(programs: dict[SectionKind, KernelIR]) -> RowVectorUse:
-    """Vec buffers of one 32-byte block per row that a row reduction writes or a row expand reads."""
-    uids: set[int] = set()
-    for prog in programs.values():
-        for s in walk_stmts(prog.body):
-            if not isinstance(s, TileOp) or s.attrs.get("dim") != 1:
-                continue
-            ref = s.dst if s.op in ("sum", "max", "min") else (s.srcs[1] if s.op.startswith("expand_") else None)
-            if isinstance(ref, TileRef):
-                t = ref.tile_type
-                if t.cols * t.dtype.itemsize == 32:
-                    uids.add(ref.buffer.uid)
-    return RowVectorUse(uids)
 
 
 class KernelSignature:
@@ -89,14 +74,12 @@ class KernelSignature:
 class ProgramEmitter:
     """C++ for one engine program."""
 
-    def __init__(self, program: KernelIR, kernel_name: str, arch: str, sig: KernelSignature,
-                 row_vectors: RowVectorUse):
+    def __init__(self, program: KernelIR, kernel_name: str, arch: str, sig: KernelSignature):
         self.p = program
         self.arch = arch
         self.sig = sig
         self.engine = program.kind or SectionKind.VECTOR
         self.fn_name = f"{kernel_name}_{self.engine.value}"
-        self.row_vectors = row_vectors
         reserved = set(LOCAL_NAMES) | {t.name for t in sig.tensors} | {s.name for s in sig.scalars}
         reserved |= {dim_name(t.name, a) for t, a in sig.dynamic_dims()}
         self.names = Names(reserved)
@@ -110,7 +93,7 @@ class ProgramEmitter:
         self.decl_tracked = {s.buffer.uid for s in walk_stmts(program.body) if isinstance(s, SetValidShape)}
         self.cexpr = ExprWriter(self.names, {t.name: t for t in sig.tensors})
         self.ctx = OpContext(self.cexpr, lambda b: self.tile_names[b.uid], lambda b: self.type_names[b.uid],
-                             self.decl_tracked, lambda n: f"{n}_gm_t", self._dims, row_vectors)
+                             self.decl_tracked, lambda n: f"{n}_gm_t", self._dims)
         self.shims: set[str] = set()
         self.lines: list[str] = []
 
@@ -120,12 +103,6 @@ class ProgramEmitter:
 
     # ---- declarations -------------------------------------------------------------------------
 
-    def _initial_shape(self, b: Buffer) -> tuple[int, int]:
-        r, c = b.tile_type.valid_shape
-        if b in self.row_vectors:
-            return min(r, padded_rows(b.tile_type.rows, b.tile_type.dtype.itemsize)), 1
-        return r, c
-
     def _tiles(self, pad: str) -> None:
         if not self.p.buffers:
             return
@@ -133,9 +110,8 @@ class ProgramEmitter:
         for b in self.p.buffers:
             tname, ttype = self.tile_names[b.uid], self.type_names[b.uid]
             where = f"  // {_loc(b)}" if b.loc else ""
-            note = "  (one value per row: PTO-ISA's DN [rows, 1] tile)" if b in self.row_vectors else ""
-            self.lines.append(f"{pad}using {ttype} = {tile_type_expr(b, self.row_vectors)};{note}")
-            r, c = self._initial_shape(b)
+            self.lines.append(f"{pad}using {ttype} = {tile_type_expr(b)};")
+            r, c = b.tile_type.valid_shape
             if b.is_group:
                 self.lines.append(f"{pad}{ttype} {tname}[{b.depth}];{where}")
                 for i, a in enumerate(b.addrs):
@@ -297,8 +273,7 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
     cross = any(isinstance(s, SyncOp) and s.kind in ("xset", "xwait")
                 for p in progs.values() for s in walk_stmts(p.body))
     sig = KernelSignature(first.params, needs_ffts=cross and arch_name == "a2a3")
-    row_vectors = _row_vectors(progs)
-    emitters = [ProgramEmitter(p, kernel_name, arch_name, sig, row_vectors) for p in progs.values()]
+    emitters = [ProgramEmitter(p, kernel_name, arch_name, sig) for p in progs.values()]
     bodies = [e.emit() for e in emitters]
     shims = set().union(*(e.shims for e in emitters))
     if sig.needs_ffts:
@@ -332,19 +307,20 @@ def _entry(kernel_name: str, sig: KernelSignature, emitters: list[ProgramEmitter
              "{"]
     if sig.needs_ffts:
         lines.append("    set_ffts_base_addr(reinterpret_cast<uint64_t>(ffts_addr));")
-    lines.append("#if defined(__DAV_CUBE__)")
-    lines.append(f"    {by_kind[SectionKind.CUBE].fn_name}({args});" if SectionKind.CUBE in by_kind else
-                 "    // no Cube program")
-    lines.append("#elif defined(__DAV_VEC__)")
-    lines.append(f"    {by_kind[SectionKind.VECTOR].fn_name}({args});" if SectionKind.VECTOR in by_kind else
-                 "    // no Vector program")
-    lines.append("#elif defined(__CPU_SIM)")
+    # PTO-ISA's arch_macro.hpp defines both __DAV_CUBE__ and __DAV_VEC__ under __CPU_SIM: test it first.
+    lines.append("#if defined(__CPU_SIM)")
     if len(by_kind) == 2:
         lines.append('#error "mixed Cube + Vector kernel: the PTO-ISA CPU model runs one engine program per '
                      'simulated core and cannot pair a Cube core with its two Vector cores (cross-core flags, '
                      'per-core on-chip memories); build each engine for the NPU"')
     else:
         lines.append(f"    {emitters[0].fn_name}({args});")
+    lines.append("#elif defined(__DAV_CUBE__)")
+    lines.append(f"    {by_kind[SectionKind.CUBE].fn_name}({args});" if SectionKind.CUBE in by_kind else
+                 "    // no Cube program")
+    lines.append("#elif defined(__DAV_VEC__)")
+    lines.append(f"    {by_kind[SectionKind.VECTOR].fn_name}({args});" if SectionKind.VECTOR in by_kind else
+                 "    // no Vector program")
     lines.append("#endif")
     lines.append("}")
     return "\n".join(lines)

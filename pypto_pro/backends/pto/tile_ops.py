@@ -31,8 +31,7 @@ class OpContext:
 
     def __init__(self, cexpr: Callable[[Expr], str], tile_name: Callable[[Buffer], str],
                  type_name: Callable[[Buffer], str], decl_tracked: set[int], gm_type: Callable[[str], str],
-                 dims: Callable[[str], list[str]], row_vectors=()):
-        self.row_vectors = row_vectors
+                 dims: Callable[[str], list[str]]):
         self.cexpr = cexpr
         self.tile_name = tile_name
         self.type_name = type_name
@@ -49,11 +48,8 @@ class OpContext:
         if b.uid in self.decl_tracked:
             slot = self.cexpr(ref.slot) if b.is_group else "0"
             name = self.tile_name(b)
-            cols = "1" if b in self.row_vectors else f"{name}_decl[{slot}][1]"
-            return f"{name}_decl[{slot}][0]", cols
+            return f"{name}_decl[{slot}][0]", f"{name}_decl[{slot}][1]"
         r, c = b.tile_type.valid_shape
-        if b in self.row_vectors:  # a DN [rows, 1] tile: one value per row
-            return str(r), "1"
         return str(r), str(c)
 
 
@@ -133,13 +129,21 @@ def op_lines(op: TileOp, ctx: OpContext, arch: str) -> list[str]:
         if op.attrs["dim"] == 1:
             lines = [f"{t(dst)}.SetValidShape({t(src)}.GetValidRow(), 1);"]
             if len(srcs) > 1:
-                return lines + [f"{ROW_REDUCE[name]}({t(dst)}, {t(src)}, {t(srcs[1])});"]
-            # PTO-ISA's row reductions take a scratch tile; the kernel gave none (pl.<op>(..., tmp=...)).
-            return lines + ["#if !defined(__CPU_SIM)",
-                            f'#error "pl.{name}(dim=1) without tmp=: PTO-ISA {ROW_REDUCE[name]} needs a scratch '
-                            f'tile on the NPU (the CPU model ignores it); pass tmp= in the kernel"',
-                            "#endif",
-                            f"{ROW_REDUCE[name]}({t(dst)}, {t(src)}, {t(src)});"]
+                lines.append(f"{ROW_REDUCE[name]}({t(dst)}, {t(src)}, {t(srcs[1])});")
+            else:  # PTO-ISA's row reductions take a scratch tile; the kernel gave none (pl.<op>(..., tmp=...))
+                lines += ["#if !defined(__CPU_SIM)",
+                          f'#error "pl.{name}(dim=1) without tmp=: PTO-ISA {ROW_REDUCE[name]} needs a scratch '
+                          f'tile on the NPU (the CPU model ignores it); pass tmp= in the kernel"',
+                          "#endif",
+                          f"{ROW_REDUCE[name]}({t(dst)}, {t(src)}, {t(src)});"]
+            dt = dst.tile_type
+            if dt.cols * dt.dtype.itemsize == 32:
+                # A [rows, 32 B] row vector: TROWEXPAND* read its whole 32-byte block per row, so copy
+                # the value (column 0) over the block; the tile stays valid over the block from here on.
+                lanes = 32 // dt.dtype.itemsize
+                lines += [f"{t(dst)}.SetValidShape({t(src)}.GetValidRow(), {lanes});",
+                          f"TROWEXPAND({t(dst)}, {t(dst)});  // replicate each row's value over its 32-byte block"]
+            return lines
         return [f"{t(dst)}.SetValidShape(1, {t(src)}.GetValidCol());", f"{COL_REDUCE[name]}({t(dst)}, {t(src)});"]
     if kind == "expand":
         fn = ("TROWEXPAND" if op.attrs["dim"] == 1 else "TCOLEXPAND") + EXPAND_OP[name]
@@ -160,8 +164,9 @@ def _cube(op: TileOp, ctx: OpContext, arch: str) -> list[str]:
                         "operand is a DN GlobalTensor or a Right tile layout); not emitted")
         r0, c0 = op.attrs["offset"]
         win_r, win_c = dst.tile_type.rows, dst.tile_type.cols
-        return [f"const int64_t rows = pp_max(0, pp_min({win_r}, {t(src)}.GetValidRow() - {r0})), "
-                f"cols = pp_max(0, pp_min({win_c}, {t(src)}.GetValidCol() - {c0}));",
+        # valid shapes are unsigned: subtract in int64_t (a window past the edge is empty, not huge)
+        return [f"const int64_t rows = pp_max(0, pp_min({win_r}, static_cast<int64_t>({t(src)}.GetValidRow()) - {r0})), "
+                f"cols = pp_max(0, pp_min({win_c}, static_cast<int64_t>({t(src)}.GetValidCol()) - {c0}));",
                 f"{t(dst)}.SetValidShape(rows, cols);",
                 f"if (rows > 0 && cols > 0) TEXTRACT({t(dst)}, {t(src)}, {r0}, {c0});  "
                 f"// an empty window past the edge adds nothing"]
@@ -174,9 +179,7 @@ def _cube(op: TileOp, ctx: OpContext, arch: str) -> list[str]:
     if op.op == "matmul_acc":
         lhs, rhs, acc = srcs[0], srcs[1], srcs[2]
         shape = f"{t(dst)}.SetValidShape({t(lhs)}.GetValidRow(), {t(rhs)}.GetValidCol());"
-        guard = f"if ({t(lhs)}.GetValidCol() > 0) "
-        if acc.buffer is dst.buffer and t(acc) == t(dst):
-            return [shape, guard + f"TMATMUL_ACC({t(dst)}, {t(lhs)}, {t(rhs)});"]
+        guard = f"if ({t(lhs)}.GetValidCol() > 0) "  # an empty K window adds nothing
         return [shape, guard + f"TMATMUL_ACC({t(dst)}, {t(acc)}, {t(lhs)}, {t(rhs)});"]
     src = srcs[0]
     shape = f"{t(dst)}.SetValidShape({t(src)}.GetValidRow(), {t(src)}.GetValidCol());"

@@ -66,15 +66,14 @@ class RecorderPlan:
     """Per-program static part of recording: what each ``ops[k]`` call is (built once)."""
 
     def __init__(self, instructions: list, dispatchers: list[Callable | None]):
-        self.cost_cache: dict[float, dict] = {}  # per GM port share: (stmt, rows, cols, full) -> cost
         self.entries: list[tuple] = []
         for stmt, d in zip(instructions, dispatchers):
             if isinstance(stmt, SetValidShape):
                 self.entries.append(("valid", stmt, d, None))
             elif isinstance(stmt, SyncOp):
                 self.entries.append(("sync", stmt, None, None))
-            else:
-                self.entries.append(("op", stmt, d, _static_cost_info(stmt)))
+            else:  # info: static cost class, pipe index, and a per-instruction cost cache by size
+                self.entries.append(("op", stmt, d, (_static_cost_info(stmt), PIPE_INDEX[stmt.pipe], {})))
 
 
 def _static_cost_info(stmt: TileOp) -> tuple:
@@ -113,7 +112,6 @@ class Recorder:
         self.dispatched = 0
         self.sync_cycles = cost.sync
         self.issue_cycles = cost.issue
-        self.cost_cache = plan.cost_cache.setdefault(port_bytes_per_cycle, {})
         self.ops = [self._recorder(*e) for e in plan.entries]
 
     def _recorder(self, kind: str, stmt, dispatch: Callable | None, info) -> Callable:
@@ -148,20 +146,17 @@ class Recorder:
         flops = 0 if kind in ("move", "cast", "fill") else prep.rows * prep.cols
         return body, 0.0, flops, body, head, tail
 
-    def add_op(self, stmt: TileOp, prep, info: tuple) -> None:
-        pipe = PIPE_INDEX[stmt.pipe]
+    def add_op(self, stmt: TileOp, prep, plan_info: tuple) -> None:
+        info, pipe, by_size = plan_info
         stats = self.stats
-        key = (stmt, prep.rows, prep.cols, prep.full_cols, prep.k, False)
-        costed = self.cost_cache.get(key)
+        size = (self.port_bpc, prep.rows, prep.cols, prep.full_cols, prep.k)
+        costed = by_size.get(size)
         if costed is None:
-            costed = self.cost_cache[key] = self._cost(stmt, prep, info)
-        cycles, port, flops, ideal, head, tail = costed
+            hit_cost = self._cost(stmt, prep, info, True) if info[0] == "move" else None
+            costed = by_size[size] = (self._cost(stmt, prep, info), hit_cost)
+        (cycles, port, flops, ideal, head, tail), hit = costed
         l2 = None
-        if info[0] == "move" and self.l2 is not None and not prep.gm[0][3]:
-            hkey = key[:-1] + (True,)
-            hit = self.cost_cache.get(hkey)
-            if hit is None:
-                hit = self.cost_cache[hkey] = self._cost(stmt, prep, info, True)
+        if hit is not None and self.l2 is not None and not prep.gm[0][3]:
             pidx, _, rect, _ = prep.gm[0]
             l2 = ((self.gm_objs[pidx], rect), cycles, port, hit[0])
             self.l2.count(l2[0], prep.nbytes)
@@ -285,5 +280,8 @@ class Recorder:
         for p in range(len(self.pending)):
             if self.pending[p]:
                 self._flush(p)
-        return self.insts
+        insts, self.insts = self.insts, []
+        self.ops = []  # its closures hold this recorder: drop the cycle so records die by refcount
+        self.last = []
+        return insts
 
