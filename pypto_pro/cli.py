@@ -106,22 +106,26 @@ def _build(args: argparse.Namespace) -> int:
                                   "fields": [{"name": f.name, "bits": f.bits, "values": list(f.values),
                                               "shift": f.offset} for f in schema.fields]}
         header = schema.header(kernel.name)
-        header += _selector(kernel.name, [v["code"] for v in manifest["variants"]])
+        launcher = (out / f"launcher_{manifest['variants'][0]['code']}.cpp").read_text()
+        header += _selector(kernel.name, [v["code"] for v in manifest["variants"]], launcher)
         (out / f"{kernel.name}_tiling.h").write_text(header)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
     print(f"built {len(keys)} variant(s) of {kernel.name} for {kernel.arch.name} into {out}")
     return 0
 
 
-def _selector(kernel: str, codes: list[int]) -> str:
-    """C declarations of each variant's launcher and a selector from key code to launcher."""
+def _selector(kernel: str, codes: list[int], launcher: str) -> str:
+    """C declarations of each variant's launcher and a selector from key code to launcher (the
+    launcher's parameter list is taken from the emitted launcher)."""
+    import re
+    found = re.search(r'extern "C" int launch_\w+\(([^)]*)\)', launcher)
+    params = found.group(1) if found else "void"
     lines = ["", "#ifdef __cplusplus", 'extern "C" {', "#endif",
-             f"typedef int (*{kernel}_launch_fn)(uint32_t block_dim, void* stream, void** args, const int64_t* dims);"]
-    lines += [f"int {kernel}_launch_{c}(uint32_t block_dim, void* stream, void** args, const int64_t* dims);"
-              for c in codes]
+             f"typedef int (*{kernel}_launch_fn)({params});"]
+    lines += [f"int launch_{kernel}_{c}({params});" for c in codes]
     lines.append(f"static inline {kernel}_launch_fn {kernel}_select(uint64_t code) {{")
     lines.append("    switch (code) {")
-    lines += [f"    case {c}: return {kernel}_launch_{c};" for c in codes]
+    lines += [f"    case {c}: return launch_{kernel}_{c};" for c in codes]
     lines += ["    default: return 0;  /* not a valid key */", "    }", "}", "#ifdef __cplusplus", "}", "#endif", ""]
     return "\n".join(lines)
 

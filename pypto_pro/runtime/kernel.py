@@ -119,17 +119,19 @@ class JitKernel:
         signature = repr([(p.name, getattr(p, "type", getattr(p, "ty", None))) for p in entry.programs.kernel.params])
         ck = cache_key(self.fn, signature=signature, tiling_key=key, arch=self.arch.name,
                        extra={"constexprs": {k: repr(v) for k, v in constexprs.items()}, "auto_mutex": self.auto_mutex,
-                              "pipeline": repr(self.pipeline)})
+                              "pipeline": repr(self.pipeline), "toolchain": _toolchain_version()})
+
+        symbol = self.name if key is None else f"{self.name}_{self.tiling_key.encode(key)}"  # unique per variant
 
         def build(tmp) -> None:
             from pypto_pro.backends.pto.emitter import emit_kernel
-            for name, text in emit_kernel(entry.programs.programs, self.name, self.arch).items():
+            for name, text in emit_kernel(entry.programs.programs, symbol, self.arch).items():
                 (tmp / name).write_text(text)
             try:
                 from pypto_pro.backends.pto import toolchain
             except ImportError:
                 return
-            toolchain.maybe_build(tmp, self.name, self.arch)
+            toolchain.maybe_build(tmp, symbol, self.arch)
 
         path = cache.get_or_build(ck, build)
         directory = kernel_build_dir(self.name, self.build_dir)
@@ -243,6 +245,11 @@ class JitKernel:
         self.last_report = report
         LAUNCH_LOG.append(report)
         return report
+
+
+def _toolchain_version() -> str:
+    from pypto_pro.backends.pto.toolchain import version
+    return version()
 
 
 def _freeze(v: Any) -> Any:
