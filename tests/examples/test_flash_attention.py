@@ -58,3 +58,18 @@ def test_generated_pipeline_compiles_on_its_own(tmp_path):
     o = np.zeros_like(q)
     mod.flash_attention[None, 2](q, k, v, o, fa.causal_mask(), *fa.workspaces(2, 64, 2))
     np.testing.assert_allclose(o.astype(np.float32), fa.reference(q, k, v, True).astype(np.float32), atol=ATOL)
+
+
+def test_trace_shows_cube_and_vector_overlapping(tmp_path):
+    import json
+    q, k, v = _qkv(1, 1, 256, 64)
+    kern = fa.make_flash_attention("a5", 64, False, 1).options(trace=str(tmp_path))
+    o = np.zeros_like(q)
+    kern[None, 1](q, k, v, o, fa.causal_mask(), *fa.workspaces(1, 64, 1))
+    events = json.loads((tmp_path / "flash_attention.trace.json").read_text())["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    slices = [e for e in events if e["ph"] == "X"]
+    cube = [(e["ts"], e["ts"] + e["dur"]) for e in slices if names[(e["pid"], e["tid"])] == "AIC.M"]
+    vec = [(e["ts"], e["ts"] + e["dur"]) for e in slices if names[(e["pid"], e["tid"])] == "AIV0.V"]
+    overlap = sum(max(0.0, min(a1, b1) - max(a0, b0)) for a0, a1 in cube for b0, b1 in vec)
+    assert cube and vec and overlap > 0.5 * sum(a1 - a0 for a0, a1 in cube)  # most Cube work runs beside softmax

@@ -224,7 +224,8 @@ class SimExecutable:
                     for pidx, pname, rect, write in inst.gm:
                         gmcheck.access(inst, _b, objs[pidx], pname, rect, write)  # type: ignore[union-attr]
             sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
-                                  cores=ncores_block)
+                                  cores=ncores_block, defer=check != "raise",
+                                  on_commit=onchip.committed if onchip is not None else None)
             block_end = sched.run()
             for i, busy in enumerate(sched.busy):
                 pipe_busy[i] += busy

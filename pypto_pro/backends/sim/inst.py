@@ -47,11 +47,12 @@ class SyncSpec:
 
 
 class Inst:
-    """A dispatched instruction. ``accesses``: (space, lo, hi, is_write, label) on-chip byte ranges;
+    """A dispatched instruction; ``run(defer)`` executes its numerics. ``accesses``: (space, lo, hi, is_write, label) on-chip byte ranges;
     ``gm``: (param index, param name, rect, is_write) with rect a tuple of (start, stop) per axis."""
 
     __slots__ = ("seq", "pipe", "kind", "cycles", "key", "accesses", "gm", "run", "stmt", "name", "nbytes",
-                 "flops", "path", "start", "end", "vc", "extra", "t_issue", "port", "l2", "head", "tail")
+                 "flops", "path", "start", "end", "vc", "extra", "t_issue", "port", "l2", "head", "tail",
+                 "commits")
 
     def __init__(self, seq: int, pipe: int, kind: int, cycles: float, stmt: Any, name: str,
                  key: Any = None, accesses: tuple = (), gm: tuple = (), run: Callable | None = None,
@@ -78,6 +79,7 @@ class Inst:
         self.l2 = None       # GM read: (window, miss cycles, miss port cycles, hit cycles), priced per launch
         self.head = 0.0      # vector startup, paid when the pipe was idle before it
         self.tail = 0.0      # vector drain, paid when a sync flushes the pipe after it
+        self.commits: tuple = ()  # on-chip regions this instruction writes (for the never-written check)
 
     @property
     def loc(self):

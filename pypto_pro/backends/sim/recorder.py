@@ -184,7 +184,9 @@ class Recorder:
             cycles += len(pre) * self.sync_cycles
             self.pending[pipe] = []
         inst = Inst(len(self.insts), self.qbase + pipe, OP, cycles, stmt, stmt.op, None, prep.accesses, prep.gm,
-                    self._run(prep), prep.nbytes, flops, path)
+                    prep.run, prep.nbytes, flops, path)
+        if self.on_commit is not None:
+            inst.commits = prep.commits  # marked written when the instruction ends
         inst.extra = spec
         inst.port = port
         inst.l2 = l2
@@ -194,25 +196,6 @@ class Recorder:
         self.insts.append(inst)
         self.last[pipe] = inst
         stats.instructions += 1
-
-    def _run(self, prep) -> Callable:
-        """Numerics: read at start; write at the end (``defer``) or at once. Writing at once is
-        exact whenever the race checker raises on races: an instruction that could observe the
-        difference overlaps this one in time without a happens-before edge, i.e. races with it."""
-        on_commit, defer = self.on_commit, self.defer
-        if on_commit is None or not prep.commits:
-            return lambda: prep.run(defer)
-
-        def run():
-            commit = prep.run(defer)
-
-            def done():
-                if commit is not None:
-                    commit()
-                for w in prep.commits:
-                    on_commit(*w)
-            return done
-        return run
 
     # ---- sync ---------------------------------------------------------------------------
 

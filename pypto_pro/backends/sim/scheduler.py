@@ -56,8 +56,10 @@ class CoreScheduler:
 
     def __init__(self, insts: list[Inst], reporter: Reporter,
                  on_start: Callable[[Inst], None] | None, block: int, checks: bool, record_flows: bool = False,
-                 cores: int = 1):
+                 cores: int = 1, defer: bool = True, on_commit: Callable | None = None):
         self.insts = insts
+        self.defer = defer          # numerics write at the end (True) or at the start (exact under check=raise)
+        self.on_commit = on_commit  # marks an instruction's written on-chip regions when it ends
         nq = cores * NPIPES
         self.nq = nq
         # cross-core flags: (receiver core, id) -> sending core -> pending signals (time, vc, setter)
@@ -81,7 +83,7 @@ class CoreScheduler:
         self.lock_holder: dict[int, Inst | None] = {}
         self.lock_release: dict[int, tuple[float, tuple[int, ...], Inst]] = {}
         self.lock_pos: dict[int, int] = {m: 0 for m in self.lock_queues}
-        self.events: list[tuple[float, int, int, Callable[[], None]]] = []
+        self.events: list[tuple] = []  # (end time, seq, inst, vc snapshot, commit) in time order
         self.event_seq = 0
         self.end_time = 0.0
         self.port_free = 0.0
@@ -155,9 +157,6 @@ class CoreScheduler:
                             t = q[n - 1][0]
         return t
 
-    def _push(self, time: float, fn: Callable[[], None]) -> None:
-        self.event_seq += 1
-        heapq.heappush(self.events, (time, 0, self.event_seq, fn))
 
     # ---- main loop ------------------------------------------------------------------------
 
@@ -178,8 +177,8 @@ class CoreScheduler:
                     if t is not None and (best is None or t < best_t or (t == best_t and inst.seq < best.seq)):
                         best, best_t = inst, t
             if self.events and (best is None or self.events[0][0] <= best_t):
-                _, _, _, fn = heapq.heappop(self.events)
-                fn()
+                _, _, inst, snapshot, commit = heapq.heappop(self.events)
+                self._finish(inst, snapshot, commit)
                 continue
             if best is None:
                 if pending:
@@ -246,14 +245,17 @@ class CoreScheduler:
             self.end_time = end
         if self.on_start is not None:
             self.on_start(inst)
-        commit = inst.run() if inst.run is not None else None
-        if ex is not None and (ex.sets or ex.releases or ex.xsets) or commit is not None:
-            snapshot = inst.vc
-            self._push(end, lambda: self._finish(inst, snapshot, commit))
+        commit = inst.run(self.defer) if inst.run is not None else None
+        if ex is not None and (ex.sets or ex.releases or ex.xsets) or commit is not None or inst.commits:
+            self.event_seq += 1
+            heapq.heappush(self.events, (end, self.event_seq, inst, inst.vc, commit))
 
     def _finish(self, inst: Inst, snapshot: tuple[int, ...], commit) -> None:
         if commit is not None:
             commit()
+        if inst.commits:
+            for w in inst.commits:
+                self.on_commit(*w)
         ex = inst.extra
         if ex is None:
             return
