@@ -114,8 +114,9 @@ class GlobalChecker:
     """Global-memory conflicts: between pipes of a block (happens-before), and between blocks
     (different cores never synchronise in this release, so any overlap with a write is a race)."""
 
-    def __init__(self, reporter: Reporter):
+    def __init__(self, reporter: Reporter, shared_clock: bool = False):
         self.reporter = reporter
+        self.shared_clock = shared_clock  # all blocks in one scheduler: vector clocks order them too
         self.cells: dict[tuple, tuple[list, list]] = {}
 
     def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool) -> None:
@@ -137,13 +138,13 @@ class GlobalChecker:
                   other: tuple, other_writes: bool) -> None:
         ob, op, oc, orect, oinst = other
         span = ", ".join(f"{max(a0, b0)}:{min(a1, b1)}" for (a0, a1), (b0, b1) in zip(rect, orect))
-        if ob != block:
+        if ob != block and not (self.shared_clock and oc <= vc[op]):
             what = "two blocks write the same bytes" if (write and other_writes) else "one block writes bytes another reads"
             self.reporter.report(RaceError(
                 f"global memory conflict on '{name}'[{span}]: {what}\n"
                 f"  block {ob}: {oinst.describe()}\n  block {block}: {inst.describe()}\n"
                 "  blocks run on different cores with no ordering between them"))
-        elif op != p and oc > vc[op]:
+        elif ob == block and op != p and oc > vc[op]:
             self.reporter.report(_race("write / write" if other_writes and write else "conflicting access",
                                        f"global '{name}'[{span}]", oinst, inst))
 

@@ -29,6 +29,7 @@ from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import SimulationError
+from pypto_pro.errors_sim import DeadlockError
 from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp, walk_stmts
 from pypto_pro.language.enums import MemorySpace, SectionKind
 
@@ -114,24 +115,31 @@ class SimExecutable:
         vec = programs.get(SectionKind.VECTOR)
         self.mixed = cube is not None and any(isinstance(s, (TileOp, SyncOp)) for s in walk_stmts(cube.body))
         self.subblocks = int(arch.vector_cores_per_block.value) if self.mixed else 1
-        self.runners: list[ProgramRunner] = []
+        self.programs = programs
+        self.has_sync_all = any(isinstance(st, SyncOp) and st.kind == "sync_all"
+                                for p in programs.values() for st in walk_stmts(p.body))
+        self.memories, self.runners = self._make_block(0)
+
+    def _make_block(self, base: int) -> tuple[list[CoreMemory], list[ProgramRunner]]:
+        """Memories and program runners of one block whose cores are numbered from ``base``."""
+        arch, programs = self.arch, self.programs
+        cube = programs.get(SectionKind.CUBE)
+        vec = programs.get(SectionKind.VECTOR)
         if self.mixed:
             cube_spaces = {b.space for p in programs.values() for b in p.buffers if b.space is not MemorySpace.Vec}
             aic = CoreMemory(arch, tuple(cube_spaces) or (MemorySpace.Mat,))
             aivs = [CoreMemory(arch, (MemorySpace.Vec,)) for _ in range(self.subblocks)]
-            self.memories = [aic, *aivs]
-            shared = {s: (aic, 0) for s in cube_spaces}
-            vec_runners = [ProgramRunner(vec, {**shared, MemorySpace.Vec: (aivs[k], k + 1)}, k + 1)
+            shared = {s: (aic, base) for s in cube_spaces}
+            vec_runners = [ProgramRunner(vec, {**shared, MemorySpace.Vec: (aivs[k], base + k + 1)}, base + k + 1)
                            for k in range(self.subblocks)] if vec is not None else []
             remote = (lambda sub: vec_runners[sub].states) if vec_runners else None
-            self.runners = [ProgramRunner(cube, {**shared, MemorySpace.Vec: (aivs[0], 1)}, 0, remote), *vec_runners]
-        elif vec is not None:
+            cube_runner = ProgramRunner(cube, {**shared, MemorySpace.Vec: (aivs[0], base + 1)}, base, remote)
+            return [aic, *aivs], [cube_runner, *vec_runners]
+        if vec is not None:
             spaces = tuple({b.space for b in vec.buffers}) or (MemorySpace.Vec,)
             mem = CoreMemory(arch, spaces)
-            self.memories = [mem]
-            self.runners = [ProgramRunner(vec, {s: (mem, 0) for s in MemorySpace}, 0)]
-        else:
-            self.memories = []
+            return [mem], [ProgramRunner(vec, {s: (mem, base) for s in MemorySpace}, base)]
+        return [], []
 
     def write_sources(self, directory: Path) -> None:
         for r in self.runners[: 2 if self.mixed else 1]:
@@ -166,7 +174,11 @@ class SimExecutable:
         was_enabled = gc.isenabled()
         gc.disable()  # the timed run allocates many small, long-lived records: collection only costs time
         try:
-            self._timed(report, block_num, dims, scalars, check if timing or check == "off" else "off", trace)
+            mode = check if timing or check == "off" else "off"
+            if self.has_sync_all:
+                self._timed_together(report, block_num, arrays, dims, scalars, mode, trace)
+            else:
+                self._timed(report, block_num, dims, scalars, mode, trace)
         finally:
             if was_enabled:
                 gc.enable()
@@ -242,6 +254,81 @@ class SimExecutable:
         report.flops = stats.flops
         report.instructions = stats.instructions
         report.roofline = self._roofline(stats, min(cores, block_num))
+        for fault in reporter.faults:
+            report.faults.append(str(fault))
+            warnings.warn(str(fault), RuntimeWarning, stacklevel=4)
+
+    def _timed_together(self, report: LaunchReport, block_num: int, arrays, dims, scalars, check: str,
+                        trace: list | None) -> None:
+        """Kernels with pl.system.sync_all: every block is resident at once (else the barrier could
+        never complete) and all blocks share one scheduler, each with its own on-chip memories."""
+        cores = self.physical_cores
+        if block_num > cores:
+            raise DeadlockError(f"{self.name}: pl.system.sync_all waits for every block, but {block_num} blocks do not "
+                                f"fit on the {cores} cores at once: blocks of later waves would never start")
+        per_block = max(1, len(self.memories))
+        blocks = [self._make_block(b * per_block) for b in range(block_num)]
+        memories = [m for mems, _ in blocks for m in mems]
+        reporter = Reporter(check)
+        checks = check != "off"
+        onchip = OnChipChecker(reporter, {(i, s): a.size for i, m in enumerate(memories)
+                                          for s, a in m.arrays.items()}) if checks else None
+        gmcheck = GlobalChecker(reporter, shared_clock=True) if checks else None
+        stats = BlockStats()
+        cap = self.arch.gm_bandwidth_cap_gb_s
+        port_bpc = cap.value * 1e9 / block_num / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
+        l2 = L2Tracker(self.arch.l2)
+        for m in memories:
+            for arr in m.arrays.values():
+                arr.fill(POISON)
+        insts: list[Inst] = []
+        owner: list[int] = []
+        for b, (_, runners) in enumerate(blocks):
+            for r in runners:
+                r.gm.bind(arrays)
+            for r, ctx in zip(runners, self._contexts(b, block_num, dims, scalars)):
+                r.reset()
+                rec = Recorder(r.recorder_plan, self.cost, port_bpc, stats,
+                               onchip.committed if onchip is not None else None, defer=check != "raise",
+                               core=r.core, aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=r.gm.objs,
+                               core_base=b * per_block, barrier_size=block_num * per_block)
+                r.fn(ctx, rec.ops, _prange)
+                got = rec.finish()
+                insts.extend(got)
+                owner.extend([b] * len(got))
+        for i, inst in enumerate(insts):
+            inst.seq = i
+        l2.price(insts, stats)
+        objs = blocks[0][1][0].gm.objs
+        block_of = {id(inst): b for inst, b in zip(insts, owner)}
+        hook = None
+        if checks:
+            def hook(inst: Inst) -> None:
+                for acc in inst.accesses:
+                    onchip.access(inst, acc)  # type: ignore[union-attr]
+                for pidx, pname, rect, write in inst.gm:
+                    gmcheck.access(inst, block_of[id(inst)], objs[pidx], pname, rect, write)  # type: ignore[union-attr]
+        sched = CoreScheduler(insts, reporter, hook, -1, checks, record_flows=trace is not None,
+                              cores=block_num * per_block, defer=check != "raise",
+                              on_commit=onchip.committed if onchip is not None else None)
+        report.cycles = sched.run()
+        nq = len(PIPES) * per_block
+        for b in range(block_num):
+            mine = [inst for inst, o in zip(insts, owner) if o == b]
+            busy = {queue_name(q % nq, self.mixed): sched.busy[q] for q in range(b * nq, (b + 1) * nq) if sched.busy[q]}
+            report.blocks.append(BlockTiming(b, b, 0.0, max((i.end for i in mine), default=0.0), busy))
+        totals: dict[str, float] = {}
+        for bt in report.blocks:
+            for p, v in bt.busy.items():
+                totals[p] = totals.get(p, 0.0) + v
+        report.pipe_busy = totals
+        report.path_bytes = stats.path_bytes
+        report.l2_hit_bytes = stats.l2_hit_bytes
+        report.flops = stats.flops
+        report.instructions = stats.instructions
+        report.roofline = self._roofline(stats, block_num)
+        if trace is not None:
+            trace.append((0, 0, 0.0, insts, sched.flows))
         for fault in reporter.faults:
             report.faults.append(str(fault))
             warnings.warn(str(fault), RuntimeWarning, stacklevel=4)

@@ -23,6 +23,8 @@ CORE_NAMES = ("AIC", "AIV0", "AIV1")
 def queue_name(q: int, mixed: bool) -> str:
     """``V`` for a single-core block, ``AIV0.V`` when the block has several cores."""
     core, pipe = divmod(q, NPIPES)
+    if core >= len(CORE_NAMES) or (core and not mixed):
+        return f"core{core}.{PIPES[pipe].name}"
     return f"{CORE_NAMES[core]}.{PIPES[pipe].name}" if mixed else PIPES[pipe].name
 
 
@@ -91,7 +93,7 @@ class Inst:
 
     def describe(self) -> str:
         core, pipe = divmod(self.pipe, NPIPES)
-        where = f"{CORE_NAMES[core]}." if core else ""
+        where = (f"{CORE_NAMES[core]}." if core < len(CORE_NAMES) else f"core{core}.") if core else ""
         return f"{self.name} on {where}{PIPES[pipe].name} ({self.where()})"
 
 

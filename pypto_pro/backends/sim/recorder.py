@@ -12,10 +12,12 @@ from typing import Any, Callable
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.inst import BARRIER, OP, PIPE_INDEX, SET, Inst, SyncSpec
 from pypto_pro.errors import SimulationError
+from pypto_pro.language.enums import PipeType
 from pypto_pro.ir.nodes import SetValidShape, SyncOp, TileOp, TileRef
 from pypto_pro.ops.registry import OPS
 
 _PRE = ("wait_flag", "lock", "xwait")
+SYNC_ALL_EVENT = 1 << 20  # event numbers of the flags a sync_all expands into (apart from user ids)
 
 
 class L2Tracker:
@@ -95,10 +97,14 @@ def _static_cost_info(stmt: TileOp) -> tuple:
 class Recorder:
     def __init__(self, plan: RecorderPlan, cost: CostModel, port_bytes_per_cycle: float, stats: BlockStats,
                  on_commit: Callable | None, defer: bool = True, core: int = 0, aivs: int = 0,
-                 l2: L2Tracker | None = None, gm_objs: list[int] | None = None):
+                 l2: L2Tracker | None = None, gm_objs: list[int] | None = None, core_base: int = 0,
+                 barrier_size: int = 0):
+        self.core_base = core_base        # first core of this block (kernels with sync_all number all cores)
+        self.barrier_size = barrier_size  # cores taking part in pl.system.sync_all
+        self.barriers = 0
         self.l2 = l2
         self.gm_objs = gm_objs
-        self.core = core          # 0: the AIC (or the only core of a vector-only block); 1..: AIVs
+        self.core = core          # core_base + 0: the AIC (or the only core of a vector-only block); +1..: AIVs
         self.aivs = aivs          # Vector cores in the block (0 for a vector-only kernel)
         self.qbase = core * len(PIPE_INDEX)
         self.defer = defer
@@ -207,12 +213,14 @@ class Recorder:
         elif kind in ("lock", "unlock"):
             key = ev if self.core == 0 else (self.core, ev)
         elif kind == "xwait":
-            key = ((self.core, ev), self.aivs if self.core == 0 and self.aivs else 1)
+            aic = self.core == self.core_base
+            key = ((self.core, ev), self.aivs if aic and self.aivs else 1)
         elif kind == "xset":
-            key = tuple((k, ev) for k in range(1, self.aivs + 1)) if self.core == 0 else ((0, ev),)
+            base = self.core_base
+            key = tuple((base + k, ev) for k in range(1, self.aivs + 1)) if self.core == base else ((base, ev),)
         elif kind == "sync_all":
-            where = f"{stmt.loc.path}:{stmt.loc.line}: " if stmt.loc else ""
-            raise SimulationError(where + "pl.system.sync_all is not modeled by the simulator in this release")
+            self._sync_all(stmt)
+            return
         else:
             key = None
         self.dispatched += 1
@@ -242,6 +250,32 @@ class Recorder:
         for k in key if kind == "xset" else ():
             spec.origins.setdefault(("xset", k), []).append(stmt)
         self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
+
+    def _sync_all(self, stmt: SyncOp) -> None:
+        """pl.system.sync_all as the hardware does it: every pipe of this core drains into S; S joins
+        the launch-wide barrier (one signal from each core); then S releases every pipe."""
+        if not self.barrier_size:
+            where = f"{stmt.loc.path}:{stmt.loc.line}: " if stmt.loc else ""
+            raise SimulationError(where + "pl.system.sync_all needs the launch's blocks simulated together")
+        n = SYNC_ALL_EVENT + self.barriers
+        self.barriers += 1
+        s = PIPE_INDEX[PipeType.S]
+        others = [p for p in range(len(PIPE_INDEX)) if p != s]
+        q = self.qbase
+        for p in range(len(PIPE_INDEX)):
+            self._flush(p)
+        for p in others:
+            self._standalone(p, SET, stmt, "sync_all drain", SyncSpec(sets=((q + p, q + s, n),)))
+        # each core's arrival signals every participant, so each one's wait sees every core
+        self._standalone(s, SET, stmt, "sync_all arrive",
+                         SyncSpec(waits=tuple((q + p, q + s, n) for p in others),
+                                  xsets=tuple((-2 - r, n) for r in range(self.barrier_size))))
+        self._standalone(s, SET, stmt, "sync_all wait",
+                         SyncSpec(xwaits=(((-2 - self.core, n), self.barrier_size),),
+                                  sets=tuple((q + s, q + p, n) for p in others)))
+        for p in others:
+            self._standalone(p, SET, stmt, "sync_all resume", SyncSpec(waits=((q + s, q + p, n),)))
+        self.dispatched += 1
 
     def _standalone(self, pipe: int, kind: int, stmt, name: str, spec: SyncSpec | None) -> Inst:
         inst = Inst(len(self.insts), self.qbase + pipe, kind, self.cost.sync, stmt, name)

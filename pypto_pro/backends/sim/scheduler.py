@@ -34,12 +34,18 @@ class Reporter:
 
 
 def _lock_id(mid) -> str:
-    return f"{mid[1]} on {CORE_NAMES[mid[0]]}" if isinstance(mid, tuple) else str(mid)
+    return f"{mid[1]} on {_core_name(mid[0])}" if isinstance(mid, tuple) else str(mid)
+
+
+def _core_name(core: int) -> str:
+    if core < 0:
+        return f"core{-core - 2} (sync_all barrier)"
+    return CORE_NAMES[core] if core < len(CORE_NAMES) else f"core{core}"
 
 
 def flag_str(key: tuple) -> str:
     src, dst, ev = key
-    core = f"{CORE_NAMES[src // NPIPES]}." if src >= NPIPES else ""
+    core = f"{_core_name(src // NPIPES)}." if src >= NPIPES else ""
     return f"set_flag({core}{PIPES[src % NPIPES].name}, {PIPES[dst % NPIPES].name}, event={ev})"
 
 
@@ -192,7 +198,7 @@ class CoreScheduler:
                 for pend in senders.values():
                     if pend:
                         self.reporter.report(SyncError(
-                            f"cross-core event {key[1]} to {CORE_NAMES[key[0]]} is signalled but never waited for "
+                            f"cross-core event {key[1]} to {_core_name(key[0])} is signalled but never waited for "
                             f"({len(pend)} pending at kernel end)\n  set_cross_core at "
                             f"{sync_where(pend[0][2], 'xset', key)} (after {pend[0][2].describe()})"))
         if self.checks and self.flags:
@@ -274,7 +280,7 @@ class CoreScheduler:
             pend = self.xflags.setdefault(key, {}).setdefault(inst.pipe // NPIPES, [])
             if len(pend) >= XFLAG_MAX and self.checks:
                 self.reporter.report(SyncError(
-                    f"cross-core event {key[1]} to {CORE_NAMES[key[0]]} is signalled {len(pend) + 1} times without "
+                    f"cross-core event {key[1]} to {_core_name(key[0])} is signalled {len(pend) + 1} times without "
                     f"being waited for (the hardware counter holds {XFLAG_MAX})\n  by {inst.describe()}"))
             pend.append((inst.end, snapshot, inst))
 
