@@ -55,7 +55,3 @@ VECTOR_COSTS: dict[str, LinearCost] = {
     # broadcast of one value per row before an expand op; fit to TROWEXPAND fp32 64x64 = 933 (measured)
     "row_broadcast_per_row": LinearCost(0, 14.3, 18, "fit to PTO-ISA st TROWEXPAND fp32 64x64 = 933"),
 }
-
-SYNC_CYCLES = 1.0     # set_flag / wait_flag / barrier / get_buf / rls_buf: EstimateConstCycles = 1
-ISSUE_CYCLES = 1.0    # scalar unit: one instruction dispatched per cycle (assumed)
-CUBE_HEAD = 6         # mad: 6 + slope * ceil(m/16) * ceil(k/(32/sizeof)) * ceil(n/16); slope 2 for fp32

@@ -195,5 +195,3 @@ def _cube(op: TileOp, ctx: OpContext, arch: str) -> list[str]:
     return [shape, f"TMOV({t(dst)}, {t(src)});"]
 
 
-def is_const_zero(e: Expr) -> bool:
-    return isinstance(e, Const) and e.value == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto_pro.backends.sim.inst import PIPES, Inst
+from pypto_pro.backends.sim.inst import Inst
 from pypto_pro.backends.sim.scheduler import Reporter
 from pypto_pro.errors_sim import RaceError, UninitializedReadError
 
@@ -147,7 +147,3 @@ class GlobalChecker:
         elif ob == block and op != p and oc > vc[op]:
             self.reporter.report(_race("write / write" if other_writes and write else "conflicting access",
                                        f"global '{name}'[{span}]", oinst, inst))
-
-
-def pipe_name(i: int) -> str:
-    return PIPES[i].name

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.language.enums import MemorySpace
 
 
 EXPAND_BASE = {"expand_add": "add", "expand_sub": "sub", "expand_mul": "mul", "expand_div": "div",
@@ -56,10 +55,6 @@ class CostModel:
 
     def path(self, name: str, nbytes: int) -> float:
         return self.arch.paths[name].cycles(nbytes, self.clock)
-
-    @staticmethod
-    def path_name(src: MemorySpace | None, dst: MemorySpace | None) -> str:
-        return f"{src.name if src else 'GM'}->{dst.name if dst else 'GM'}"
 
     def cube(self, m: int, n: int, k: int, itemsize: int, is_float: bool) -> float:
         """TMATMUL: 6 + slope * ceil(m/16) * ceil(k / (32/itemsize)) * ceil(n/16) (PTO-ISA a2a3)."""
