@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.ir.nodes import For, GMRef, If, KernelIR, Stmt, SyncOp, TileOp, TileRef
+from pypto_pro.ir.nodes import For, If, KernelIR, Stmt, SyncOp, TileOp, TileRef
 from pypto_pro.ir.printer import kernel_str
 
 
@@ -58,5 +58,3 @@ def pipe_listing(program: KernelIR) -> str:
     table = "\n".join(f"  {p:5} {c[0]:4} ops  {c[1]:4} sync" for p, c in sorted(counts.items()))
     return kernel_str(program) + "\nstatic instruction count per pipe:\n" + table + "\n"
 
-
-__all__ = ["lower", "pipe_listing", "GMRef"]

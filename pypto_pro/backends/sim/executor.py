@@ -228,13 +228,7 @@ class SimExecutable:
                     arr.fill(POISON)
             if onchip is not None:
                 onchip.reset_block()
-            hook = None
-            if checks:
-                def hook(inst: Inst, _b=b) -> None:
-                    for acc in inst.accesses:
-                        onchip.access(inst, acc)  # type: ignore[union-attr]
-                    for pidx, pname, rect, write in inst.gm:
-                        gmcheck.access(inst, _b, objs[pidx], pname, rect, write)  # type: ignore[union-attr]
+            hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
             sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
                                   cores=ncores_block, defer=check != "raise",
                                   on_commit=onchip.committed if onchip is not None else None)
@@ -249,14 +243,7 @@ class SimExecutable:
             recorded[b] = []  # free the block's records as soon as it is scheduled
         report.cycles = max(core_free) if core_free else 0.0
         report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
-        report.path_bytes = stats.path_bytes
-        report.l2_hit_bytes = stats.l2_hit_bytes
-        report.flops = stats.flops
-        report.instructions = stats.instructions
-        report.roofline = self._roofline(stats, min(cores, block_num))
-        for fault in reporter.faults:
-            report.faults.append(str(fault))
-            warnings.warn(str(fault), RuntimeWarning, stacklevel=4)
+        self._fill_report(report, stats, reporter, min(cores, block_num))
 
     def _timed_together(self, report: LaunchReport, block_num: int, arrays, dims, scalars, check: str,
                         trace: list | None) -> None:
@@ -301,13 +288,7 @@ class SimExecutable:
         l2.price(insts, stats)
         objs = blocks[0][1][0].gm.objs
         block_of = {id(inst): b for inst, b in zip(insts, owner)}
-        hook = None
-        if checks:
-            def hook(inst: Inst) -> None:
-                for acc in inst.accesses:
-                    onchip.access(inst, acc)  # type: ignore[union-attr]
-                for pidx, pname, rect, write in inst.gm:
-                    gmcheck.access(inst, block_of[id(inst)], objs[pidx], pname, rect, write)  # type: ignore[union-attr]
+        hook = self._check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])
         sched = CoreScheduler(insts, reporter, hook, -1, checks, record_flows=trace is not None,
                               cores=block_num * per_block, defer=check != "raise",
                               on_commit=onchip.committed if onchip is not None else None)
@@ -322,16 +303,34 @@ class SimExecutable:
             for p, v in bt.busy.items():
                 totals[p] = totals.get(p, 0.0) + v
         report.pipe_busy = totals
+        if trace is not None:
+            trace.append((0, 0, 0.0, insts, sched.flows))
+        self._fill_report(report, stats, reporter, block_num)
+
+    def _fill_report(self, report: LaunchReport, stats: BlockStats, reporter: Reporter, active: int) -> None:
+        """Traffic, work, roofline and faults of a finished launch."""
         report.path_bytes = stats.path_bytes
         report.l2_hit_bytes = stats.l2_hit_bytes
         report.flops = stats.flops
         report.instructions = stats.instructions
-        report.roofline = self._roofline(stats, block_num)
-        if trace is not None:
-            trace.append((0, 0, 0.0, insts, sched.flows))
+        report.roofline = self._roofline(stats, active)
         for fault in reporter.faults:
             report.faults.append(str(fault))
-            warnings.warn(str(fault), RuntimeWarning, stacklevel=4)
+            warnings.warn(str(fault), RuntimeWarning, stacklevel=5)
+
+    @staticmethod
+    def _check_hook(onchip: OnChipChecker | None, gmcheck: GlobalChecker | None, objs: list[int],
+                    block_of: Callable[[Inst], int]) -> Callable[[Inst], None] | None:
+        """What the scheduler calls as each instruction starts: the memory checkers."""
+        if onchip is None or gmcheck is None:
+            return None
+
+        def hook(inst: Inst) -> None:
+            for acc in inst.accesses:
+                onchip.access(inst, acc)
+            for pidx, pname, rect, write in inst.gm:
+                gmcheck.access(inst, block_of(inst), objs[pidx], pname, rect, write)
+        return hook
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:
         clock = self.arch.clock_mhz.value
