@@ -24,7 +24,7 @@ from pypto_pro.frontend.values import (BoundGroupMethod, GroupValue, InlineFunct
                                        SectionValue, ShapeValue, TensorValue, TileValue)
 from pypto_pro.ir.expr import (BinOp, BoolOp, Compare, Const, Expr, ListIndex, Select, TensorDim,
                                UnaryOp, Var)
-from pypto_pro.ir.nodes import (Assign, Buffer, For, If, KernelIR, ScalarParam, Section, Stmt,
+from pypto_pro.ir.nodes import (Assign, Buffer, For, If, KernelIR, ScalarParam, Section,
                                 TensorParam, TileRef)
 from pypto_pro.language.enums import SectionKind
 from pypto_pro.language.intrinsic import intrinsic_name

@@ -218,6 +218,16 @@ class KernelIR:
         return [p for p in self.params if isinstance(p, TensorParam)]
 
 
+def with_bodies(s: Stmt, rewrite) -> Stmt:
+    """``s`` with each nested statement list replaced by ``rewrite(list)`` (For and If; others as is)."""
+    import dataclasses
+    if isinstance(s, For):
+        return dataclasses.replace(s, body=rewrite(s.body))
+    if isinstance(s, If):
+        return dataclasses.replace(s, then_body=rewrite(s.then_body), else_body=rewrite(s.else_body))
+    return s
+
+
 def walk_stmts(body: list[Stmt]):
     """Yield every statement, depth first, in program order."""
     for s in body:

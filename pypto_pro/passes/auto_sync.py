@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pypto_pro.arch.model import ArchModel
 from pypto_pro.errors import CompileError
 from pypto_pro.ir.expr import BinOp, Const, Expr, ListIndex, Var
-from pypto_pro.ir.nodes import Assign, Buffer, For, If, KernelIR, Stmt, SyncOp, TileOp, TileRef
+from pypto_pro.ir.nodes import Assign, Buffer, For, If, KernelIR, Stmt, SyncOp, TileOp, TileRef, with_bodies
 from pypto_pro.language.enums import PipeType
 
 
@@ -78,12 +78,8 @@ def _lock_body(body: list[Stmt]) -> list[Stmt]:
             out.append(s)
             for root, ev in seen:
                 out.append(SyncOp("unlock", s.pipe, None, ev, s.loc, origin=f"release {root.name}"))
-        elif isinstance(s, For):
-            out.append(dataclasses.replace(s, body=_lock_body(s.body)))
-        elif isinstance(s, If):
-            out.append(dataclasses.replace(s, then_body=_lock_body(s.then_body), else_body=_lock_body(s.else_body)))
         else:
-            out.append(s)
+            out.append(with_bodies(s, _lock_body))
     return out
 
 
@@ -307,11 +303,7 @@ class EventSync:
         for s in body:
             key = id(s)
             out.extend(self.before.get(key, ()))
-            if isinstance(s, For):
-                s = dataclasses.replace(s, body=self.rewrite(s.body))
-            elif isinstance(s, If):
-                s = dataclasses.replace(s, then_body=self.rewrite(s.then_body), else_body=self.rewrite(s.else_body))
-            out.append(s)
+            out.append(with_bodies(s, self.rewrite))
             out.extend(self.after.get(key, ()))
         return out
 

@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.ir.nodes import For, If, KernelIR, Stmt, SyncOp, TileOp, TileRef
+from pypto_pro.ir.nodes import For, If, KernelIR, Stmt, SyncOp, TileOp, TileRef, with_bodies
 from pypto_pro.ir.printer import kernel_str
 
 
@@ -27,11 +27,7 @@ def _lower(body: list[Stmt], arch: ArchModel) -> list[Stmt]:
     for s in body:
         if isinstance(s, TileOp):
             s = dataclasses.replace(s, attrs={**s.attrs, "params": op_params(s, arch)})
-        elif isinstance(s, For):
-            s = dataclasses.replace(s, body=_lower(s.body, arch))
-        elif isinstance(s, If):
-            s = dataclasses.replace(s, then_body=_lower(s.then_body, arch), else_body=_lower(s.else_body, arch))
-        out.append(s)
+        out.append(with_bodies(s, lambda b: _lower(b, arch)))
     return out
 
 

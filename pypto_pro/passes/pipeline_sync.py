@@ -14,7 +14,8 @@ import dataclasses
 
 from pypto_pro.errors import CompileError
 from pypto_pro.ir.expr import Const
-from pypto_pro.ir.nodes import (Buffer, For, GMRef, If, KernelIR, Stmt, StageSync, SyncOp, TileOp, walk_stmts)
+from pypto_pro.ir.nodes import (Buffer, For, GMRef, If, KernelIR, Stmt, StageSync, SyncOp, TileOp, walk_stmts,
+                                with_bodies)
 from pypto_pro.language.enums import PipeType
 from pypto_pro.passes.auto_sync import slot_id
 
@@ -84,13 +85,8 @@ def _lower(body: list[Stmt], pipes: dict) -> list[Stmt]:
                 pipe = pipes.get((b.uid, s.kind), PipeType.S)
             kind = "xwait" if s.kind in _PAIR else "xset"
             out.append(SyncOp(kind, pipe, None, slot_id(ids, s.slot), s.loc, origin=f"pipeline {s.kind}({b.name})"))
-        elif isinstance(s, For):
-            out.append(dataclasses.replace(s, body=_lower(s.body, pipes)))
-        elif isinstance(s, If):
-            out.append(dataclasses.replace(s, then_body=_lower(s.then_body, pipes),
-                                           else_body=_lower(s.else_body, pipes)))
         else:
-            out.append(s)
+            out.append(with_bodies(s, lambda body_: _lower(body_, pipes)))
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pypto_pro.ir.nodes import For, If, KernelIR, Section, SetValidShape, Stmt, TileOp, walk_stmts
+from pypto_pro.ir.nodes import KernelIR, Section, SetValidShape, Stmt, TileOp, walk_stmts, with_bodies
 from pypto_pro.language.enums import SectionKind
 
 
@@ -14,13 +14,8 @@ def _filter(body: list[Stmt], kind: SectionKind) -> list[Stmt]:
         if isinstance(s, Section):
             if s.kind is kind:
                 out.extend(s.body)
-        elif isinstance(s, For):
-            out.append(dataclasses.replace(s, body=_filter(s.body, kind)))
-        elif isinstance(s, If):
-            out.append(dataclasses.replace(s, then_body=_filter(s.then_body, kind),
-                                           else_body=_filter(s.else_body, kind)))
         else:
-            out.append(s)
+            out.append(with_bodies(s, lambda b: _filter(b, kind)))
     return out
 
 

@@ -130,7 +130,7 @@ class TilingKeySchema:
         """A C header with the encoding of each field and a key builder."""
         up = kernel.upper()
         lines = [f"// Tiling key of {kernel} ({self.name}): fields in encoding order, first in the lowest bits.",
-                 f"#pragma once", "#include <stdint.h>", ""]
+                 "#pragma once", "#include <stdint.h>", ""]
         for f in self.fields:
             lines.append(f"#define {up}_{f.name}_SHIFT {f.offset}")
             lines.append(f"#define {up}_{f.name}_BITS {f.bits}")

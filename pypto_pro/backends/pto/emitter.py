@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 
 from pypto_pro.ir.expr import Const, Var
-from pypto_pro.ir.nodes import (Assign, Buffer, For, If, KernelIR, ScalarParam, SetValidShape, StageSync, Stmt,
-                                SyncOp, TensorParam, TileOp, TileRef, walk_stmts)
+from pypto_pro.ir.nodes import (Assign, For, If, KernelIR, ScalarParam, SetValidShape, StageSync, Stmt,
+                                SyncOp, TensorParam, TileOp, walk_stmts)
 from pypto_pro.ir.printer import operand_str, sync_str
 from pypto_pro.language.enums import SectionKind
 
@@ -240,10 +240,10 @@ class ProgramEmitter:
         self._block(p.body, 1)
         body = self.lines[body_start:]
         text = "\n".join(body)
-        specials = [f"    const int64_t block_idx = get_block_idx();",
-                    f"    const int64_t block_num = get_block_num();",
-                    f"    const int64_t subblock_idx = get_subblockid();",
-                    f"    const int64_t subblock_num = get_subblockdim();"]
+        specials = ["    const int64_t block_idx = get_block_idx();",
+                    "    const int64_t block_num = get_block_num();",
+                    "    const int64_t subblock_idx = get_subblockid();",
+                    "    const int64_t subblock_num = get_subblockdim();"]
         used_specials = [line for line in specials if _uses(text, line.split()[2])]
         params = ",\n    ".join(self.sig.params())
         out = [header,

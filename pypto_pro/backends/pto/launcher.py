@@ -39,7 +39,7 @@ def emit_launcher(kernel_name: str, arch: str, sig, engines: list[SectionKind]) 
         "",
         f'extern "C" __global__ AICORE void {kernel_name}({decl_params});',
         "",
-        f"// block_dim blocks; tensors are row-major device buffers; dims are the dynamic sizes.",
+        "// block_dim blocks; tensors are row-major device buffers; dims are the dynamic sizes.",
         f'extern "C" int launch_{kernel_name}({", ".join(host_params)})',
         "{",
         "#if defined(__CPU_SIM)",

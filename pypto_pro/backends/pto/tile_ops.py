@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from pypto_pro.ir.expr import Const, Expr
+from pypto_pro.ir.expr import Expr
 from pypto_pro.ir.nodes import Buffer, GMRef, TileOp, TileRef
 from pypto_pro.language.enums import MemorySpace
 from pypto_pro.ops.registry import OPS

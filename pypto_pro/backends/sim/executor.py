@@ -112,7 +112,6 @@ class SimExecutable:
         self.arch = arch
         self.cost = CostModel(arch)
         cube = programs.get(SectionKind.CUBE)
-        vec = programs.get(SectionKind.VECTOR)
         self.mixed = cube is not None and any(isinstance(s, (TileOp, SyncOp)) for s in walk_stmts(cube.body))
         self.subblocks = int(arch.vector_cores_per_block.value) if self.mixed else 1
         self.programs = programs

@@ -7,7 +7,7 @@ record: same queue order, same semantics, far fewer records to schedule.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.inst import BARRIER, OP, PIPE_INDEX, SET, Inst, SyncSpec
