@@ -1,9 +1,11 @@
-"""The seed Add specialised by a TilingKey: tile rows and buffering depth are chosen at launch and
-folded to constants, one program (and one kernel.cpp) per key.
+"""The seed Add specialised by a TilingKey and a dtype variable: tile rows and buffering depth are
+chosen at launch, the element type follows the arguments (fp16 or bf16); all fold to constants,
+one program (and one kernel.cpp) per combination.
 
     python examples/add_tiled.py                                         # run every key on the simulator
     pypto-pro build examples/add_tiled.py::add_tiled --arch a5 --out dist/   # release: every key's C++
 """
+import ml_dtypes
 import numpy as np
 
 import pypto_pro.language as pl
@@ -18,11 +20,14 @@ class AddKey:
         return key.TILE_M * 128 * 2 * key.DEPTH <= 0x10000  # a ring must fit before the next one
 
 
+T = pl.DTypeVar("T", [pl.DT_FP16, pl.DT_BF16])
+
+
 @pl.jit(tiling_key=AddKey)
-def add_tiled(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
-              y: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
-              z: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16]):
-    tt = pl.TileType(shape=[TILE_M, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)  # noqa: F821
+def add_tiled(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], T],
+              y: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], T],
+              z: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], T]):
+    tt = pl.TileType(shape=[TILE_M, 128], dtype=T, target_memory=pl.MemorySpace.Vec)  # noqa: F821
     a_g = pl.make_tile_group(type=tt, addrs=0x00000, depth=DEPTH, mutex_ids=[0, 1][:DEPTH])  # noqa: F821
     b_g = pl.make_tile_group(type=tt, addrs=0x10000, depth=DEPTH, mutex_ids=[2, 3][:DEPTH])  # noqa: F821
     c_g = pl.make_tile_group(type=tt, addrs=0x20000, depth=DEPTH, mutex_ids=[4, 5][:DEPTH])  # noqa: F821
@@ -42,16 +47,19 @@ def add_tiled(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
 
 def main() -> None:
     rng = np.random.default_rng(0)
-    x = rng.random((1000, 300)).astype(np.float16)
-    y = rng.random((1000, 300)).astype(np.float16)
     ok = True
-    for tile_m in (32, 64, 128):
-        for depth in (1, 2):
-            z = np.zeros_like(x)
-            report = add_tiled[None, 8, {"TILE_M": tile_m, "DEPTH": depth}](x, y, z)
-            ok &= bool(np.array_equal(z, x + y))
-            print(f"TILE_M={tile_m:3} DEPTH={depth}: {report.us:7.1f} us modeled, exact={np.array_equal(z, x + y)}")
-    print(f"add_tiled matches numpy for every key: {ok}")
+    for dtype in (np.float16, ml_dtypes.bfloat16):
+        x = rng.random((1000, 300)).astype(dtype)
+        y = rng.random((1000, 300)).astype(dtype)
+        for tile_m in (32, 64, 128):
+            for depth in (1, 2):
+                z = np.zeros_like(x)
+                report = add_tiled[None, 8, {"TILE_M": tile_m, "DEPTH": depth}](x, y, z)
+                exact = bool(np.array_equal(z, x + y))
+                ok &= exact
+                print(f"{np.dtype(dtype).name:8} TILE_M={tile_m:3} DEPTH={depth}: {report.us:7.1f} us modeled, "
+                      f"exact={exact}")
+    print(f"add_tiled matches numpy for every key and dtype: {ok}")
     if not ok:
         raise SystemExit(1)
 

@@ -82,21 +82,31 @@ def _build(args: argparse.Namespace) -> int:
                            tiling_key=kernel.tiling_key.cls if kernel.tiling_key else None)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    import itertools
+
+    from pypto_pro.runtime.kernel import variant_symbol
     keys = list(kernel.tiling_key.combinations()) if kernel.tiling_key else [None]
+    dvars = kernel.dtype_vars()
+    dtype_sets = [dict(zip((v.name for v in dvars), combo)) for combo in itertools.product(*(v.choices for v in dvars))]
     manifest = {"kernel": kernel.name, "arch": kernel.arch.name, "source": str(Path(path).resolve()),
-                "tiling_key": None, "variants": []}
+                "tiling_key": None, "dtype_vars": {v.name: [c.name for c in v.choices] for v in dvars}, "variants": []}
     try:
-        for key in keys:
-            entry = kernel.emit(tiling_key=key)
-            code = kernel.tiling_key.encode(key) if key else 0
-            files = []
-            for f in sorted(entry.iterdir()):
-                if f.name == "manifest.json":
-                    continue
-                dest = out / (f"{f.stem}_{code}{f.suffix}" if key is not None else f.name)
-                shutil.copyfile(f, dest)
-                files.append(dest.name)
-            manifest["variants"].append({"tiling_key": key, "code": code, "files": files, "cache": str(entry)})
+        for dtypes in dtype_sets:
+            for key in keys:
+                entry = kernel.emit(tiling_key=key, dtypes=dtypes)
+                code = kernel.tiling_key.encode(key) if key else None
+                symbol = variant_symbol(kernel.name, code, dtypes)
+                suffix = symbol[len(kernel.name):]
+                files = []
+                for f in sorted(entry.iterdir()):
+                    if f.name == "manifest.json":
+                        continue
+                    dest = out / f"{f.stem}{suffix}{f.suffix}"
+                    shutil.copyfile(f, dest)
+                    files.append(dest.name)
+                manifest["variants"].append({"tiling_key": key, "code": code,
+                                             "dtypes": {k: v.name for k, v in dtypes.items()}, "symbol": symbol,
+                                             "files": files, "cache": str(entry)})
     except PyptoError as exc:
         print(f"pypto-pro build: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
@@ -106,26 +116,30 @@ def _build(args: argparse.Namespace) -> int:
                                   "fields": [{"name": f.name, "bits": f.bits, "values": list(f.values),
                                               "shift": f.offset} for f in schema.fields]}
         header = schema.header(kernel.name)
-        launcher = (out / f"launcher_{manifest['variants'][0]['code']}.cpp").read_text()
-        header += _selector(kernel.name, [v["code"] for v in manifest["variants"]], launcher)
+        first = manifest["variants"][0]
+        launcher = (out / next(f for f in first["files"] if f.startswith("launcher"))).read_text()
+        for dtypes in dtype_sets:
+            names = {k: d.name for k, d in dtypes.items()}
+            variants = [v for v in manifest["variants"] if v["dtypes"] == names]
+            header += _selector(variant_symbol(kernel.name, None, dtypes), variants, launcher)
         (out / f"{kernel.name}_tiling.h").write_text(header)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2))
-    print(f"built {len(keys)} variant(s) of {kernel.name} for {kernel.arch.name} into {out}")
+    print(f"built {len(manifest['variants'])} variant(s) of {kernel.name} for {kernel.arch.name} into {out}")
     return 0
 
 
-def _selector(kernel: str, codes: list[int], launcher: str) -> str:
-    """C declarations of each variant's launcher and a selector from key code to launcher (the
-    launcher's parameter list is taken from the emitted launcher)."""
+def _selector(group: str, variants: list[dict], launcher: str) -> str:
+    """C declarations of one dtype variant's launchers and a selector from key code to launcher
+    (the launcher's parameter list is taken from the emitted launcher)."""
     import re
     found = re.search(r'extern "C" int launch_\w+\(([^)]*)\)', launcher)
     params = found.group(1) if found else "void"
     lines = ["", "#ifdef __cplusplus", 'extern "C" {', "#endif",
-             f"typedef int (*{kernel}_launch_fn)({params});"]
-    lines += [f"int launch_{kernel}_{c}({params});" for c in codes]
-    lines.append(f"static inline {kernel}_launch_fn {kernel}_select(uint64_t code) {{")
+             f"typedef int (*{group}_launch_fn)({params});"]
+    lines += [f"int launch_{v['symbol']}({params});" for v in variants]
+    lines.append(f"static inline {group}_launch_fn {group}_select(uint64_t code) {{")
     lines.append("    switch (code) {")
-    lines += [f"    case {c}: return launch_{kernel}_{c};" for c in codes]
+    lines += [f"    case {v['code']}: return launch_{v['symbol']};" for v in variants]
     lines += ["    default: return 0;  /* not a valid key */", "    }", "}", "#ifdef __cplusplus", "}", "#endif", ""]
     return "\n".join(lines)
 

@@ -28,7 +28,7 @@ from pypto_pro.ir.nodes import (Assign, Buffer, For, If, KernelIR, ScalarParam, 
                                 TensorParam, TileRef)
 from pypto_pro.language.enums import SectionKind
 from pypto_pro.language.intrinsic import intrinsic_name
-from pypto_pro.language.types import Constexpr, TensorType
+from pypto_pro.language.types import Constexpr, DTypeVar, TensorType
 
 _BINOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
@@ -105,6 +105,7 @@ class KernelContext:
         self.names_used: dict[str, int] = {}
         self.param_vars: dict[str, Var] = {}
         self.cross_owner: dict[int, Buffer] = {}
+        self.dtype_bindings: dict[str, Any] = {}  # DTypeVar name -> DataType bound at launch
         self.unbound_constexprs: set[str] = set()  # pl.Constexpr parameters compiled without a value
 
     def fresh_name(self, base: str) -> str:
@@ -427,6 +428,11 @@ class FunctionParser:
         if node.id in self.unmerged and node.id not in self.scope.locals:  # a local never falls back to a global
             self.fail(node, self.unmerged[node.id])
         value = self.scope.lookup(node.id)
+        if isinstance(value, DTypeVar):  # the dtype the launch bound it to: a compile-time constant
+            bound = self.ctx.dtype_bindings.get(value.name)
+            if bound is None:
+                self.fail(node, f"dtype variable {value.name} is not bound: it must annotate a tensor parameter")
+            return bound
         if value is MISSING:
             if not self.in_inline and node.id in self.ctx.unbound_constexprs:
                 self.fail(node, f"pl.Constexpr parameter '{node.id}' has no value: pass it at launch or as "
@@ -792,12 +798,14 @@ def inline_from_function(fn: Callable, parser: FunctionParser) -> InlineFunction
 
 
 def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | None = None,
-                 fold: dict[str, Any] | None = None, pipeline: Any = None) -> KernelIR:
+                 fold: dict[str, Any] | None = None, pipeline: Any = None,
+                 dtypes: dict[str, Any] | None = None) -> KernelIR:
     """Parse ``fn``'s source into a ``KernelIR``. ``constexprs`` gives values of ``pl.Constexpr``
     parameters; ``fold`` adds extra compile-time names (TilingKey fields); ``pipeline`` (a
     ``PipelineConfig``) first rewrites the kernel's AST with the pipeline transform."""
     node, src = parse_function(fn)
     ctx = KernelContext(arch, fn.__name__)
+    ctx.dtype_bindings = dict(dtypes or {})
     scope = Scope(fn.__globals__, closure_vars(fn))
     generated = None
     if pipeline is not None:
@@ -843,6 +851,11 @@ def kernel_params(parser: FunctionParser, fn: Callable, node: ast.FunctionDef,
     for i, a in enumerate(args.args):
         ann = hints.get(a.arg)
         if isinstance(ann, TensorType):
+            if isinstance(ann.dtype, DTypeVar):
+                if ann.dtype.name not in parser.ctx.dtype_bindings:
+                    parser.fail(a, f"parameter '{a.arg}' has dtype variable {ann.dtype.name}, which no launch "
+                                   f"argument (or compile(dtypes=...)) binds")
+                ann = ann.bind(parser.ctx.dtype_bindings)
             p = TensorParam(a.arg, ann, i)
             parser.scope.locals[a.arg] = TensorValue(p)
         elif ann is int or ann is float:

@@ -12,6 +12,6 @@ from pypto_pro.language.ops import (abs, add, adds, cast, div, divs, exp, expand
                                     make_tile_group, make_view, matmul, matmul_acc, max, maximum, maxs, min, minimum, mins, move, mul,
                                     muls, neg, range, recip, relu, rsqrt, section_cube, section_vector,
                                     set_validshape, sqrt, store, store_tile, sub, subs, sum)
-from pypto_pro.language.types import DYNAMIC, Constexpr, Tensor, TileType
+from pypto_pro.language.types import DYNAMIC, Constexpr, DTypeVar, Tensor, TileType
 
 __all__ = [n for n in dir() if not n.startswith("_") and n != "annotations"]

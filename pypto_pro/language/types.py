@@ -28,12 +28,40 @@ class _Dynamic:
 DYNAMIC = _Dynamic()
 
 
+@dataclass(frozen=True, eq=False)
+class DTypeVar:
+    """A dtype chosen by the arguments at launch: ``T = pl.DTypeVar("T", [pl.DT_FP16, pl.DT_BF16])``
+    annotates ``pl.Tensor[[...], T]``; inside the kernel ``T`` is the bound dtype (a compile-time
+    constant), each binding compiles its own program, and releases emit every choice."""
+
+    name: str
+    choices: tuple[DataType, ...]
+
+    def __init__(self, name: str, choices: Sequence[DataType]):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TypeError(f"DTypeVar name must be an identifier, got {name!r}")
+        if not isinstance(choices, (list, tuple)) or not choices or \
+                not all(isinstance(c, DataType) for c in choices) or len(set(choices)) != len(choices):
+            raise TypeError(f"DTypeVar {name}: choices must be distinct pl.DT_* types, got {choices!r}")
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "choices", tuple(choices))
+
+    def __repr__(self) -> str:
+        return f"pl.DTypeVar({self.name!r}, [{', '.join(repr(c) for c in self.choices)}])"
+
+
 @dataclass(frozen=True)
 class TensorType:
-    """A global-memory tensor parameter: rank, static or dynamic dims, dtype (row-major, ND)."""
+    """A global-memory tensor parameter: rank, static or dynamic dims, dtype (row-major, ND); the
+    dtype may be a :class:`DTypeVar` until launch arguments bind it."""
 
     dims: tuple[int | _Dynamic, ...]
-    dtype: DataType
+    dtype: DataType | DTypeVar
+
+    def bind(self, dtypes: dict[str, DataType]) -> "TensorType":
+        if isinstance(self.dtype, DTypeVar):
+            return TensorType(self.dims, dtypes[self.dtype.name])
+        return self
 
     @property
     def rank(self) -> int:
@@ -56,8 +84,8 @@ class _TensorFactory:
         for d in dims:
             if d is not DYNAMIC and not (isinstance(d, int) and not isinstance(d, bool) and d > 0):
                 raise TypeError(f"pl.Tensor dim {d!r} must be a positive int or pl.DYNAMIC")
-        if not isinstance(dtype, DataType):
-            raise TypeError(f"pl.Tensor dtype must be a pl.DT_* type, got {dtype!r}")
+        if not isinstance(dtype, (DataType, DTypeVar)):
+            raise TypeError(f"pl.Tensor dtype must be a pl.DT_* type or a pl.DTypeVar, got {dtype!r}")
         return TensorType(tuple(dims), dtype)
 
     def __repr__(self) -> str:

@@ -12,7 +12,7 @@ import numpy as np
 from pypto_pro.errors import LaunchError
 from pypto_pro.ir.nodes import ScalarParam, TensorParam
 from pypto_pro.language.dtypes import BY_NUMPY, DataType
-from pypto_pro.language.types import DYNAMIC
+from pypto_pro.language.types import DYNAMIC, DTypeVar
 
 
 def _torch():
@@ -50,6 +50,7 @@ class BoundArgs:
     arrays: list[np.ndarray | None]
     scalars: dict[str, Any]
     constexprs: dict[str, Any]
+    dtypes: dict[str, DataType]  # DTypeVar name -> the dtype the arguments bind it to
 
 
 def bind_arguments(kernel_name: str, params: list[TensorParam | ScalarParam], args: tuple, kwargs: dict) -> BoundArgs:
@@ -69,24 +70,35 @@ def bind_arguments(kernel_name: str, params: list[TensorParam | ScalarParam], ar
     arrays: list[np.ndarray | None] = [None] * len(params)
     scalars: dict[str, Any] = {}
     constexprs: dict[str, Any] = {}
+    dtypes: dict[str, DataType] = {}
     for p in params:
         v = values[p.name]
         if isinstance(p, TensorParam):
-            arrays[p.index] = check_tensor(kernel_name, p, v)
+            arrays[p.index] = check_tensor(kernel_name, p, v, dtypes)
         elif p.ty == "constexpr":
             constexprs[p.name] = v
         else:
             scalars[p.name] = check_scalar(kernel_name, p, v)
-    return BoundArgs(arrays, scalars, constexprs)
+    return BoundArgs(arrays, scalars, constexprs, dtypes)
 
 
-def check_tensor(kernel_name: str, p: TensorParam, v: Any) -> np.ndarray:
+def check_tensor(kernel_name: str, p: TensorParam, v: Any, dtypes: dict[str, DataType]) -> np.ndarray:
     arr = to_numpy(v, p.name)
     if arr is None:
         raise LaunchError(f"{kernel_name}: argument '{p.name}' must be a torch tensor or NumPy array, "
                           f"got {type(v).__name__}")
-    want: DataType = p.type.dtype
     got = BY_NUMPY.get(arr.dtype)
+    var = p.type.dtype
+    if isinstance(var, DTypeVar):
+        if var.name in dtypes:
+            want = dtypes[var.name]
+        elif got in var.choices:
+            want = dtypes[var.name] = got
+        else:
+            raise LaunchError(f"{kernel_name}: argument '{p.name}' has dtype {dtype_name(v)}; {var.name} may be "
+                              f"{', '.join(c.name for c in var.choices)}")
+    else:
+        want = var
     if got != want:
         raise LaunchError(f"{kernel_name}: argument '{p.name}' has dtype {dtype_name(v)}, expected {want.name} "
                           f"({want.np_dtype})")

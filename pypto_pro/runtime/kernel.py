@@ -84,8 +84,10 @@ class JitKernel:
     def name(self) -> str:
         return self.fn.__name__
 
-    def _compile(self, constexprs: dict[str, Any], key: dict[str, int] | None = None) -> CompiledKernel:
-        kernel: KernelIR = parse_kernel(self.fn, self.arch, constexprs, fold=key, pipeline=self.pipeline)
+    def _compile(self, constexprs: dict[str, Any], key: dict[str, int] | None = None,
+                 dtypes: dict[str, Any] | None = None) -> CompiledKernel:
+        kernel: KernelIR = parse_kernel(self.fn, self.arch, constexprs, fold=key, pipeline=self.pipeline,
+                                        dtypes=dtypes)
         directory = kernel_build_dir(self.name, self.build_dir)
         if kernel.generated is not None:
             from pypto_pro.frontend.pipeline_file import render
@@ -103,25 +105,58 @@ class JitKernel:
         return CompiledKernel(compiled, exe, stored)
 
     @_hide_internals
-    def compile(self, tiling_key: dict[str, int] | None = None, **constexprs: Any) -> CompiledPrograms:
-        """Compile without launching (for dumps and inspection); returns the lowered programs."""
-        return self._get(constexprs, self._resolve_key(tiling_key)).programs
+    def compile(self, tiling_key: dict[str, int] | None = None, dtypes: dict[str, Any] | None = None,
+                **constexprs: Any) -> CompiledPrograms:
+        """Compile without launching (for dumps and inspection); returns the lowered programs.
+        ``dtypes`` binds the kernel's ``pl.DTypeVar``s by name (launches bind them from arguments)."""
+        return self._get(constexprs, self._resolve_key(tiling_key), self._resolve_dtypes(dtypes)).programs
+
+    def dtype_vars(self) -> list:
+        """The ``pl.DTypeVar``s of the kernel's tensor annotations, in parameter order."""
+        import inspect
+        from pypto_pro.frontend.scope import closure_vars
+        from pypto_pro.language.types import DTypeVar, TensorType
+        try:
+            hints = inspect.get_annotations(self.fn, eval_str=True, locals=closure_vars(self.fn))
+        except Exception:
+            return []
+        found: dict[str, Any] = {}
+        for ann in hints.values():
+            if isinstance(ann, TensorType) and isinstance(ann.dtype, DTypeVar):
+                found.setdefault(ann.dtype.name, ann.dtype)
+        return list(found.values())
+
+    def _resolve_dtypes(self, given: dict[str, Any] | None) -> dict[str, Any]:
+        variables = {v.name: v for v in self.dtype_vars()}
+        given = dict(given or {})
+        for name, dt in given.items():
+            if name not in variables:
+                raise LaunchError(f"{self.name} has no dtype variable {name!r}")
+            if dt not in variables[name].choices:
+                raise LaunchError(f"{self.name}: {name}={dt!r} is not one of {list(variables[name].choices)}")
+        missing = [n for n in variables if n not in given]
+        if missing:
+            raise LaunchError(f"{self.name}: bind dtype variable(s) {', '.join(missing)} (dtypes={{...}})")
+        return given
 
     @_hide_internals
-    def emit(self, tiling_key: dict[str, int] | None = None, cache: Any = None, **constexprs: Any):
+    def emit(self, tiling_key: dict[str, int] | None = None, cache: Any = None, dtypes: dict[str, Any] | None = None,
+             **constexprs: Any):
         """Emit the PTO-ISA C++ of one specialisation into the on-disk build cache (and the build
         directory); returns the cache entry's path. Builds the shared object too when the CANN
         toolchain is present (``pypto_pro.backends.pto.toolchain``)."""
         from pypto_pro.runtime.build_cache import BuildCache, cache_key
         key = self._resolve_key(tiling_key)
-        entry = self._get(constexprs, key)
+        dtypes = self._resolve_dtypes(dtypes)
+        entry = self._get(constexprs, key, dtypes)
         cache = cache if cache is not None else BuildCache()
         signature = repr([(p.name, getattr(p, "type", getattr(p, "ty", None))) for p in entry.programs.kernel.params])
-        ck = cache_key(self.fn, signature=signature, tiling_key=key, arch=self.arch.name,
+        ck = cache_key(self.fn, signature=signature + repr(sorted((k, v.name) for k, v in dtypes.items())),
+                       tiling_key=key, arch=self.arch.name,
                        extra={"constexprs": {k: repr(v) for k, v in constexprs.items()}, "auto_mutex": self.auto_mutex,
                               "pipeline": repr(self.pipeline), "toolchain": _toolchain_version()})
 
-        symbol = self.name if key is None else f"{self.name}_{self.tiling_key.encode(key)}"  # unique per variant
+        symbol = variant_symbol(self.name, self.tiling_key.encode(key) if key is not None else None, dtypes)
 
         def build(tmp) -> None:
             from pypto_pro.backends.pto.emitter import emit_kernel
@@ -152,12 +187,14 @@ class JitKernel:
                               f"{self.name}[stream, block_dim, {{{fields}}}](...)")
         return self.tiling_key.resolve(given, self.name)
 
-    def _get(self, constexprs: dict[str, Any], key: dict[str, int] | None = None) -> CompiledKernel:
+    def _get(self, constexprs: dict[str, Any], key: dict[str, int] | None = None,
+             dtypes: dict[str, Any] | None = None) -> CompiledKernel:
         cache_key = (self.arch.name, tuple(sorted((k, _freeze(v)) for k, v in constexprs.items())),
-                     tuple(sorted(key.items())) if key else ())
+                     tuple(sorted(key.items())) if key else (),
+                     tuple(sorted((k, v.name) for k, v in (dtypes or {}).items())))
         entry = self._cache.get(cache_key)
         if entry is None:
-            entry = self._compile(constexprs, key)
+            entry = self._compile(constexprs, key, dtypes)
             self._cache[cache_key] = entry
         return entry
 
@@ -226,7 +263,7 @@ class JitKernel:
             raise AssertionError("unreachable")
         key = self._resolve_key(tiling)
         bound = bind_arguments(self.name, params, args, kwargs)
-        entry = self._get(bound.constexprs, key)
+        entry = self._get(bound.constexprs, key, bound.dtypes)
         for p in params:
             arr = bound.arrays[p.index]
             if p.name in entry.stored_params and arr is not None and not arr.flags.writeable:
@@ -245,6 +282,13 @@ class JitKernel:
         self.last_report = report
         LAUNCH_LOG.append(report)
         return report
+
+
+def variant_symbol(name: str, code: int | None, dtypes: dict[str, Any]) -> str:
+    """C symbol of one specialisation: ``add`` / ``add_5`` / ``add_5_T_fp16`` (unique per variant)."""
+    parts = [name] + ([str(code)] if code is not None else [])
+    parts += [f"{k}_{v.name[3:].lower()}" for k, v in sorted(dtypes.items())]
+    return "_".join(parts)
 
 
 def _toolchain_version() -> str:
