@@ -238,6 +238,43 @@ class JitKernel:
 
     # ---- launch --------------------------------------------------------------------------------
 
+    def _launch_npu(self, block_dim: int, key: dict[str, int] | None, params, args: tuple, kwargs: dict):
+        """torch_npu tensors: build the shared object with the CANN toolchain and launch it."""
+        from pypto_pro.backends.pto import toolchain
+        from pypto_pro.runtime import npu_launch
+        if not toolchain.available():
+            raise LaunchError(f"{self.name}: arguments are on an NPU but the CANN toolkit is not available "
+                              "(ASCEND_HOME_PATH and bisheng on PATH); pass CPU tensors to run on the simulator")
+        values = dict(zip((p.name for p in params), args), **kwargs)
+        from pypto_pro.ir.nodes import TensorParam
+        dtypes: dict[str, Any] = {}
+        tensors: dict[str, tuple[int, tuple]] = {}
+        from pypto_pro.language.dtypes import ALL_DTYPES
+        from pypto_pro.language.types import DTypeVar
+        by_torch = {f"torch.{d.np_dtype.name}": d for d in ALL_DTYPES}
+        for p in params:
+            v = values.get(p.name)
+            if isinstance(p, TensorParam):
+                if not npu_launch.is_npu_tensor(v) or not v.is_contiguous():
+                    raise LaunchError(f"{self.name}: argument '{p.name}' must be a contiguous NPU tensor")
+                got, want = by_torch.get(str(v.dtype)), p.type.dtype
+                if isinstance(want, DTypeVar):
+                    want = dtypes.setdefault(want.name, got) if got in want.choices else None
+                if got is None or got != want or v.dim() != p.type.rank:
+                    raise LaunchError(f"{self.name}: argument '{p.name}' is {v.dtype} of rank {v.dim()}; expected "
+                                      f"{p.type!r}")
+                tensors[p.name] = (v.data_ptr(), tuple(v.shape))
+        scalars = {p.name: values[p.name] for p in params if not isinstance(p, TensorParam)}
+        entry = self.emit(tiling_key=key, dtypes=dtypes)
+        symbol = variant_symbol(self.name, self.tiling_key.encode(key) if key is not None else None, dtypes)
+        import torch  # torch_npu registers the device and its streams
+        stream = torch.npu.current_stream().npu_stream  # type: ignore[attr-defined]
+        npu_launch.launch(entry / f"lib{symbol}.so", symbol, (entry / "launcher.cpp").read_text(), block_dim,
+                          stream, tensors, scalars)
+        report = LaunchReport(self.name, self.arch.name, self.arch.clock_mhz.value, block_dim, 0, 0, timed=False)
+        self.last_report = report
+        return report
+
     def __getitem__(self, config: Any) -> Callable[..., LaunchReport]:
         if not isinstance(config, tuple):
             config = (config,)
@@ -262,6 +299,9 @@ class JitKernel:
             self._get({})  # raises the located CompileError for the bad annotation
             raise AssertionError("unreachable")
         key = self._resolve_key(tiling)
+        from pypto_pro.runtime import npu_launch
+        if any(npu_launch.is_npu_tensor(a) for a in (*args, *kwargs.values())):
+            return self._launch_npu(block_dim, key, params, args, kwargs)
         bound = bind_arguments(self.name, params, args, kwargs)
         entry = self._get(bound.constexprs, key, bound.dtypes)
         for p in params:
