@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import os
 import re
 import sys
-import textwrap
 import uuid
 
 import pytest
@@ -23,7 +21,6 @@ import pypto_pro.language as pl
 from pypto_pro import CompileError
 from pypto_pro.ir.nodes import TileOp, walk_stmts
 
-MARKER = "# <- here"
 
 T16 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16]
 T32 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
@@ -41,24 +38,7 @@ def _build_dir(tmp_path, monkeypatch):
 # ---- checking one error -------------------------------------------------------------------------
 
 
-def marked_line(fn) -> tuple[str, int, str]:
-    """(path, line number, text) of the line of ``fn``'s source carrying the marker comment."""
-    lines, start = inspect.getsourcelines(fn)
-    hits = [i for i, text in enumerate(lines) if MARKER in text]
-    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARKER!r}"
-    return inspect.getsourcefile(fn), start + hits[0], lines[hits[0]]
-
-
-def check_location(err: CompileError, path: str, line: int, text: str, token: str | None) -> None:
-    """``err`` points at ``token`` (or at the first non-blank character) of ``text``, line ``line`` of ``path``."""
-    col = text.index(token) + 1 if token else len(text) - len(text.lstrip()) + 1
-    assert err.loc is not None, f"error has no location: {err}"
-    assert os.path.realpath(err.loc.path) == os.path.realpath(path), str(err)
-    assert (err.line, err.col) == (line, col), f"expected {line}:{col}, got {err.line}:{err.col}\n{err}"
-    assert str(err).startswith(f"{path}:{line}:{col}: error: "), str(err)
-    quoted = str(err).split("\n")
-    assert quoted[1] == "    " + text.rstrip("\n"), str(err)
-    assert quoted[2] == "    " + " " * (col - 1) + "^", str(err)
+from located import check_location, marked_line  # noqa: E402  (shared with the other error tests)
 
 
 def expect_error(kernel, match: str, token: str | None = None, where=None, **constexprs) -> CompileError:

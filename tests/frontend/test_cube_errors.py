@@ -17,7 +17,7 @@ import pytest
 import pypto_pro.language as pl
 from pypto_pro import CompileError
 
-MARKER = "# <- here"
+from located import MARKER  # noqa: E402
 DYN = pl.DYNAMIC
 Mat, Left, Right, Acc, Vec, Bias = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,
                                     pl.MemorySpace.Acc, pl.MemorySpace.Vec, pl.MemorySpace.Bias)
@@ -46,22 +46,7 @@ def _no_env_overrides(monkeypatch):
 
 
 
-def marked_line(fn) -> tuple[str, int, str]:
-    lines, start = inspect.getsourcelines(fn)
-    hits = [i for i, text in enumerate(lines) if MARKER in text]
-    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARKER!r}"
-    return inspect.getsourcefile(fn), start + hits[0], lines[hits[0]]
-
-
-def check_location(err: CompileError, path: str, line: int, text: str, token: str | None) -> None:
-    col = text.index(token) + 1 if token else len(text) - len(text.lstrip()) + 1
-    assert err.loc is not None, f"error has no location: {err}"
-    assert os.path.realpath(err.loc.path) == os.path.realpath(path), str(err)
-    assert (err.line, err.col) == (line, col), f"expected {line}:{col}, got {err.line}:{err.col}\n{err}"
-    assert str(err).startswith(f"{path}:{line}:{col}: error: "), str(err)
-    quoted = str(err).split("\n")
-    assert quoted[1] == "    " + text.rstrip("\n"), str(err)
-    assert quoted[2] == "    " + " " * (col - 1) + "^", str(err)
+from located import check_location, marked_line  # noqa: E402  (shared with the other error tests)
 
 
 CASES = []

@@ -1,0 +1,29 @@
+"""Assertions for located compile errors, shared by the frontend test files."""
+from __future__ import annotations
+
+import inspect
+import os
+
+from pypto_pro import CompileError
+
+MARKER = "# <- here"
+
+
+def marked_line(fn) -> tuple[str, int, str]:
+    """(path, line number, text) of the line of ``fn``'s source carrying the marker comment."""
+    lines, start = inspect.getsourcelines(fn)
+    hits = [i for i, text in enumerate(lines) if MARKER in text]
+    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARKER!r}"
+    return inspect.getsourcefile(fn), start + hits[0], lines[hits[0]]
+
+
+def check_location(err: CompileError, path: str, line: int, text: str, token: str | None) -> None:
+    """``err`` points at ``token`` (or at the first non-blank character) of ``text``, line ``line`` of ``path``."""
+    col = text.index(token) + 1 if token else len(text) - len(text.lstrip()) + 1
+    assert err.loc is not None, f"error has no location: {err}"
+    assert os.path.realpath(err.loc.path) == os.path.realpath(path), str(err)
+    assert (err.line, err.col) == (line, col), f"expected {line}:{col}, got {err.line}:{err.col}\n{err}"
+    assert str(err).startswith(f"{path}:{line}:{col}: error: "), str(err)
+    quoted = str(err).split("\n")
+    assert quoted[1] == "    " + text.rstrip("\n"), str(err)
+    assert quoted[2] == "    " + " " * (col - 1) + "^", str(err)
