@@ -8,8 +8,6 @@ token on that line (the first non-blank character when none is given: the whole 
 """
 from __future__ import annotations
 
-import inspect
-import os
 import re
 
 import pytest
@@ -17,7 +15,6 @@ import pytest
 import pypto_pro.language as pl
 from pypto_pro import CompileError
 
-from located import MARKER  # noqa: E402
 DYN = pl.DYNAMIC
 Mat, Left, Right, Acc, Vec, Bias = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,
                                     pl.MemorySpace.Acc, pl.MemorySpace.Vec, pl.MemorySpace.Bias)
