@@ -54,33 +54,40 @@ class OnChipChecker:
 
     def access(self, inst: Inst, access: tuple) -> None:
         key, write, label, rows, row_bytes, used = access
-        space, lo, hi, core = key
-        if key not in self.overlaps:
-            self._key_overlaps(key)
+        others = self.overlaps.get(key)
+        if others is None:
+            others = self._key_overlaps(key)
         vc = inst.vc
         p = inst.pipe
-        for k in (key, *self.overlaps[key]):
-            st = self.slots.get(k)
-            if st is None:
-                continue
-            w = st.w
-            if w is not None and w[0] != p and w[1] > vc[w[0]]:
-                kind = "write / write" if write else "write / read"
-                self.reporter.report(_race(kind, f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})", w[2], inst))
-            if write:
-                for q, (c, other) in st.r.items():
-                    if q != p and c > vc[q]:
-                        self.reporter.report(_race("read / write (WAR)", f"{space.name} bytes 0x{lo:x}-0x{hi:x} "
-                                                   f"({label})", other, inst))
         st = self.slots.get(key)
         if st is None:
             st = self.slots[key] = _Slot()
+        self._conflicts(st, key, write, label, vc, p, inst)
+        for k in others:  # tiles sharing these bytes (declared views, reused addresses)
+            other = self.slots.get(k)
+            if other is not None:
+                self._conflicts(other, key, write, label, vc, p, inst)
         if write:
             st.w = (p, vc[p], inst)
             st.r.clear()
         else:
             st.r[p] = (vc[p], inst)
+            space, lo, _, core = key
             self._check_written(inst, (core, space), lo, rows, row_bytes, used, label)
+
+    def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst) -> None:
+        """Report the earlier accesses in ``st`` that this one conflicts with and does not follow."""
+        w = st.w
+        if w is not None and w[0] != p and w[1] > vc[w[0]]:
+            space, lo, hi, _ = key
+            kind = "write / write" if write else "write / read"
+            self.reporter.report(_race(kind, f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})", w[2], inst))
+        if write:
+            for q, (c, other) in st.r.items():
+                if q != p and c > vc[q]:
+                    space, lo, hi, _ = key
+                    self.reporter.report(_race("read / write (WAR)", f"{space.name} bytes 0x{lo:x}-0x{hi:x} "
+                                               f"({label})", other, inst))
 
     def _check_written(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int, label: str) -> None:
         ck = (mem, lo, rows, used)
@@ -96,10 +103,19 @@ class OnChipChecker:
             self.known_written.add(ck)
 
     def committed(self, mem: tuple, lo: int, rows: int, row_bytes: int, used: int) -> None:
+        region = (mem, lo, rows, used)
+        if region in self.known_written:  # marked before in this block (and bytes never become unwritten)
+            return
         self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
+        self.known_written.add(region)
 
 
 def _cells(rect: tuple) -> list[tuple]:
+    if len(rect) == 2:  # the common 2-D window inside one cell: no generator machinery
+        (r0, r1), (c0, c1) = rect
+        i, j = r0 // GM_CELL_ROWS, c0 // GM_CELL_COLS
+        if (r1 - 1) // GM_CELL_ROWS == i and (c1 - 1) // GM_CELL_COLS == j:
+            return [((), i, j)]
     *lead, (r0, r1), (c0, c1) = rect if len(rect) >= 2 else ((0, 1), *rect)
     lead_key = tuple(a for a, _ in lead)
     return [(lead_key, i, j) for i in range(r0 // GM_CELL_ROWS, (r1 - 1) // GM_CELL_ROWS + 1)
