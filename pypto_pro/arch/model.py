@@ -51,7 +51,8 @@ class PathBandwidth:
 @dataclass(frozen=True)
 class L2Model:
     """The chip's shared L2 in front of HBM: a read of GM bytes already brought in during the launch
-    hits it (working sets under ``capacity`` stay resident; no eviction is modeled)."""
+    hits it, and rewrites of the same bytes are absorbed by it (write-back); working sets under
+    ``capacity`` stay resident; no eviction is modeled."""
 
     capacity: Sourced            # bytes
     hit_bytes_per_cycle: Sourced  # per core

@@ -21,21 +21,26 @@ SYNC_ALL_EVENT = 1 << 20  # event numbers of the flags a sync_all expands into (
 
 
 class L2Tracker:
-    """How often each global-memory window is read during the launch. Cores run concurrently, so
-    a window read n times costs one HBM fetch shared by its n reads: each read is priced as the
-    expected cost with miss fraction 1/n (fewer hits when the unique bytes exceed L2's capacity)."""
+    """How often each global-memory window is read, and written, during the launch. Cores run
+    concurrently, so a window read n times costs one HBM fetch shared by its n reads: each read is
+    priced as the expected cost with miss fraction 1/n (fewer hits when the unique bytes exceed
+    L2's capacity). L2 is write-back, so a window written n times (a Cube<->Vector workspace slot)
+    reaches HBM once: each write lands in L2 and carries 1/n of the write-back. A window written
+    once (an output) pays the full HBM cost, as before. Source for the write-back behaviour:
+    PTO-ISA's flash-attention notes (kernels/manual/common/flash_atten/README.md) on the
+    intermediate FIFO buffers and their L2 write-back."""
 
     def __init__(self, model) -> None:
         self.model = model
-        self.reads: dict = {}
+        self.uses: dict = {}   # (GM object, rect, is_write) -> reads or writes of that window
         self.sizes: dict = {}
 
     def count(self, window, nbytes: int) -> None:
-        self.reads[window] = self.reads.get(window, 0) + 1
+        self.uses[window] = self.uses.get(window, 0) + 1
         self.sizes[window] = nbytes
 
     def price(self, insts, stats: "BlockStats") -> None:
-        """Set the cycles and GM-port share of every recorded GM read from its window's reuse."""
+        """Set the cycles and GM-port share of every recorded GM read and write from its window's reuse."""
         if self.model is None:
             return
         unique = sum(self.sizes.values())
@@ -44,7 +49,7 @@ class L2Tracker:
             if inst.l2 is None:
                 continue
             window, miss, miss_port, hit = inst.l2
-            miss_frac = 1.0 - resident * (1.0 - 1.0 / self.reads[window])
+            miss_frac = 1.0 - resident * (1.0 - 1.0 / self.uses[window])
             inst.cycles += miss_frac * miss + (1.0 - miss_frac) * hit - miss
             inst.port = miss_frac * miss_port
             stats.gm_bytes += miss_frac * inst.nbytes
@@ -162,9 +167,9 @@ class Recorder:
             costed = by_size[size] = (self._cost(stmt, prep, info), hit_cost)
         (cycles, port, flops, ideal, head, tail), hit = costed
         l2 = None
-        if hit is not None and self.l2 is not None and not prep.gm[0][3]:
-            pidx, _, rect, _ = prep.gm[0]
-            l2 = ((self.gm_objs[pidx], rect), cycles, port, hit[0])
+        if hit is not None and self.l2 is not None:
+            pidx, _, rect, write = prep.gm[0]
+            l2 = ((self.gm_objs[pidx], rect, write), cycles, port, hit[0])
             self.l2.count(l2[0], prep.nbytes)
         if info[0] in ("move", "xfer"):
             path = info[1]

@@ -47,7 +47,7 @@ class LaunchReport:
     blocks: list[BlockTiming] = field(default_factory=list)
     pipe_busy: dict[str, float] = field(default_factory=dict)   # summed over blocks
     path_bytes: dict[str, int] = field(default_factory=dict)    # e.g. "GM->Vec"
-    l2_hit_bytes: float = 0.0                                    # GM reads served by L2 (expected bytes)
+    l2_hit_bytes: float = 0.0                                    # GM reads served by L2 and rewrites it absorbed (expected bytes)
     flops: int = 0
     instructions: int = 0
     roofline: Roofline | None = None

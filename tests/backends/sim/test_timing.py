@@ -256,3 +256,33 @@ def test_trace_load_of_next_tile_overlaps_add(tmp_path, arch):
     loads1, adds1 = _trace_slices(tmp_path, 1, arch, tiles)
     for i in range(tiles - 1):
         assert not any(_overlap(ld, adds1[i]) for ld in loads1[2 * i + 2: 2 * i + 4])
+
+
+# ---- L2: reads reuse, rewrites are absorbed (write-back) ---------------------------------------
+
+@pl.jit(arch="a2a3")
+def _rewrite_kernel(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
+                    z: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16], same: pl.Constexpr):
+    tt = pl.TileType(shape=[64, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
+    ring = pl.make_tile_group(type=tt, addrs=0x0000, mutex_ids=[0, 1])
+    with pl.section_vector():
+        for i in pl.range(0, x.shape[0] // 64, 1):
+            t = ring.next()
+            pl.load_tile(t, x, [i, 0])
+            if same:
+                pl.store_tile(z, t, [0, 0])   # a workspace slot: the same window every time
+            else:
+                pl.store_tile(z, t, [i, 0])   # an output: every window once
+
+
+def test_rewrites_of_one_window_are_absorbed_by_l2():
+    x = np.random.default_rng(0).random((64 * 16, 128)).astype(np.float16)
+    reports = {}
+    for same in (True, False):
+        z = np.zeros((64 * 16, 128), np.float16)
+        reports[same] = _rewrite_kernel(x, z, same)
+    assert reports[False].l2_hit_bytes == 0           # each read and each write once: all HBM
+    rewritten = 15 / 16 * 64 * 128 * 2 * 16           # 16 writes of one window: one reaches HBM
+    assert math.isclose(reports[True].l2_hit_bytes, rewritten)
+    assert reports[True].roofline.bounds_us["GM bandwidth"] < reports[False].roofline.bounds_us["GM bandwidth"]
+    assert reports[True].cycles < reports[False].cycles
