@@ -42,7 +42,7 @@ class SyncSpec:
         self.releases = releases
         self.xwaits = xwaits  # cross-core: ((receiver core, id), count) consumed before start
         self.xsets = xsets    # cross-core: (receiver core, id) signalled at the end
-        self.origins: dict = {}  # (kind, key) -> [SyncOp statements it came from] (for messages)
+        self.origins: list = []  # (kind, key, SyncOp statement) it came from, in order (for messages)
 
     def __bool__(self) -> bool:
         return bool(self.waits or self.acquires or self.sets or self.releases or self.xwaits or self.xsets)
@@ -100,7 +100,7 @@ class Inst:
 def sync_where(inst: Inst, kind: str, key, nth: int = 0) -> str:
     """``file:line`` of the ``nth`` sync instruction behind (kind, key) fused into ``inst``."""
     ex = inst.extra
-    stmts = ex.origins.get((kind, key)) if ex is not None else None
+    stmts = [st for k, kk, st in ex.origins if k == kind and kk == key] if ex is not None else None
     stmt = stmts[min(nth, len(stmts) - 1)] if stmts else None
     loc = getattr(stmt, "loc", None) or inst.loc
     return f"{loc.path}:{loc.line}" if loc else "<unknown>"

@@ -187,11 +187,15 @@ class Recorder:
         pre = self.pending[pipe]
         spec = None
         if pre:
-            spec = SyncSpec(tuple(k for kind, k, _ in pre if kind == "wait_flag"),
-                            tuple(k for kind, k, _ in pre if kind == "lock"),
-                            xwaits=tuple(k for kind, k, _ in pre if kind == "xwait"))
-            for kind, k, st in pre:
-                spec.origins.setdefault((kind, k), []).append(st)
+            if len(pre) == 1:  # the common case: one wait or one lock before the op
+                kind, k, _ = pre[0]
+                spec = SyncSpec((k,) if kind == "wait_flag" else (), (k,) if kind == "lock" else (),
+                                xwaits=(k,) if kind == "xwait" else ())
+            else:
+                spec = SyncSpec(tuple(k for kind, k, _ in pre if kind == "wait_flag"),
+                                tuple(k for kind, k, _ in pre if kind == "lock"),
+                                xwaits=tuple(k for kind, k, _ in pre if kind == "xwait"))
+            spec.origins = pre  # the (kind, key, statement) triples, in order; a fresh list follows
             cycles += len(pre) * self.sync_cycles
             self.pending[pipe] = []
         inst = Inst(len(self.insts), self.qbase + pipe, OP, cycles, stmt, stmt.op, None, prep.accesses, prep.gm,
@@ -235,25 +239,27 @@ class Recorder:
             return
         last = self.last[pipe]
         if kind != "barrier" and not self.pending[pipe] and last is not None and last.kind == OP:
-            spec = last.extra or SyncSpec()
+            spec = last.extra
+            if spec is None:
+                spec = SyncSpec()
             if kind == "set_flag":
                 spec.sets = spec.sets + (key,)
             elif kind == "xset":
                 spec.xsets = spec.xsets + key
                 for k in key:
-                    spec.origins.setdefault(("xset", k), []).append(stmt)
+                    spec.origins.append(("xset", k, stmt))
             else:
                 spec.releases = spec.releases + (key,)
-            spec.origins.setdefault((kind, key), []).append(stmt)
+            spec.origins.append((kind, key, stmt))
             last.extra = spec
             last.cycles += self.cost.sync
             return
         self._flush(pipe)
         spec = SyncSpec(sets=(key,) if kind == "set_flag" else (), releases=(key,) if kind == "unlock" else (),
                         xsets=key if kind == "xset" else ())
-        spec.origins.setdefault((kind, key), []).append(stmt)
+        spec.origins.append((kind, key, stmt))
         for k in key if kind == "xset" else ():
-            spec.origins.setdefault(("xset", k), []).append(stmt)
+            spec.origins.append(("xset", k, stmt))
         self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
 
     def _sync_all(self, stmt: SyncOp) -> None:
@@ -294,7 +300,7 @@ class Recorder:
         for kind, key, stmt in self.pending[pipe]:
             spec = SyncSpec(waits=(key,) if kind == "wait_flag" else (), acquires=(key,) if kind == "lock" else (),
                             xwaits=(key,) if kind == "xwait" else ())
-            spec.origins.setdefault((kind, key), []).append(stmt)
+            spec.origins.append((kind, key, stmt))
             self._standalone(pipe, SET, stmt, kind, spec)
         self.pending[pipe] = []
 
