@@ -26,6 +26,7 @@ import torch
 
 import pypto_pro.language as pl
 from pypto_pro.arch import get_arch
+from pypto_pro.testing import max_ulp_distance
 
 TILE_COLS = 1024
 VEC_LANES = 8  # a [rows, 8] fp32 tile: 32-byte rows, the narrowest Vec tile; column 0 holds the row value
@@ -147,14 +148,6 @@ def reference(x: torch.Tensor, gamma: torch.Tensor, eps: float = EPS) -> torch.T
     return (x32 / rms * gamma.float().reshape(1, -1)).half()
 
 
-def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> int:
-    """Largest distance between two fp16 tensors in units in the last place (0: bit-identical values)."""
-    def ordered(t: torch.Tensor) -> torch.Tensor:
-        bits = t.contiguous().view(torch.int16).to(torch.int32)
-        return torch.where(bits < 0, -(bits & 0x7FFF), bits)   # monotonic in the fp16 value; +0 == -0
-    return int((ordered(a) - ordered(b)).abs().max().item())
-
-
 def main(archs: tuple[str, ...] = ("a5", "a2a3")) -> None:
     m_size, n_size = 2000, 1000  # 2000 rows: the last row tile is partial on both archs
     block_dim = None             # one block per vector core (48); each loops over 2-3 row tiles
@@ -168,7 +161,7 @@ def main(archs: tuple[str, ...] = ("a5", "a2a3")) -> None:
         kernel = get_rmsnorm_kernel(arch)
         print(kernel.last_report.summary())
         err = (y.float() - ref.float()).abs().max().item()
-        ulps = ulp_distance(y, ref)
+        ulps = max_ulp_distance(y, ref)
         n_off = int((y != ref).sum())
         # Every element within one fp16 ulp of the reference: |diff| <= 2^-10 |ref| (+ subnormal spacing).
         ok = bool(torch.isfinite(y).all()) and \

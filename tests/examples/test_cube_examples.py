@@ -34,6 +34,7 @@ import pytest
 
 import pypto_pro.language as pl
 from pypto_pro import CompileError, UninitializedReadError
+from pypto_pro.testing import max_ulp_distance
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ARCHS = ("a5", "a2a3")
@@ -85,13 +86,6 @@ def mms_kernel(arch: str):
     return cached(("mms", arch), lambda: mms_example.make_matmul_softmax(arch))
 
 
-def fp16_ulp_distance(y: np.ndarray, ref: np.ndarray) -> int:
-    def ordered(t):
-        bits = t.astype(np.float16).view(np.int16).astype(np.int32)
-        return np.where(bits < 0, -(bits & 0x7FFF), bits)
-    return int(np.abs(ordered(y) - ordered(ref)).max(initial=0))
-
-
 def fp32_bound(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Rigorous (first-order) bound of the fp32 accumulation error: see the module docstring."""
     return 1e-5 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
@@ -141,7 +135,7 @@ def test_matmul(arch, mnk, blocks):
     if m * n > 1:  # away from cancellation the result is exactly the neighbour-or-equal of fp16(exact)
         far = bound < 0.25 * ulp
         assert far.any()
-        assert fp16_ulp_distance(c16[far], exact[far].astype(np.float16)) <= 1
+        assert max_ulp_distance(c16[far], exact[far].astype(np.float16)) <= 1
 
 
 def test_matmul_zero_and_integer_inputs_exact():
@@ -388,9 +382,9 @@ def test_matmul_softmax(arch, rows, k, blocks):
     ref = (y / y.sum(axis=1, keepdims=True)).astype(np.float16)
     assert np.isfinite(out).all(), "output rows not written"
     np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2 ** -10, atol=2 ** -24)
-    assert fp16_ulp_distance(out, ref) <= 1
+    assert max_ulp_distance(out, ref) <= 1
     # the example's own (fp32) reference agrees too
-    assert fp16_ulp_distance(out, mms_example.reference(x, w)) <= 1
+    assert max_ulp_distance(out, mms_example.reference(x, w).astype(np.float16)) <= 1
 
 
 def test_matmul_softmax_a5_direct_path_is_faster():

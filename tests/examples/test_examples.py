@@ -24,6 +24,7 @@ import torch
 
 import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
+from pypto_pro.testing import max_ulp_distance
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ARCHS = ("a5", "a2a3")
@@ -50,19 +51,11 @@ def _build_dir(tmp_path_factory):
         yield
 
 
-def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> int:
-    """Largest distance between two fp16 tensors in fp16 ulps (NaN-free inputs)."""
-    def ordered(t: torch.Tensor) -> torch.Tensor:
-        bits = t.contiguous().view(torch.int16).to(torch.int32)
-        return torch.where(bits < 0, -(bits & 0x7FFF), bits)
-    return int((ordered(a) - ordered(b)).abs().max().item())
-
-
 def assert_fp16_close(y: torch.Tensor, ref: torch.Tensor) -> None:
     assert y.dtype == ref.dtype == torch.float16 and y.shape == ref.shape
     assert torch.isfinite(y).all(), "non-finite output"
     torch.testing.assert_close(y.float(), ref.float(), rtol=2 ** -10, atol=2 ** -24)
-    assert ulp_distance(y, ref) <= 1
+    assert max_ulp_distance(y, ref) <= 1
 
 
 # ---- add (the seed kernel) ----------------------------------------------------------------------

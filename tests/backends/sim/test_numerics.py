@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from pypto_pro.backends.sim import numerics as nm
+from pypto_pro.testing import ulp_diff
 
 F16 = np.dtype(np.float16)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -161,21 +162,6 @@ def assert_same(actual: np.ndarray, expected: np.ndarray, *, zero_sign: bool = T
         idx = np.argwhere(bad)[:5]
         detail = [(tuple(i), actual[tuple(i)], expected[tuple(i)]) for i in idx]
         raise AssertionError(f"{msg} {int(bad.sum())} mismatches, e.g. (index, got, want): {detail}")
-
-
-def ulp_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Distance in representable steps between two same-dtype float arrays (NaN pairs -> 0)."""
-    u = UINT[a.dtype]
-    bits = a.dtype.itemsize * 8
-
-    def key(x):
-        v = x.view(u).astype(np.int64)
-        sign = v >> (bits - 1)
-        mag = v & ((1 << (bits - 1)) - 1)
-        return np.where(sign == 1, -mag, mag)
-
-    both_nan = np.isnan(f64(a)) & np.isnan(f64(b))
-    return np.where(both_nan, 0, np.abs(key(a) - key(b)))
 
 
 # ----------------------------------------------------------------------------- data
