@@ -9,31 +9,57 @@ from pypto_pro.ir.nodes import (Assign, Buffer, For, GMRef, If, KernelIR, Sectio
                                 StageSync, Stmt, SyncOp, TileOp, TileRef)
 
 
-def expr_str(e: Expr) -> str:
-    if isinstance(e, Const):
-        return repr(e.value)
-    if isinstance(e, Var):
-        return e.name
-    if isinstance(e, BinOp):
-        if e.op in ("min", "max"):
-            return f"{e.op}({expr_str(e.lhs)}, {expr_str(e.rhs)})"
-        return f"({expr_str(e.lhs)} {e.op} {expr_str(e.rhs)})"
-    if isinstance(e, UnaryOp):
-        sep = " " if e.op == "not" else ""
-        return f"({e.op}{sep}{expr_str(e.operand)})"
-    if isinstance(e, Compare):
-        return f"({expr_str(e.lhs)} {e.op} {expr_str(e.rhs)})"
-    if isinstance(e, BoolOp):
-        return "(" + f" {e.op} ".join(expr_str(v) for v in e.values) + ")"
-    if isinstance(e, Select):
-        return f"({expr_str(e.if_true)} if {expr_str(e.cond)} else {expr_str(e.if_false)})"
-    if isinstance(e, TensorDim):
+class PyExprWriter:
+    """Writes an expression in Python syntax. The structure (operators, parentheses) is shared;
+    subclasses choose how leaves are spelled: this dump names things as the user wrote them, the
+    simulator's generated program (``backends/sim/codegen.py``) uses unique, executable names."""
+
+    def __call__(self, e: Expr) -> str:
+        if isinstance(e, Const):
+            return self.const(e.value)
+        if isinstance(e, Var):
+            return self.var(e)
+        if isinstance(e, BinOp):
+            if e.op in ("min", "max"):
+                return f"{e.op}({self(e.lhs)}, {self(e.rhs)})"
+            return f"({self(e.lhs)} {e.op} {self(e.rhs)})"
+        if isinstance(e, UnaryOp):
+            sep = " " if e.op == "not" else ""
+            return f"({e.op}{sep}{self(e.operand)})"
+        if isinstance(e, Compare):
+            return f"({self(e.lhs)} {e.op} {self(e.rhs)})"
+        if isinstance(e, BoolOp):
+            return "(" + f" {e.op} ".join(self(v) for v in e.values) + ")"
+        if isinstance(e, Select):
+            return f"({self(e.if_true)} if {self(e.cond)} else {self(e.if_false)})"
+        if isinstance(e, TensorDim):
+            return self.tensor_dim(e)
+        if isinstance(e, Special):
+            return self.special(e)
+        if isinstance(e, ListIndex):
+            return f"{self.values(e.values)}[{self(e.index)}]"
+        return self.unknown(e)
+
+    def const(self, value) -> str:
+        return repr(value)
+
+    def var(self, v: Var) -> str:
+        return v.name
+
+    def tensor_dim(self, e: TensorDim) -> str:
         return f"{e.param}.shape[{e.axis}]"
-    if isinstance(e, Special):
+
+    def special(self, e: Special) -> str:
         return f"{e.name}()"
-    if isinstance(e, ListIndex):
-        return f"{list(e.values)}[{expr_str(e.index)}]"
-    return f"<{type(e).__name__}>"
+
+    def values(self, values) -> str:
+        return str(list(values))
+
+    def unknown(self, e: Expr) -> str:
+        return f"<{type(e).__name__}>"
+
+
+expr_str = PyExprWriter()
 
 
 def operand_str(o) -> str:

@@ -8,43 +8,41 @@ import os
 import re
 
 from pypto_pro.backends.sim.tile_ops import operand_exprs
-from pypto_pro.ir.expr import (BinOp, BoolOp, Compare, Const, Expr, ListIndex, Select, Special, TensorDim,
-                               UnaryOp, Var)
+from pypto_pro.ir.expr import Const, Expr, Special, TensorDim, Var
 from pypto_pro.ir.nodes import Assign, For, If, KernelIR, SetValidShape, Stmt, SyncOp, TileOp
-from pypto_pro.ir.printer import sync_str
+from pypto_pro.ir.printer import PyExprWriter, sync_str
 
 
 def var_name(v: Var) -> str:
     return f"{re.sub(r'[^0-9A-Za-z_]', '_', v.name)}__{v.uid}"
 
 
-def py_expr(e: Expr) -> str:
-    if isinstance(e, Const):
-        v = e.value
-        if isinstance(v, float) and not math.isfinite(v):
-            return f"float({str(v)!r})"  # repr gives bare inf / nan, which are not Python names
-        return repr(v)
-    if isinstance(e, Var):
-        return var_name(e)
-    if isinstance(e, BinOp):
-        if e.op in ("min", "max"):
-            return f"{e.op}({py_expr(e.lhs)}, {py_expr(e.rhs)})"
-        return f"({py_expr(e.lhs)} {e.op} {py_expr(e.rhs)})"
-    if isinstance(e, UnaryOp):
-        return f"({e.op} {py_expr(e.operand)})" if e.op == "not" else f"({e.op}{py_expr(e.operand)})"
-    if isinstance(e, Compare):
-        return f"({py_expr(e.lhs)} {e.op} {py_expr(e.rhs)})"
-    if isinstance(e, BoolOp):
-        return "(" + f" {e.op} ".join(py_expr(v) for v in e.values) + ")"
-    if isinstance(e, Select):
-        return f"({py_expr(e.if_true)} if {py_expr(e.cond)} else {py_expr(e.if_false)})"
-    if isinstance(e, TensorDim):
+class _ProgramExprWriter(PyExprWriter):
+    """Expressions of the generated program: unique variable names, dims and specials as the
+    program's locals, non-finite floats spelled so Python can evaluate them."""
+
+    def const(self, value) -> str:
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"float({str(value)!r})"  # repr gives bare inf / nan, which are not Python names
+        return repr(value)
+
+    def var(self, v: Var) -> str:
+        return var_name(v)
+
+    def tensor_dim(self, e: TensorDim) -> str:
         return f"dim_{e.param}_{e.axis}"
-    if isinstance(e, Special):
+
+    def special(self, e: Special) -> str:
         return e.name
-    if isinstance(e, ListIndex):
-        return f"{tuple(e.values)!r}[{py_expr(e.index)}]"
-    raise TypeError(f"cannot generate {type(e).__name__}")
+
+    def values(self, values) -> str:
+        return repr(tuple(values))
+
+    def unknown(self, e: Expr) -> str:
+        raise TypeError(f"cannot generate {type(e).__name__}")
+
+
+py_expr = _ProgramExprWriter()
 
 
 class ProgramSource:
