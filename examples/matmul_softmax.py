@@ -37,11 +37,8 @@ def make_matmul_softmax(arch: str = "a5"):
                 xb = b_l0.next()
                 pl.move(xa, la, offset=[0, s * KSTEP])
                 pl.move(xb, lb, offset=[s * KSTEP, 0])
-                if s == 0:
-                    if kk == 0:
-                        pl.matmul(acc, xa, xb)
-                    else:
-                        pl.matmul_acc(acc, acc, xa, xb)
+                if s == 0 and kk == 0:           # the first product of the tile starts the sum
+                    pl.matmul(acc, xa, xb)
                 else:
                     pl.matmul_acc(acc, acc, xa, xb)
 

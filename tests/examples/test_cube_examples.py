@@ -256,11 +256,8 @@ def matmul_bt(a: pl.Tensor[[DYN, DYN], pl.DT_FP16],
                     xb = b_l0.next()
                     pl.move(xa, a_l1, offset=[0, s * TT_KSTEP])
                     pl.move(xb, b_l1, offset=[0, s * TT_KSTEP], transpose=True)  # [N, Kstep] -> [Kstep, N]
-                    if s == 0:
-                        if kk == 0:
-                            pl.matmul(acc, xa, xb)
-                        else:
-                            pl.matmul_acc(acc, acc, xa, xb)
+                    if s == 0 and kk == 0:           # the first product of the tile starts the sum
+                        pl.matmul(acc, xa, xb)
                     else:
                         pl.matmul_acc(acc, acc, xa, xb)
             pl.store_tile(c, acc, [i, j])
