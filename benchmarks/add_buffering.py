@@ -15,33 +15,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from _common import print_table, write_json  # noqa: E402
+import add_tiled  # noqa: E402  (the seed Add with the ring depth as a TilingKey field)
 import pypto_pro.language as pl  # noqa: E402
-
-
-def make_add(depth: int):
-    a_ids = list(range(depth))            # closure constants: compile-time values in the kernel
-    b_ids = [i + 8 for i in range(depth)]
-    c_ids = [i + 16 for i in range(depth)]
-
-    def add_kernel(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
-                   y: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
-                   z: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16]):
-        tile_type = pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-        a_db = pl.make_tile_group(type=tile_type, addrs=0x0000, mutex_ids=a_ids)
-        b_db = pl.make_tile_group(type=tile_type, addrs=0x10000, mutex_ids=b_ids)
-        c_db = pl.make_tile_group(type=tile_type, addrs=0x20000, mutex_ids=c_ids)
-        with pl.section_vector():
-            for i in pl.range(pl.get_block_idx(), x.shape[0] // 128, pl.get_block_num()):
-                for j in pl.range(0, x.shape[1] // 128, 1):
-                    tile_a = a_db.next()
-                    tile_b = b_db.next()
-                    tile_c = c_db.next()
-                    pl.load_tile(tile_a, x, [i, j])
-                    pl.load_tile(tile_b, y, [i, j])
-                    pl.add(tile_c, tile_a, tile_b)
-                    pl.store_tile(z, tile_c, [i, j])
-    return add_kernel
 
 
 def main() -> int:
@@ -65,10 +42,11 @@ def run_config(m: int, n: int, blocks: int, results: list) -> bool:
     y = rng.random((m, n)).astype(np.float16)
     rows, ok = [], True
     for arch in ("a2a3", "a5"):
+        kernel = pl.jit(add_tiled.add_tiled.fn, arch=arch, tiling_key=add_tiled.AddKey)
         times = {}
         for depth, label in ((2, "double"), (1, "single")):
             z = np.zeros_like(x)
-            report = pl.jit(make_add(depth), arch=arch)[None, blocks](x, y, z)
+            report = kernel[None, blocks, {"TILE_M": 128, "DEPTH": depth}](x, y, z)
             assert np.array_equal(z, x + y)
             util = report.utilisation()
             times[label] = report.us

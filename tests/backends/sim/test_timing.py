@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +23,9 @@ import pypto_pro.language as pl
 from pypto_pro.arch import get_arch
 from pypto_pro.backends.sim.cost_model import CostModel
 from kernels import add_fn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
+import add_tiled  # noqa: E402
 
 ARCHS = ("a5", "a2a3")
 
@@ -169,35 +174,10 @@ def test_untimed_launch_reports_no_cycles():
 # ---- double vs single buffering -------------------------------------------------------------------
 
 
-def make_add(depth: int):
-    """The seed Add with ``depth``-slot rings (2: double buffering, 1: single buffering)."""
-    a_ids = list(range(depth))
-    b_ids = [i + 8 for i in range(depth)]
-    c_ids = [i + 16 for i in range(depth)]
-
-    def add_kernel(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
-                   y: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
-                   z: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16]):
-        tile_type = pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
-        a_db = pl.make_tile_group(type=tile_type, addrs=0x0000, mutex_ids=a_ids)
-        b_db = pl.make_tile_group(type=tile_type, addrs=0x10000, mutex_ids=b_ids)
-        c_db = pl.make_tile_group(type=tile_type, addrs=0x20000, mutex_ids=c_ids)
-        with pl.section_vector():
-            for i in pl.range(pl.get_block_idx(), (x.shape[0] + 127) // 128, pl.get_block_num()):
-                for j in pl.range(0, (x.shape[1] + 127) // 128, 1):
-                    tile_a = a_db.next()
-                    tile_b = b_db.next()
-                    tile_c = c_db.next()
-                    pl.load_tile(tile_a, x, [i, j])
-                    pl.load_tile(tile_b, y, [i, j])
-                    pl.add(tile_c, tile_a, tile_b)
-                    pl.store_tile(z, tile_c, [i, j])
-
-    add_kernel.__name__ = f"add_depth{depth}"
-    return add_kernel
-
-
-ADD = {depth: make_add(depth) for depth in (1, 2)}
+def add_with_depth(arch: str, depth: int, **options):
+    """The seed Add with ``depth``-slot rings (2: double, 1: single buffering): examples/add_tiled.py."""
+    kernel = pl.jit(add_tiled.add_tiled.fn, arch=arch, tiling_key=add_tiled.AddKey).options(**options)
+    return lambda blocks, *args: kernel[None, blocks, {"TILE_M": 128, "DEPTH": depth}](*args)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -208,7 +188,7 @@ def test_double_buffering_is_faster(arch, m, n, blocks):
     cycles = {}
     for depth in (1, 2):
         z = np.zeros_like(x)
-        report = pl.jit(ADD[depth], arch=arch).options(check="raise")[None, blocks](x, y, z)
+        report = add_with_depth(arch, depth, check="raise")(blocks, x, y, z)
         assert np.array_equal(z, x + y) and report.faults == []
         assert report.path_bytes == {"GM->Vec": 2 * x.nbytes, "Vec->GM": z.nbytes}  # same traffic
         cycles[depth] = report.cycles
@@ -221,12 +201,12 @@ HAS_TRACE = importlib.util.find_spec("pypto_pro.backends.sim.trace") is not None
 
 
 def _trace_slices(tmp_path, depth: int, arch: str, tiles: int):
-    k = pl.jit(ADD[depth], arch=arch).options(trace=str(tmp_path / f"d{depth}"))
+    launch = add_with_depth(arch, depth, trace=str(tmp_path / f"d{depth}"))
     rng = np.random.default_rng(2)
     x = rng.random((128, 128 * tiles)).astype(np.float16)
     y = rng.random((128, 128 * tiles)).astype(np.float16)
     z = np.zeros_like(x)
-    report = k[None, 1](x, y, z)
+    report = launch(1, x, y, z)
     assert np.array_equal(z, x + y)
     path = next(f for f in report.trace_files if f.endswith(".trace.json"))
     with open(path) as f:
