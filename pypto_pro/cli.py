@@ -27,6 +27,7 @@ def _trace(args: argparse.Namespace) -> int:
         print(f"pypto-pro trace: no such script: {script}", file=sys.stderr)
         return 2
     out = Path(args.out or Path("traces") / script.stem).resolve()
+    saved = os.environ.get("PYPTO_PRO_TRACE"), sys.argv, list(sys.path)
     os.environ["PYPTO_PRO_TRACE"] = str(out)
     kernel_mod.LAUNCH_LOG.clear()
     sys.argv = [str(script), *args.script_args]
@@ -39,6 +40,12 @@ def _trace(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         if exc.code not in (None, 0):
             return int(exc.code) if isinstance(exc.code, int) else 1
+    finally:  # the CLI can run in-process (tests, notebooks): leave the caller's state as it was
+        trace_env, sys.argv, sys.path[:] = saved
+        if trace_env is None:
+            os.environ.pop("PYPTO_PRO_TRACE", None)
+        else:
+            os.environ["PYPTO_PRO_TRACE"] = trace_env
     if not kernel_mod.LAUNCH_LOG:
         print("pypto-pro trace: the script launched no kernel", file=sys.stderr)
         return 1

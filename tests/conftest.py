@@ -1,4 +1,5 @@
-"""Shared fixtures: every test writes its build dumps under a temporary directory."""
+"""Shared fixtures: every test writes its build dumps under a temporary directory, and launch
+settings come from the test itself, not from the environment the suite runs in."""
 import pytest
 
 
@@ -6,3 +7,10 @@ import pytest
 def _build_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path / "build"))
     yield
+
+
+@pytest.fixture(autouse=True)
+def _no_env_overrides(monkeypatch):
+    """A PYPTO_PRO_TRACE or PYPTO_PRO_CHECK set where the tests run would change every launch."""
+    monkeypatch.delenv("PYPTO_PRO_TRACE", raising=False)
+    monkeypatch.delenv("PYPTO_PRO_CHECK", raising=False)

@@ -35,9 +35,8 @@ def test_release_of_every_tiling_key(tmp_path, monkeypatch, capsys):
 def test_dtype_variable_binds_from_arguments():
     import ml_dtypes
     import numpy as np
-    import sys
-    sys.path.insert(0, str(ROOT / "examples"))
-    import add_tiled
+    from example_modules import load_example
+    add_tiled = load_example("add_tiled")
     from pypto_pro import LaunchError
     x = np.ones((64, 128), ml_dtypes.bfloat16)
     z = np.zeros_like(x)

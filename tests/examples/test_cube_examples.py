@@ -25,8 +25,6 @@ Tolerances.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,22 +33,14 @@ import pytest
 import pypto_pro.language as pl
 from pypto_pro import CompileError, UninitializedReadError
 from pypto_pro.testing import max_ulp_distance
+from example_modules import load_example
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ARCHS = ("a5", "a2a3")
 DYN = pl.DYNAMIC
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"pypto_cube_example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-matmul_example = _load("matmul")
-mms_example = _load("matmul_softmax")
+matmul_example = load_example("matmul")
+mms_example = load_example("matmul_softmax")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -58,14 +48,6 @@ def _build_dir(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path_factory.mktemp("build")))
         yield
-
-
-@pytest.fixture(autouse=True)
-def _no_env_overrides(monkeypatch):
-    """Launch settings come from the tests, not from variables another test (e.g. the CLI's trace
-    command, which sets PYPTO_PRO_TRACE in os.environ) left behind."""
-    monkeypatch.delenv("PYPTO_PRO_TRACE", raising=False)
-    monkeypatch.delenv("PYPTO_PRO_CHECK", raising=False)
 
 
 _KERNELS: dict = {}

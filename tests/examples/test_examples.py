@@ -15,32 +15,18 @@ rounding boundary): we assert at most 1 fp16 ulp apart, which is the same as
 ``|y - ref| <= 2^-10 * |ref| + 2^-24`` (rtol = one fp16 ulp ~ 9.8e-4 relative; atol = the
 fp16 subnormal spacing for outputs that underflow, e.g. softmax probabilities below 6e-5).
 """
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.testing import max_ulp_distance
+from example_modules import load_example
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ARCHS = ("a5", "a2a3")
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"pypto_example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-add_example = _load("add")
-softmax_example = _load("softmax")
-rmsnorm_example = _load("rmsnorm")
+add_example = load_example("add")
+softmax_example = load_example("softmax")
+rmsnorm_example = load_example("rmsnorm")
 
 
 @pytest.fixture(autouse=True, scope="module")

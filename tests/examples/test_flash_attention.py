@@ -3,14 +3,13 @@ arch models: causal and not, head_dim 64 and 128, sequence lengths that are not 
 preload 0, 1 and 2; every launch race/deadlock-clean (check="raise"); the generated pipeline file
 compiles on its own."""
 import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-import flash_attention as fa  # noqa: E402
+from example_modules import load_example
+
+fa = load_example("flash_attention")
 
 # fp16 output of an fp32 computation: torch (fp32 math) and the kernel (fp32 softmax, fp16 P for
 # the second matmul, as flash attention on the chip does) differ by the fp16 rounding of P (~2^-11

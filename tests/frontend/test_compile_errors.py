@@ -30,11 +30,6 @@ V16 = pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpa
 V32 = pl.TileType(shape=[128, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)  # 64 KiB
 
 
-@pytest.fixture(autouse=True)
-def _build_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path / "build"))
-
-
 # ---- checking one error -------------------------------------------------------------------------
 
 

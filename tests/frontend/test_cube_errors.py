@@ -30,19 +30,6 @@ VEC32 = pl.TileType([64, 64], pl.DT_FP32, Vec)
 VEC16 = pl.TileType([64, 64], pl.DT_FP16, Vec)
 
 
-@pytest.fixture(autouse=True)
-def _build_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path / "build"))
-
-@pytest.fixture(autouse=True)
-def _no_env_overrides(monkeypatch):
-    """Launch settings come from the tests, not from variables another test (e.g. the CLI's trace
-    command, which sets PYPTO_PRO_TRACE in os.environ) left behind."""
-    monkeypatch.delenv("PYPTO_PRO_TRACE", raising=False)
-    monkeypatch.delenv("PYPTO_PRO_CHECK", raising=False)
-
-
-
 from located import check_location, marked_line  # noqa: E402  (shared with the other error tests)
 
 

@@ -73,8 +73,8 @@ def test_failed_build_leaves_no_entry(tmp_path):
 
 
 def test_key_depends_on_what_determines_the_artifact():
-    sys.path.insert(0, str(ROOT / "examples"))
-    import add
+    from example_modules import load_example
+    add = load_example("add")
     fn = add.add_kernel.fn
     base = cache_key(fn, signature="s", tiling_key=None, arch="a5")
     assert base == cache_key(fn, signature="s", tiling_key=None, arch="a5")

@@ -1,8 +1,6 @@
 """The NPU launch path: argument marshalling from the emitted launcher's signature (testable here),
 and a clear LaunchError for NPU tensors when the CANN toolkit is absent (no NPU on these machines)."""
 import ctypes
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -10,8 +8,9 @@ from pypto_pro import LaunchError
 from pypto_pro.backends.pto.emitter import emit_kernel
 from pypto_pro.runtime import npu_launch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-import add  # noqa: E402
+from example_modules import load_example
+
+add = load_example("add")
 
 
 def test_marshalling_follows_the_emitted_signature():

@@ -6,7 +6,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,13 +16,9 @@ from pypto_pro.backends.pto import emit_kernel
 from pypto_pro.ir.nodes import Assign, For, SyncOp, TileOp, walk_stmts
 from pypto_pro.ir.printer import sync_str
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-sys.path.insert(0, str(EXAMPLES))
+from example_modules import load_example
 
-import add  # noqa: E402
-import matmul  # noqa: E402
-import rmsnorm  # noqa: E402
-import softmax  # noqa: E402
+add, matmul, rmsnorm, softmax = (load_example(n) for n in ("add", "matmul", "rmsnorm", "softmax"))
 
 SYNC_CALL = re.compile(r"^\s*(set_flag|wait_flag|pipe_barrier|get_buf|rls_buf|ffts_cross_core_sync|wait_flag_dev|"
                        r"set_intra_block|wait_intra_block)\(")
@@ -106,7 +101,7 @@ def test_a5_uses_buffer_ids_and_a2a3_uses_flags():
 
 
 def test_mixed_kernel_has_both_engines_and_cross_core_flags():
-    import matmul_softmax
+    matmul_softmax = load_example("matmul_softmax")
     for arch, xset in (("a2a3", "ffts_cross_core_sync("), ("a5", "set_intra_block(")):
         k = matmul_softmax.make_matmul_softmax(arch)
         cp = k.compile()

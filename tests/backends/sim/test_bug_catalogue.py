@@ -21,12 +21,9 @@ Where the simulator reports less than it should, the test is written as it shoul
 """
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
 import warnings
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -34,8 +31,8 @@ import pytest
 import torch
 
 import pypto_pro.language as pl
-from pypto_pro import (DeadlockError, OutOfBoundsError, RaceError, SimulationError, SyncError,
-                       UninitializedReadError)
+from pypto_pro import DeadlockError, OutOfBoundsError, RaceError, SyncError, UninitializedReadError
+from example_modules import load_example
 
 R, C = 16, 64  # tile rows / columns (fp32: 256-byte rows, 4 KiB tiles)
 TT = pl.TileType(shape=[R, C], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
@@ -952,22 +949,6 @@ def test_mutex_api_is_a5_only():
 
 # ---- zero reports: correct kernels (examples, shared test kernels) never report a fault --------
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-
-
-def _example(name: str):
-    path = EXAMPLES / f"{name}.py"
-    if not path.exists():
-        pytest.skip(f"examples/{name}.py is not present")
-    mod_name = f"pypto_catalogue_example_{name}"
-    if mod_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[mod_name]
-
-
 def _clean(report) -> None:
     assert report.faults == [] and report.cycles > 0
 
@@ -975,7 +956,7 @@ def _clean(report) -> None:
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("m,n,blocks", [(300, 200, 1), (300, 200, 3), (1000, 260, 5), (128, 128, 2)])
 def test_zero_reports_seed_add(arch, m, n, blocks):
-    add = pl.jit(_example("add").add_kernel.fn, arch=arch)  # same source, both archs, auto sync
+    add = pl.jit(load_example("add").add_kernel.fn, arch=arch)  # same source, both archs, auto sync
     torch.manual_seed(m + n)
     x, y = torch.rand(m, n, dtype=torch.float16), torch.rand(m, n, dtype=torch.float16)
     z = torch.zeros_like(x)
@@ -989,7 +970,7 @@ def test_zero_reports_seed_add(arch, m, n, blocks):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("m,n,blocks", [(37, 100, 1), (37, 100, 3), (50, 128, 7)])
 def test_zero_reports_softmax(arch, m, n, blocks):
-    sm = _example("softmax")
+    sm = load_example("softmax")
     k = sm.get_softmax_kernel(arch, 128, 8)
     torch.manual_seed(m)
     x = (torch.randn(m, n) * 3).half()
@@ -1001,7 +982,7 @@ def test_zero_reports_softmax(arch, m, n, blocks):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("m,n,blocks", [(37, 100, 1), (37, 100, 3), (50, 128, 7)])
 def test_zero_reports_rmsnorm(arch, m, n, blocks):
-    rn = _example("rmsnorm")
+    rn = load_example("rmsnorm")
     k = rn.get_rmsnorm_kernel(arch, 128, 8)
     torch.manual_seed(m)
     x = (torch.randn(m, n) * 2).half()

@@ -15,18 +15,16 @@ kernel factory; the lines the messages must name are found through ``# <- name``
 """
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import re
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pypto_pro.language as pl
 from pypto_pro import DeadlockError, RaceError, SyncError
+from example_modules import load_example
 
 DYN = pl.DYNAMIC
 Mat, Left, Right, Acc, Vec = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Acc,
@@ -36,15 +34,6 @@ HALF = R // 2
 TILES = 2
 READY, FREE = 1, 0      # cross-core event ids
 FIX, MTE2, V = pl.PipeType.FIX, pl.PipeType.MTE2, pl.PipeType.V
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-
-@pytest.fixture(autouse=True)
-def _no_env_overrides(monkeypatch):
-    """Launch settings come from the tests, not from variables another test (e.g. the CLI's trace
-    command, which sets PYPTO_PRO_TRACE in os.environ) left behind."""
-    monkeypatch.delenv("PYPTO_PRO_TRACE", raising=False)
-    monkeypatch.delenv("PYPTO_PRO_CHECK", raising=False)
-
 
 
 def line_of(fn, marker: str) -> str:
@@ -393,18 +382,10 @@ def test_cube_program_with_only_sync_is_simulated():
 # =================================================================================================
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"pypto_xcore_example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("arch", ["a5", "a2a3"])
 def test_examples_have_no_faults(arch):
-    mms = _load("matmul_softmax")
-    mm = _load("matmul")
+    mms = load_example("matmul_softmax")
+    mm = load_example("matmul")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for rows, k, blocks in ((300, 200, 3), (65, 40, 1)):

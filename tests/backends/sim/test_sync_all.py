@@ -1,5 +1,4 @@
 """pl.system.sync_all: a barrier across every block of the launch."""
-import inspect
 
 import numpy as np
 import pytest

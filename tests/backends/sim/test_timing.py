@@ -13,8 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,10 +20,10 @@ import pytest
 import pypto_pro.language as pl
 from pypto_pro.arch import get_arch
 from pypto_pro.backends.sim.cost_model import CostModel
+from example_modules import load_example
 from kernels import add_fn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
-import add_tiled  # noqa: E402
+add_tiled = load_example("add_tiled")
 
 ARCHS = ("a5", "a2a3")
 

@@ -1,5 +1,6 @@
 """Trace files (Perfetto JSON, HTML timeline, buffer map), the CLI, and the HTML in a real browser."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -62,7 +63,9 @@ def test_buffer_map_text_and_html(tmp_path):
 
 def test_cli_trace_and_passes(tmp_path, capsys):
     out = tmp_path / "cli"
+    argv, path = list(sys.argv), list(sys.path)
     assert cli_main(["trace", str(ROOT / "examples" / "add.py"), "--out", str(out)]) == 0
+    assert "PYPTO_PRO_TRACE" not in os.environ and sys.argv == argv and sys.path == path  # caller's state kept
     printed = capsys.readouterr().out
     assert "matches torch: True" in printed and "add_kernel.timeline.html" in printed
     assert (out / "add_kernel.trace.json").is_file()
