@@ -42,14 +42,6 @@ DYN = pl.DYNAMIC
 matmul_example = load_example("matmul")
 mms_example = load_example("matmul_softmax")
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _build_dir(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path_factory.mktemp("build")))
-        yield
-
-
 _KERNELS: dict = {}
 
 

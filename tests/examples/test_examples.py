@@ -29,14 +29,6 @@ softmax_example = load_example("softmax")
 rmsnorm_example = load_example("rmsnorm")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _build_dir(tmp_path_factory):
-    """Stage dumps of every kernel compiled here go to a temporary directory, not ./build."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path_factory.mktemp("build")))
-        yield
-
-
 def assert_fp16_close(y: torch.Tensor, ref: torch.Tensor) -> None:
     assert y.dtype == ref.dtype == torch.float16 and y.shape == ref.shape
     assert torch.isfinite(y).all(), "non-finite output"

@@ -47,14 +47,6 @@ FORMAT = {np.dtype(np.float16): (11, 15, 2.0 ** -24), BF16: (8, 127, 2.0 ** -133
           np.dtype(np.float32): (24, 127, 2.0 ** -149)}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _build_dir(tmp_path_factory):
-    """Stage dumps go to a temporary directory, not ./build."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path_factory.mktemp("build")))
-        yield
-
-
 def dtypes_of(name: str):
     return OPS[name].dtypes
 
