@@ -26,6 +26,7 @@ from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
 from pypto_pro.backends.sim.memory import CoreMemory
 from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker, Recorder, RecorderPlan
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
+from pypto_pro.backends.sim.schedule_cache import RecordedSchedule, schedule_signature
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import SimulationError
@@ -106,6 +107,8 @@ class SimExecutable:
     A vector-only kernel's block is one Vector core (core 0). A kernel with Cube code has blocks
     of one Cube core (core 0) and the arch's Vector cores (cores 1..n), simulated together.
     """
+
+    reuse_schedules = True  # replay a block's schedule for blocks that time the same (schedule_cache)
 
     def __init__(self, name: str, programs: dict[SectionKind, KernelIR], arch: ArchModel):
         self.name = name
@@ -201,12 +204,15 @@ class SimExecutable:
         pipe_busy = [0.0] * (ncores_block * len(PIPES))
         objs = self.runners[0].gm.objs
         l2 = L2Tracker(self.arch.l2)
-        recorded: list[list[Inst]] = []
+        recorded: list[tuple[list[Inst], list, list[Inst]]] = []  # per block: records, tokens, L2-priced
+        schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
         for b in range(block_num):  # dispatch every block first: L2 reuse is priced over the launch
             wave = b // cores
             active = min(cores, block_num - wave * cores)
             port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
             insts: list[Inst] = []
+            tokens: list = []
+            priced: list[Inst] = []
             for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
                 r.reset()
                 rec = Recorder(r.recorder_plan, self.cost, port_bpc, stats,
@@ -214,12 +220,14 @@ class SimExecutable:
                                core=r.core, aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
                 r.fn(ctx, rec.ops, _prange)
                 insts.extend(rec.finish())
+                tokens.extend(rec.tokens)
+                tokens.append(None)  # end of this core's program
+                priced.extend(rec.l2_insts)
             for i, inst in enumerate(insts):
                 inst.seq = i
-            recorded.append(insts)
-        for insts in recorded:
-            l2.price(insts, stats)
-        for b, insts in enumerate(recorded):
+            recorded.append((insts, tokens, priced))
+        l2.price([inst for _, _, priced in recorded for inst in priced], stats)
+        for b, (insts, tokens, priced) in enumerate(recorded):
             core = b % cores
             start = core_free[core]
             for mem in self.memories:
@@ -228,18 +236,29 @@ class SimExecutable:
             if onchip is not None:
                 onchip.reset_block()
             hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
-            sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
-                                  cores=ncores_block, defer=check != "raise",
-                                  on_commit=onchip.committed if onchip is not None else None)
-            block_end = sched.run()
-            for i, busy in enumerate(sched.busy):
-                pipe_busy[i] += busy
+            on_commit = onchip.committed if onchip is not None else None
+            sig = schedule_signature(tokens, priced) if self.reuse_schedules else None
+            known = schedules.get(sig) if sig is not None else None
+            if known is not None:  # timed exactly like an earlier block: replay its schedule
+                flows = known.replay(insts, hook, check != "raise", on_commit)
+                block_end, busy = known.end_time, known.busy
+            else:
+                faults = len(reporter.faults)
+                sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
+                                      cores=ncores_block, defer=check != "raise", on_commit=on_commit,
+                                      record_steps=sig is not None)
+                block_end = sched.run()
+                busy, flows = sched.busy, sched.flows
+                if sig is not None and len(reporter.faults) == faults:
+                    schedules[sig] = RecordedSchedule(insts, sched.steps or [], busy, block_end, flows)
+            for i, v in enumerate(busy):
+                pipe_busy[i] += v
             report.blocks.append(BlockTiming(b, core, start, start + block_end,
-                                             {queue_name(i, self.mixed): v for i, v in enumerate(sched.busy) if v}))
+                                             {queue_name(i, self.mixed): v for i, v in enumerate(busy) if v}))
             if trace is not None:
-                trace.append((b, core, start, insts, sched.flows))
+                trace.append((b, core, start, insts, flows))
             core_free[core] = start + block_end
-            recorded[b] = []  # free the block's records as soon as it is scheduled
+            recorded[b] = ([], [], [])  # free the block's records as soon as it is scheduled
         report.cycles = max(core_free) if core_free else 0.0
         report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
         self._fill_report(report, stats, reporter, min(cores, block_num))
@@ -268,6 +287,7 @@ class SimExecutable:
             for arr in m.arrays.values():
                 arr.fill(POISON)
         insts: list[Inst] = []
+        priced: list[Inst] = []
         owner: list[int] = []
         for b, (_, runners) in enumerate(blocks):
             for r in runners:
@@ -281,10 +301,11 @@ class SimExecutable:
                 r.fn(ctx, rec.ops, _prange)
                 got = rec.finish()
                 insts.extend(got)
+                priced.extend(rec.l2_insts)
                 owner.extend([b] * len(got))
         for i, inst in enumerate(insts):
             inst.seq = i
-        l2.price(insts, stats)
+        l2.price(priced, stats)
         objs = blocks[0][1][0].gm.objs
         block_of = {id(inst): b for inst, b in zip(insts, owner)}
         hook = self._check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])

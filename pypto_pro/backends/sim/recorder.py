@@ -40,16 +40,18 @@ class L2Tracker:
         self.sizes[window] = nbytes
 
     def price(self, insts, stats: "BlockStats") -> None:
-        """Set the cycles and GM-port share of every recorded GM read and write from its window's reuse."""
+        """Set the cycles and GM-port share of recorded GM reads and writes (``insts``: the records
+        with an ``l2`` entry) from their windows' reuse."""
         if self.model is None:
             return
         unique = sum(self.sizes.values())
         resident = min(1.0, self.model.capacity.value / unique) if unique else 1.0
+        fractions: dict = {}  # window -> fraction of its accesses that reach HBM
         for inst in insts:
-            if inst.l2 is None:
-                continue
             window, miss, miss_port, hit = inst.l2
-            miss_frac = 1.0 - resident * (1.0 - 1.0 / self.uses[window])
+            miss_frac = fractions.get(window)
+            if miss_frac is None:
+                miss_frac = fractions[window] = 1.0 - resident * (1.0 - 1.0 / self.uses[window])
             inst.cycles += miss_frac * miss + (1.0 - miss_frac) * hit - miss
             inst.port = miss_frac * miss_port
             stats.gm_bytes += miss_frac * inst.nbytes
@@ -118,6 +120,11 @@ class Recorder:
         self.stats = stats
         self.on_commit = on_commit
         self.insts: list[Inst] = []
+        self.l2_insts: list[Inst] = []  # GM accesses priced by the L2 model once the launch is recorded
+        # what the scheduler's decisions depend on, per dispatched instruction: the id of an op's
+        # (statement, size) cost entry; a sync's statement id and event (schedule_cache). Ids of
+        # live objects are distinct, so equal token lists mean equal call sequences.
+        self.tokens: list = []
         self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
         self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
         self.dispatched = 0
@@ -165,6 +172,7 @@ class Recorder:
         if costed is None:
             hit_cost = self._cost(stmt, prep, info, True) if info[0] == "move" else None
             costed = by_size[size] = (self._cost(stmt, prep, info), hit_cost)
+        self.tokens.append(id(costed))  # costed entries live as long as the program: ids stay unique
         (cycles, port, flops, ideal, head, tail), hit = costed
         l2 = None
         if hit is not None and self.l2 is not None:
@@ -204,7 +212,9 @@ class Recorder:
             inst.commits = prep.commits  # marked written when the instruction ends
         inst.extra = spec
         inst.port = port
-        inst.l2 = l2
+        if l2 is not None:
+            inst.l2 = l2
+            self.l2_insts.append(inst)
         inst.head, inst.tail = head, tail
         inst.t_issue = self.dispatched * self.issue_cycles
         self.dispatched += 1
@@ -215,6 +225,7 @@ class Recorder:
     # ---- sync ---------------------------------------------------------------------------
 
     def add_sync(self, stmt: SyncOp, ev: int) -> None:
+        self.tokens += (id(stmt), ev)
         pipe = PIPE_INDEX[stmt.pipe]
         kind = stmt.kind
         if kind in ("set_flag", "wait_flag"):

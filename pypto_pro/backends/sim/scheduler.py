@@ -62,8 +62,11 @@ class CoreScheduler:
 
     def __init__(self, insts: list[Inst], reporter: Reporter,
                  on_start: Callable[[Inst], None] | None, block: int, checks: bool, record_flows: bool = False,
-                 cores: int = 1, defer: bool = True, on_commit: Callable | None = None):
+                 cores: int = 1, defer: bool = True, on_commit: Callable | None = None,
+                 record_steps: bool = False):
         self.insts = insts
+        # order of starts (seq) and finishes (~seq), for replaying this schedule (schedule_cache)
+        self.steps: list[int] | None = [] if record_steps else None
         self.defer = defer          # numerics write at the end (True) or at the start (exact under check=raise)
         self.on_commit = on_commit  # marks an instruction's written on-chip regions when it ends
         nq = cores * NPIPES
@@ -91,6 +94,7 @@ class CoreScheduler:
         self.lock_pos: dict[int, int] = {m: 0 for m in self.lock_queues}
         self.events: list[tuple] = []  # (end time, seq, inst, vc snapshot, commit) in time order
         self.event_seq = 0
+        self.dirty: list[bool] = [True] * nq  # heads whose cached start time must be recomputed (see run)
         self.end_time = 0.0
         self.port_free = 0.0
         if checks:
@@ -167,32 +171,65 @@ class CoreScheduler:
     # ---- main loop ------------------------------------------------------------------------
 
     def run(self) -> float:
+        """Start the earliest ready head, or finish the earliest event, until every queue is empty.
+
+        Each head's start time is cached and recomputed only when something it depends on changed:
+        its own pipe (a new head), the GM port (heads that use it), consumed cross-core signals
+        (every head), and, for heads that could not start, any signal, release or flag that ended.
+        A flag is waited on only by its destination pipe and a buffer id is granted to one
+        instruction at a time, so starting one head cannot make another head's cached time stale.
+        """
         queues, heads = self.queues, self.heads
         pending = sum(len(q) for q in queues)
         active = [p for p in range(self.nq) if queues[p]]
-        while pending or self.events:
+        start_time = self.start_time
+        events = self.events
+        steps = self.steps
+        cache: list = [None] * self.nq          # start time of each pipe's head; None: cannot start yet
+        dirty = self.dirty = [True] * self.nq
+        uses_port = [False] * self.nq
+        while True:
             best = None
             best_t = 0.0
-            start_time = self.start_time
             for p in active:
-                q = queues[p]
-                h = heads[p]
-                if h < len(q):
-                    inst = q[h]
-                    t = start_time(inst)
-                    if t is not None and (best is None or t < best_t or (t == best_t and inst.seq < best.seq)):
-                        best, best_t = inst, t
-            if self.events and (best is None or self.events[0][0] <= best_t):
-                _, _, inst, snapshot, commit = heapq.heappop(self.events)
-                self._finish(inst, snapshot, commit)
+                if dirty[p]:
+                    dirty[p] = False
+                    h = heads[p]
+                    q = queues[p]
+                    if h < len(q):
+                        head = q[h]
+                        uses_port[p] = bool(head.port)
+                        t = cache[p] = start_time(head)
+                    else:
+                        t = cache[p] = None
+                else:
+                    t = cache[p]
+                if t is not None and (best is None or t < best_t or (t == best_t and queues[p][heads[p]].seq < best.seq)):
+                    best, best_t = queues[p][heads[p]], t
+            if events and (best is None or events[0][0] <= best_t):
+                _, _, inst, snapshot, commit = heapq.heappop(events)
+                if steps is not None:
+                    steps.append(~inst.seq)
+                if self._finish(inst, snapshot, commit):
+                    for p in active:
+                        if cache[p] is None:
+                            dirty[p] = True
                 continue
             if best is None:
                 if pending:
                     self._deadlock()
                 break
+            p = best.pipe
+            if steps is not None:
+                steps.append(best.seq)
             self._start(best, best_t)
-            heads[best.pipe] += 1
+            heads[p] += 1
             pending -= 1
+            dirty[p] = True
+            if best.port:
+                for o in active:
+                    if uses_port[o]:
+                        dirty[o] = True
         if self.checks:
             for key, senders in self.xflags.items():
                 for pend in senders.values():
@@ -233,6 +270,8 @@ class CoreScheduler:
                         vc[:] = map(max, vc, fvc)
                         if self.flows is not None:
                             self.flows.append((setter, inst, f"cross-core {key[1]}"))
+            if ex.xwaits:  # several pipes of a core may wait on one cross-core id: recompute every head
+                self.dirty[:] = [True] * self.nq
         vc[p] += 1
         inst.vc = tuple(vc)
         inst.start = t
@@ -256,7 +295,8 @@ class CoreScheduler:
             self.event_seq += 1
             heapq.heappush(self.events, (end, self.event_seq, inst, inst.vc, commit))
 
-    def _finish(self, inst: Inst, snapshot: tuple[int, ...], commit) -> None:
+    def _finish(self, inst: Inst, snapshot: tuple[int, ...], commit) -> bool:
+        """End ``inst``: commit its writes, set its flags, release its ids. True if it signalled anything."""
         if commit is not None:
             commit()
         if inst.commits:
@@ -264,7 +304,7 @@ class CoreScheduler:
                 self.on_commit(*w)
         ex = inst.extra
         if ex is None:
-            return
+            return False
         for key in ex.sets:
             if key in self.flags and self.checks:
                 first = self.flags[key][2]
@@ -283,6 +323,7 @@ class CoreScheduler:
                     f"cross-core event {key[1]} to {_core_name(key[0])} is signalled {len(pend) + 1} times without "
                     f"being waited for (the hardware counter holds {XFLAG_MAX})\n  by {inst.describe()}"))
             pend.append((inst.end, snapshot, inst))
+        return bool(ex.sets or ex.releases or ex.xsets)
 
     def _deadlock(self) -> None:
         lines = []

@@ -1,0 +1,131 @@
+"""Blocks that time the same replay one recorded schedule (backends/sim/schedule_cache.py).
+
+Replaying must be invisible: outputs, reports, traces and faults are exactly what scheduling
+every block from scratch gives. Each case runs a kernel both ways and compares everything, and
+counts how many blocks the scheduler really ran (so a broken signature that never matches, or
+one that matches too much, shows up).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_pro.language as pl
+from pypto_pro.backends.sim import executor, scheduler
+from example_modules import load_example
+from kernels import add_fn
+
+R, C = 16, 64
+TT = pl.TileType(shape=[R, C], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+F32 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
+V, MTE2, MTE3 = pl.PipeType.V, pl.PipeType.MTE2, pl.PipeType.MTE3
+_SCHEDULE = scheduler.CoreScheduler.run
+
+
+def racy_scale(x: F32, z: F32):
+    """No MTE2 -> V pair: the multiply may read the tile before its load has written it."""
+    a = pl.make_tile(type=TT, addr=0x0000)
+    c = pl.make_tile(type=TT, addr=0x4000)
+    with pl.section_vector():
+        for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
+            pl.load_tile(a, x, [i, 0])
+            pl.muls(c, a, 2.0)
+            pl.system.sync_src(V, MTE3, 0)
+            pl.system.sync_dst(V, MTE3, 0)
+            pl.store_tile(z, c, [i, 0])
+            pl.system.sync_src(MTE3, V, 0)
+            pl.system.sync_dst(MTE3, V, 0)
+            pl.system.sync_src(V, MTE2, 0)
+            pl.system.sync_dst(V, MTE2, 0)
+
+
+def _run(kernel, args: list[np.ndarray], blocks: int, reuse: bool, trace_dir: Path, monkeypatch,
+         check: str = "raise") -> tuple:
+    """Launch once; return (outputs, report fields, trace JSON, blocks the scheduler ran)."""
+    monkeypatch.setattr(executor.SimExecutable, "reuse_schedules", reuse)
+    scheduled = []
+
+    def counting(self):
+        scheduled.append(self.block)
+        return _SCHEDULE(self)
+    monkeypatch.setattr(scheduler.CoreScheduler, "run", counting)
+    args = [a.copy() for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        report = kernel.options(trace=str(trace_dir), check=check)[None, blocks](*args)
+    fields = {k: v for k, v in dataclasses.asdict(report).items() if k != "trace_files"}
+    traces = {p.name: json.loads(p.read_text()) for p in sorted(trace_dir.glob("*.trace.json"))}
+    return args, fields, traces, scheduled
+
+
+def _same_both_ways(kernel, args, blocks, tmp_path, monkeypatch, check="raise") -> tuple[list, dict]:
+    """Run with and without schedule reuse; assert identical; return (blocks scheduled, report fields)."""
+    out_a, rep_a, tr_a, ran_a = _run(kernel, args, blocks, True, tmp_path / "reuse", monkeypatch, check)
+    out_b, rep_b, tr_b, ran_b = _run(kernel, args, blocks, False, tmp_path / "fresh", monkeypatch, check)
+    for a, b in zip(out_a, out_b):
+        assert np.array_equal(a, b, equal_nan=True)
+    assert rep_a == rep_b
+    assert tr_a and tr_a == tr_b
+    assert ran_b == list(range(blocks))
+    return ran_a, rep_a
+
+
+@pytest.mark.parametrize("arch", ["a5", "a2a3"])
+def test_uniform_blocks_schedule_once_and_edge_blocks_fresh(arch, tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    m, n, blocks = 128 * 60 + 50, 200, 61  # more blocks than a5's Vector cores: two waves; last block ragged
+    x = rng.random((m, n)).astype(np.float16)
+    y = rng.random((m, n)).astype(np.float16)
+    z = np.zeros_like(x)
+    kern = pl.jit(add_fn, arch=arch)
+    ran, report = _same_both_ways(kern, [x, y, z], blocks, tmp_path, monkeypatch)
+    cores = report["physical_cores"]
+    # the 128-row blocks of each wave share a schedule (the second wave's cores get a larger share
+    # of GM bandwidth, so its costs differ); the 50-row block has its own
+    assert ran == [0, cores, blocks - 1]
+    assert not report["faults"]
+
+
+@pytest.mark.parametrize("arch", ["a5", "a2a3"])
+def test_mixed_cube_vector_blocks(arch, tmp_path, monkeypatch):
+    mm = load_example("matmul")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((256, 520)).astype(np.float16)  # 2 x 2 output tiles, one per block; ragged K
+    b = rng.standard_normal((520, 256)).astype(np.float16)
+    c = np.zeros((256, 256), np.float32)
+    ran, _ = _same_both_ways(mm.make_matmul(arch), [a, b, c], 4, tmp_path, monkeypatch)
+    assert len(ran) < 4
+
+
+@pytest.mark.parametrize("check", ["warn", "raise"])
+def test_a_faulty_schedule_is_never_replayed(check, tmp_path, monkeypatch):
+    """Each block of a racy kernel is scheduled and reports its own race (warn); raise stops at the first."""
+    x = np.random.default_rng(2).random((4 * R, C)).astype(np.float32)
+    z = np.zeros_like(x)
+    kern = pl.jit(racy_scale, arch="a2a3", auto_mutex=False)
+    if check == "raise":
+        with pytest.raises(Exception, match="data race"):
+            _run(kern, [x, z], 4, True, tmp_path / "t", monkeypatch, check)
+        return
+    ran, report = _same_both_ways(kern, [x, z], 4, tmp_path, monkeypatch, check)
+    assert ran == [0, 1, 2, 3]
+    assert sum("data race" in f for f in report["faults"]) == 4
+
+
+@pytest.mark.parametrize("arch,causal", [("a5", False), ("a2a3", True)])
+def test_pipelined_flash_attention(arch, causal, tmp_path, monkeypatch):
+    """Cross-core flags, preload rings and (a2a3) GM workspaces; causal blocks differ in trip count."""
+    fa = load_example("flash_attention")
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, 4, 512, 64)).astype(np.float16) for _ in range(3))
+    blocks = 4
+    args = [q, k, v, np.zeros_like(q), fa.causal_mask(), *fa.workspaces(blocks, 64, 2)]
+    ran, report = _same_both_ways(fa.make_flash_attention(arch, 64, causal, 2), args, blocks, tmp_path, monkeypatch)
+    assert not report["faults"]
+    if not causal:
+        assert len(ran) < blocks
