@@ -121,9 +121,10 @@ class Recorder:
         self.on_commit = on_commit
         self.insts: list[Inst] = []
         self.l2_insts: list[Inst] = []  # GM accesses priced by the L2 model once the launch is recorded
-        # what the scheduler's decisions depend on, per dispatched instruction: the id of an op's
-        # (statement, size) cost entry; a sync's statement id and event (schedule_cache). Ids of
-        # live objects are distinct, so equal token lists mean equal call sequences.
+        # what the scheduler and the on-chip checker depend on, per dispatched instruction: the id
+        # of an op's (statement, size) cost entry and its tile slots; a sync's statement id and
+        # event (schedule_cache). Ids of live objects are distinct, so equal token lists mean
+        # equal call sequences.
         self.tokens: list = []
         self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
         self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
@@ -139,7 +140,8 @@ class Recorder:
             add_sync = self.add_sync
             return lambda ev: add_sync(stmt, ev)
         add_op = self.add_op
-        return lambda *args: add_op(stmt, dispatch(*args), info)
+        slots = sum(isinstance(t, TileRef) for t in (stmt.dst, *stmt.srcs))  # the first call arguments
+        return lambda *args: add_op(stmt, dispatch(*args), info, args[:slots])
 
     # ---- ops ----------------------------------------------------------------------------
 
@@ -164,7 +166,7 @@ class Recorder:
         flops = 0 if kind in ("move", "cast", "fill") else prep.rows * prep.cols
         return body, 0.0, flops, body, head, tail
 
-    def add_op(self, stmt: TileOp, prep, plan_info: tuple) -> None:
+    def add_op(self, stmt: TileOp, prep, plan_info: tuple, slots: tuple = ()) -> None:
         info, pipe, by_size = plan_info
         stats = self.stats
         size = (self.port_bpc, prep.rows, prep.cols, prep.full_cols, prep.k)
@@ -172,7 +174,9 @@ class Recorder:
         if costed is None:
             hit_cost = self._cost(stmt, prep, info, True) if info[0] == "move" else None
             costed = by_size[size] = (self._cost(stmt, prep, info), hit_cost)
-        self.tokens.append(id(costed))  # costed entries live as long as the program: ids stay unique
+        tokens = self.tokens
+        tokens.append(id(costed))  # costed entries live as long as the program: ids stay unique
+        tokens += slots
         (cycles, port, flops, ideal, head, tail), hit = costed
         l2 = None
         if hit is not None and self.l2 is not None:

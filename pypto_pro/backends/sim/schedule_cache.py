@@ -1,13 +1,18 @@
 """Reuse of one block's schedule by the blocks whose instruction streams time the same way.
 
-SPMD kernels give most blocks the same instruction stream up to addresses: same pipes, costs,
-issue times and sync structure. The scheduler's decisions (start and end of every instruction,
-vector clocks, the order of starts and finishes) depend on nothing else, so a block whose
-:func:`schedule_signature` equals an earlier block's gets that block's schedule replayed: the
-times and clocks are copied, and the numerics, their commits and the memory checkers run in the
-recorded order, exactly as the scheduler would run them. Blocks that differ (edge tiles, other
-L2 reuse, other trip counts) are scheduled from scratch. A schedule that reported a fault is
-never reused, so every block's own faults are still reported by the scheduler.
+SPMD kernels give most blocks the same instruction stream up to global addresses: same pipes,
+costs, issue times, sync structure and on-chip tiles. The scheduler's decisions (start and end
+of every instruction, vector clocks, the order of starts and finishes) depend on nothing else,
+so a block whose :func:`schedule_signature` equals an earlier block's gets that block's schedule
+replayed: times and clocks are copied, and the numerics and their commits run in the recorded
+order, exactly as the scheduler would run them.
+
+The signature also fixes every on-chip access (a tile instruction's on-chip footprint is a
+function of its statement, its tile slots and its work size, all in the signature), and the
+on-chip checker starts each block afresh; a schedule is kept only if its block reported no
+fault, so a replayed block cannot have on-chip faults either and only the global-memory checker
+(other addresses, other blocks) runs during a replay. Blocks that differ (edge tiles, another
+wave's bandwidth share, other L2 reuse or trip counts) are scheduled and checked from scratch.
 """
 from __future__ import annotations
 
@@ -63,8 +68,9 @@ class RecordedSchedule:
                 commit = pending.pop(k, None)
                 if commit is not None:
                     commit()
-                for w in insts[k].commits:
-                    on_commit(*w)  # type: ignore[misc]  # commits are recorded only with a checker
+                if on_commit is not None:
+                    for w in insts[k].commits:
+                        on_commit(*w)
         if self.flows is None:
             return None
         return [(insts[a], insts[b], label) for a, b, label in self.flows]

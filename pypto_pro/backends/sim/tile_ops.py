@@ -8,6 +8,9 @@ with ``defer`` it returns a ``commit`` that writes the outputs (the simulator ca
 instruction's end time), otherwise it writes them at once.
 
 Everything static (views, dtypes, shapes, the op's numerics) is captured once per program.
+Invariant the schedule cache relies on: an instruction's on-chip accesses and commits are a
+function of its statement, its tile slots and its work size (rows, cols, full_cols, k); only
+its global-memory window depends on the other run-time operands.
 """
 from __future__ import annotations
 

@@ -129,3 +129,34 @@ def test_pipelined_flash_attention(arch, causal, tmp_path, monkeypatch):
     assert not report["faults"]
     if not causal:
         assert len(ran) < blocks
+
+
+def _outcome(kernel, args: tuple, blocks: int, check: str, reuse: bool, monkeypatch) -> tuple:
+    """(outputs, faults or the raised error's text) of one launch."""
+    monkeypatch.setattr(executor.SimExecutable, "reuse_schedules", reuse)
+    args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            faults = kernel.options(check=check)[None, blocks](*args).faults
+        except Exception as err:  # noqa: BLE001  # the same error must come out both ways
+            faults = [f"{type(err).__name__}: {err}"]
+    return [a for a in args if isinstance(a, np.ndarray)], faults
+
+
+def _catalogue_cases() -> list:
+    import test_bug_catalogue as cat  # the broken kernels of the bug catalogue (same directory)
+    return [pytest.param(cat, bug, fn, arch, id=f"{bug.kind}-{'bug' if fn is bug.fn else 'fixed'}-{arch}")
+            for bug in cat.CATALOGUE for arch in bug.archs for fn in (bug.fn, bug.fixed)]
+
+
+@pytest.mark.parametrize("cat,bug,fn,arch", _catalogue_cases())
+def test_bug_catalogue_reports_the_same_with_and_without_reuse(cat, bug, fn, arch, monkeypatch):
+    kern = cat.kernel(fn, arch)
+    args = bug.args()
+    for check in ("warn", "off"):
+        out_a, faults_a = _outcome(kern, args, bug.blocks, check, True, monkeypatch)
+        out_b, faults_b = _outcome(kern, args, bug.blocks, check, False, monkeypatch)
+        assert faults_a == faults_b
+        for a, b in zip(out_a, out_b):
+            assert np.array_equal(a, b, equal_nan=True)
