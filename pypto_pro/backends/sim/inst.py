@@ -58,7 +58,9 @@ class Inst:
 
     def __init__(self, seq: int, pipe: int, kind: int, cycles: float, stmt: Any, name: str,
                  key: Any = None, accesses: tuple = (), gm: tuple = (), run: Callable | None = None,
-                 nbytes: int = 0, flops: int = 0, path: str | None = None):
+                 nbytes: int = 0, flops: int = 0, path: str | None = None, extra: SyncSpec | None = None,
+                 port: float = 0.0, head: float = 0.0, tail: float = 0.0, t_issue: float = 0.0,
+                 commits: tuple = ()):
         self.seq = seq
         self.pipe = pipe
         self.kind = kind
@@ -75,13 +77,13 @@ class Inst:
         self.start = 0.0
         self.end = 0.0
         self.vc: tuple[int, ...] | None = None
-        self.extra: Any = None
-        self.t_issue = 0.0   # when the scalar unit dispatched it
-        self.port = 0.0      # cycles it occupies the core's share of chip GM bandwidth
-        self.l2 = None       # GM read: (window, miss cycles, miss port cycles, hit cycles), priced per launch
-        self.head = 0.0      # vector startup, paid when the pipe was idle before it
-        self.tail = 0.0      # vector drain, paid when a sync flushes the pipe after it
-        self.commits: tuple = ()  # on-chip regions this instruction writes (for the never-written check)
+        self.extra = extra       # the SyncSpec fused into it, if any
+        self.t_issue = t_issue   # when the scalar unit dispatched it
+        self.port = port         # cycles it occupies the core's share of chip GM bandwidth
+        self.l2 = None           # GM access: (window, miss cycles, miss port cycles, hit cycles), priced per launch
+        self.head = head         # vector startup, paid when the pipe was idle before it
+        self.tail = tail         # vector drain, paid when a sync flushes the pipe after it
+        self.commits = commits   # on-chip regions this instruction writes (for the never-written check)
 
     @property
     def loc(self):

@@ -7,6 +7,7 @@ record: same queue order, same semantics, far fewer records to schedule.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable
 
 from pypto_pro.backends.sim.cost_model import CostModel
@@ -81,7 +82,7 @@ class RecorderPlan:
                 self.entries.append(("valid", stmt, d, None))
             elif isinstance(stmt, SyncOp):
                 self.entries.append(("sync", stmt, None, None))
-            else:  # info: static cost class, pipe index, and a per-instruction cost cache by size
+            else:  # info: static cost class, pipe index, and cost entries by GM bandwidth share and size
                 self.entries.append(("op", stmt, d, (_static_cost_info(stmt), PIPE_INDEX[stmt.pipe], {})))
 
 
@@ -102,6 +103,13 @@ def _static_cost_info(stmt: TileOp) -> tuple:
 
 
 class Recorder:
+    """Turns one block's ``ops[k](...)`` calls into :class:`Inst` records for one core.
+
+    Each call site gets its own recording closure, built once per block with everything static
+    about the statement bound in (pipe, kind, sync key layout, cost cache), so the per-call work
+    is the dynamic part only. Launch statistics are summed per cost entry in :meth:`finish`.
+    """
+
     def __init__(self, plan: RecorderPlan, cost: CostModel, port_bytes_per_cycle: float, stats: BlockStats,
                  on_commit: Callable | None, defer: bool = True, core: int = 0, aivs: int = 0,
                  l2: L2Tracker | None = None, gm_objs: list[int] | None = None, core_base: int = 0,
@@ -126,6 +134,7 @@ class Recorder:
         # event (schedule_cache). Ids of live objects are distinct, so equal token lists mean
         # equal call sequences.
         self.tokens: list = []
+        self.used: list[tuple] = []  # the cost entry of every recorded op (statistics, in finish)
         self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
         self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
         self.dispatched = 0
@@ -137,145 +146,161 @@ class Recorder:
         if kind == "valid":
             return dispatch  # type: ignore[return-value]  # scalar-side state only
         if kind == "sync":
-            add_sync = self.add_sync
-            return lambda ev: add_sync(stmt, ev)
-        add_op = self.add_op
-        slots = sum(isinstance(t, TileRef) for t in (stmt.dst, *stmt.srcs))  # the first call arguments
-        return lambda *args: add_op(stmt, dispatch(*args), info, args[:slots])
+            return self._sync_recorder(stmt)
+        return self._op_recorder(stmt, dispatch, info)  # type: ignore[arg-type]
 
     # ---- ops ----------------------------------------------------------------------------
 
-    def _cost(self, stmt: TileOp, prep, info: tuple, hit: bool = False) -> tuple:
-        """(cycles, port cycles, flops, ideal vector cycles) of an instruction of this size."""
-        if info[0] == "move" and hit:
+    def _entry(self, stmt: TileOp, prep, info: tuple) -> tuple:
+        """Cost entry of an instruction of this size: (cycles, GM-port cycles, flops, ideal cycles,
+        vector head, vector tail, L2-hit cycles or None, bytes, path or None, cost class)."""
+        cls = info[0]
+        nbytes = prep.nbytes
+        if cls == "move":
+            cycles = self.cost.path(info[1], nbytes)
+            port = nbytes / self.port_bpc if self.port_bpc else 0.0
             l2 = self.cost.arch.l2
-            return l2.hit_latency.value + prep.nbytes / l2.hit_bytes_per_cycle.value, 0.0, 0, 0.0, 0.0, 0.0
-        if info[0] == "move":
-            cycles = self.cost.path(info[1], prep.nbytes)
-            port = prep.nbytes / self.port_bpc if self.port_bpc else 0.0
-            return max(cycles, port), port, 0, 0.0, 0.0, 0.0
-        if info[0] == "xfer":
-            return self.cost.path(info[1], prep.nbytes), 0.0, 0, 0.0, 0.0, 0.0
-        if info[0] == "cube":
+            hit = l2.hit_latency.value + nbytes / l2.hit_bytes_per_cycle.value if l2 is not None else None
+            return max(cycles, port), port, 0, 0.0, 0.0, 0.0, hit, nbytes, info[1], cls
+        if cls == "xfer":
+            return self.cost.path(info[1], nbytes), 0.0, 0, 0.0, 0.0, 0.0, None, nbytes, info[1], cls
+        if cls == "cube":
             _, item, is_float = info
             m, n, k = prep.rows, prep.cols, prep.k
             cycles = self.cost.cube(m, n, k, item, is_float)
-            return cycles, 0.0, 2 * m * n * k, cycles - self.cost.arch.cost["cube_fixed_cycles"].value, 0.0, 0.0
+            ideal = cycles - self.cost.arch.cost["cube_fixed_cycles"].value
+            return cycles, 0.0, 2 * m * n * k, ideal, 0.0, 0.0, None, nbytes, None, cls
         _, kind, item, dim = info
         head, body, tail = self.cost.vector_parts(stmt.op, kind, prep.rows, prep.cols, item, prep.full_cols, dim)
         flops = 0 if kind in ("move", "cast", "fill") else prep.rows * prep.cols
-        return body, 0.0, flops, body, head, tail
+        return body, 0.0, flops, body, head, tail, None, nbytes, None, cls
 
-    def add_op(self, stmt: TileOp, prep, plan_info: tuple, slots: tuple = ()) -> None:
-        info, pipe, by_size = plan_info
-        stats = self.stats
-        size = (self.port_bpc, prep.rows, prep.cols, prep.full_cols, prep.k)
-        costed = by_size.get(size)
-        if costed is None:
-            hit_cost = self._cost(stmt, prep, info, True) if info[0] == "move" else None
-            costed = by_size[size] = (self._cost(stmt, prep, info), hit_cost)
-        tokens = self.tokens
-        tokens.append(id(costed))  # costed entries live as long as the program: ids stay unique
-        tokens += slots
-        (cycles, port, flops, ideal, head, tail), hit = costed
-        l2 = None
-        if hit is not None and self.l2 is not None:
-            pidx, _, rect, write = prep.gm[0]
-            l2 = ((self.gm_objs[pidx], rect, write), cycles, port, hit[0])
-            self.l2.count(l2[0], prep.nbytes)
-        if info[0] in ("move", "xfer"):
-            path = info[1]
-            stats.path_bytes[path] = stats.path_bytes.get(path, 0) + prep.nbytes
-            if info[0] == "move" and l2 is None:
-                stats.gm_bytes += prep.nbytes
-        elif info[0] == "cube":
-            path = None
-            stats.flops += flops
-            stats.cube_ideal_cycles += ideal
-        else:
-            path = None
-            stats.flops += flops
-            stats.vector_ideal_cycles += ideal
-        pre = self.pending[pipe]
-        spec = None
-        if pre:
-            if len(pre) == 1:  # the common case: one wait or one lock before the op
-                kind, k, _ = pre[0]
-                spec = SyncSpec((k,) if kind == "wait_flag" else (), (k,) if kind == "lock" else (),
-                                xwaits=(k,) if kind == "xwait" else ())
+    def _op_recorder(self, stmt: TileOp, dispatch: Callable, info: tuple) -> Callable:
+        static, pipe, caches = info
+        by_size = caches.setdefault(self.port_bpc, {})  # (rows, cols, full_cols, k) -> cost entry
+        nslots = sum(isinstance(t, TileRef) for t in (stmt.dst, *stmt.srcs))  # the first call arguments
+        tokens, used, pending, last, insts = self.tokens, self.used, self.pending, self.last, self.insts
+        queue, name, sync_cycles, issue = self.qbase + pipe, stmt.op, self.sync_cycles, self.issue_cycles
+        tracker = self.l2 if static[0] == "move" else None
+        uses, sizes = (tracker.uses, tracker.sizes) if tracker is not None else ({}, {})
+        gm_objs, l2_insts = self.gm_objs, self.l2_insts
+        commits = self.on_commit is not None  # written regions are tracked only with the checker
+        entry_of = self._entry
+
+        def record(*args) -> None:
+            prep = dispatch(*args)
+            size = (prep.rows, prep.cols, prep.full_cols, prep.k)
+            entry = by_size.get(size)
+            if entry is None:
+                entry = by_size[size] = entry_of(stmt, prep, static)
+            tokens.append(id(entry))  # entries live as long as the program: their ids stay unique
+            tokens.extend(args[:nslots])
+            used.append(entry)
+            cycles, port, flops, _, head, tail, hit, nbytes, path, _ = entry
+            pre = pending[pipe]
+            spec = None
+            if pre:
+                if len(pre) == 1:  # the common case: one wait or one lock before the op
+                    kind, k, _ = pre[0]
+                    spec = SyncSpec((k,) if kind == "wait_flag" else (), (k,) if kind == "lock" else (),
+                                    xwaits=(k,) if kind == "xwait" else ())
+                else:
+                    spec = SyncSpec(tuple(k for kind, k, _ in pre if kind == "wait_flag"),
+                                    tuple(k for kind, k, _ in pre if kind == "lock"),
+                                    xwaits=tuple(k for kind, k, _ in pre if kind == "xwait"))
+                spec.origins = pre  # the (kind, key, statement) triples, in order; a fresh list follows
+                pending[pipe] = []
+                inst = Inst(len(insts), queue, OP, cycles + len(pre) * sync_cycles, stmt, name, None, prep.accesses,
+                            prep.gm, prep.run, nbytes, flops, path, spec, port, head, tail,
+                            self.dispatched * issue, prep.commits if commits else ())
             else:
-                spec = SyncSpec(tuple(k for kind, k, _ in pre if kind == "wait_flag"),
-                                tuple(k for kind, k, _ in pre if kind == "lock"),
-                                xwaits=tuple(k for kind, k, _ in pre if kind == "xwait"))
-            spec.origins = pre  # the (kind, key, statement) triples, in order; a fresh list follows
-            cycles += len(pre) * self.sync_cycles
-            self.pending[pipe] = []
-        inst = Inst(len(self.insts), self.qbase + pipe, OP, cycles, stmt, stmt.op, None, prep.accesses, prep.gm,
-                    prep.run, prep.nbytes, flops, path)
-        if self.on_commit is not None:
-            inst.commits = prep.commits  # marked written when the instruction ends
-        inst.extra = spec
-        inst.port = port
-        if l2 is not None:
-            inst.l2 = l2
-            self.l2_insts.append(inst)
-        inst.head, inst.tail = head, tail
-        inst.t_issue = self.dispatched * self.issue_cycles
-        self.dispatched += 1
-        self.insts.append(inst)
-        self.last[pipe] = inst
-        stats.instructions += 1
+                inst = Inst(len(insts), queue, OP, cycles, stmt, name, None, prep.accesses, prep.gm, prep.run,
+                            nbytes, flops, path, None, port, head, tail, self.dispatched * issue,
+                            prep.commits if commits else ())
+            if hit is not None and tracker is not None:
+                pidx, _, rect, write = prep.gm[0]
+                window = (gm_objs[pidx], rect, write)
+                inst.l2 = (window, cycles, port, hit)
+                uses[window] = uses.get(window, 0) + 1
+                sizes[window] = nbytes
+                l2_insts.append(inst)
+            self.dispatched += 1
+            insts.append(inst)
+            last[pipe] = inst
+        return record
 
     # ---- sync ---------------------------------------------------------------------------
 
-    def add_sync(self, stmt: SyncOp, ev: int) -> None:
-        self.tokens += (id(stmt), ev)
-        pipe = PIPE_INDEX[stmt.pipe]
-        kind = stmt.kind
+    def _sync_key(self, stmt: SyncOp) -> Callable[[int], object] | None:
+        """How the resource a sync statement names is keyed, from its event (None: the event itself)."""
+        kind, q = stmt.kind, self.qbase
         if kind in ("set_flag", "wait_flag"):
-            key = (self.qbase + PIPE_INDEX[stmt.src], self.qbase + PIPE_INDEX[stmt.dst], ev)
-        elif kind in ("lock", "unlock"):
-            key = ev if self.core == 0 else (self.core, ev)
-        elif kind == "xwait":
-            aic = self.core == self.core_base
-            key = ((self.core, ev), self.aivs if aic and self.aivs else 1)
-        elif kind == "xset":
-            base = self.core_base
-            key = tuple((base + k, ev) for k in range(1, self.aivs + 1)) if self.core == base else ((base, ev),)
-        elif kind == "sync_all":
-            self._sync_all(stmt)
-            return
-        else:
-            key = None
-        self.dispatched += 1
-        self.stats.instructions += 1
-        if kind in _PRE:
-            self.pending[pipe].append((kind, key, stmt))
-            return
-        last = self.last[pipe]
-        if kind != "barrier" and not self.pending[pipe] and last is not None and last.kind == OP:
-            spec = last.extra
-            if spec is None:
-                spec = SyncSpec()
-            if kind == "set_flag":
-                spec.sets = spec.sets + (key,)
-            elif kind == "xset":
-                spec.xsets = spec.xsets + key
-                for k in key:
-                    spec.origins.append(("xset", k, stmt))
-            else:
-                spec.releases = spec.releases + (key,)
+            src, dst = q + PIPE_INDEX[stmt.src], q + PIPE_INDEX[stmt.dst]
+            return lambda ev: (src, dst, ev)
+        if kind in ("lock", "unlock"):
+            core = self.core
+            return None if core == 0 else (lambda ev: (core, ev))
+        if kind == "xwait":
+            core = self.core
+            count = self.aivs if core == self.core_base and self.aivs else 1
+            return lambda ev: ((core, ev), count)
+        if kind == "xset":
+            base, aivs = self.core_base, self.aivs
+            if self.core == base:
+                return lambda ev: tuple((base + k, ev) for k in range(1, aivs + 1))
+            return lambda ev: ((base, ev),)
+        return lambda ev: None
+
+    def _sync_recorder(self, stmt: SyncOp) -> Callable[[int], None]:
+        kind = stmt.kind
+        tokens, sid = self.tokens, id(stmt)
+        if kind == "sync_all":
+            def record_sync_all(ev: int) -> None:
+                tokens.append(sid)
+                tokens.append(ev)
+                self._sync_all(stmt)
+            return record_sync_all
+        pipe = PIPE_INDEX[stmt.pipe]
+        key_of = self._sync_key(stmt)
+        pending, last = self.pending, self.last
+        if kind in _PRE:  # wait_flag, lock, xwait: fused into the next op of the pipe
+            def record_before(ev: int) -> None:
+                tokens.append(sid)
+                tokens.append(ev)
+                self.dispatched += 1
+                pending[pipe].append((kind, ev if key_of is None else key_of(ev), stmt))
+            return record_before
+        sync_cycles = self.sync_cycles
+
+        def record_after(ev: int) -> None:  # set_flag, unlock, xset: fused into the previous op; barrier
+            tokens.append(sid)
+            tokens.append(ev)
+            self.dispatched += 1
+            key = ev if key_of is None else key_of(ev)
+            prev = last[pipe]
+            if kind != "barrier" and not pending[pipe] and prev is not None and prev.kind == OP:
+                spec = prev.extra
+                if spec is None:
+                    spec = prev.extra = SyncSpec()
+                if kind == "set_flag":
+                    spec.sets = spec.sets + (key,)
+                elif kind == "xset":
+                    spec.xsets = spec.xsets + key
+                    for k in key:
+                        spec.origins.append(("xset", k, stmt))
+                else:
+                    spec.releases = spec.releases + (key,)
+                spec.origins.append((kind, key, stmt))
+                prev.cycles += sync_cycles
+                return
+            self._flush(pipe)
+            spec = SyncSpec(sets=(key,) if kind == "set_flag" else (), releases=(key,) if kind == "unlock" else (),
+                            xsets=key if kind == "xset" else ())
             spec.origins.append((kind, key, stmt))
-            last.extra = spec
-            last.cycles += self.cost.sync
-            return
-        self._flush(pipe)
-        spec = SyncSpec(sets=(key,) if kind == "set_flag" else (), releases=(key,) if kind == "unlock" else (),
-                        xsets=key if kind == "xset" else ())
-        spec.origins.append((kind, key, stmt))
-        for k in key if kind == "xset" else ():
-            spec.origins.append(("xset", k, stmt))
-        self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
+            for k in key if kind == "xset" else ():
+                spec.origins.append(("xset", k, stmt))
+            self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
+        return record_after
 
     def _sync_all(self, stmt: SyncOp) -> None:
         """pl.system.sync_all as the hardware does it: every pipe of this core drains into S; S joins
@@ -320,9 +345,25 @@ class Recorder:
         self.pending[pipe] = []
 
     def finish(self) -> list[Inst]:
+        """Flush pending syncs, add this block's work to the launch statistics, hand over the records."""
         for p in range(len(self.pending)):
             if self.pending[p]:
                 self._flush(p)
+        stats = self.stats
+        stats.instructions += self.dispatched - self.barriers  # a sync_all counts as no instruction
+        for entry, n in Counter(self.used).items():  # equal entries add equal amounts: merging them is exact
+            _, _, flops, ideal, _, _, hit, nbytes, path, cls = entry
+            if path is not None:
+                stats.path_bytes[path] = stats.path_bytes.get(path, 0) + n * nbytes
+                if cls == "move" and (hit is None or self.l2 is None):
+                    stats.gm_bytes += n * nbytes  # with an L2 model, pricing counts what reaches HBM
+            elif cls == "cube":
+                stats.flops += n * flops
+                stats.cube_ideal_cycles += n * ideal
+            else:
+                stats.flops += n * flops
+                stats.vector_ideal_cycles += n * ideal
+        self.used = []
         insts, self.insts = self.insts, []
         self.ops = []  # its closures hold this recorder: drop the cycle so records die by refcount
         self.last = []
