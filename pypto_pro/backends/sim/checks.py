@@ -123,12 +123,26 @@ def _cells(rect: tuple) -> list[tuple]:
 
 
 def _overlap(a: tuple, b: tuple) -> bool:
+    if len(a) == 2:  # the common 2-D window, without generator machinery
+        (a0, a1), (a2, a3) = a
+        (b0, b1), (b2, b3) = b
+        return a0 < b1 and b0 < a1 and a2 < b3 and b2 < a3
     return all(x0 < y1 and y0 < x1 for (x0, x1), (y0, y1) in zip(a, b))
+
+
+def _contains(outer: tuple, inner: tuple) -> bool:
+    return all(o0 <= i0 and i1 <= o1 for (o0, o1), (i0, i1) in zip(outer, inner))
 
 
 class GlobalChecker:
     """Global-memory conflicts: between pipes of a block (happens-before), and between blocks
-    (different cores never synchronise in this release, so any overlap with a write is a race)."""
+    (different cores never synchronise in this release, so any overlap with a write is a race).
+
+    Accesses are indexed by cells of a coarse grid. A write that every earlier access of its
+    block to bytes inside its window happens-before retires those accesses: anything that would
+    conflict with them also conflicts with this write, and anything ordered after this write is
+    ordered after them. This keeps rewritten windows (workspaces, ring slots) from piling up.
+    """
 
     def __init__(self, reporter: Reporter, shared_clock: bool = False):
         self.reporter = reporter
@@ -139,27 +153,40 @@ class GlobalChecker:
         vc = inst.vc
         p = inst.pipe
         entry = (block, p, vc[p], rect, inst)
+        shared = self.shared_clock
         for cell in _cells(rect):
             lists = self.cells.get((obj, cell))
             if lists is None:
                 lists = self.cells[(obj, cell)] = ([], [])
             writes, reads = lists
             for group in ((writes, reads) if write else (writes,)):
-                for other in group:
-                    if other[4] is not inst and _overlap(rect, other[3]):
-                        self._conflict(inst, block, p, vc, name, rect, write, other, group is writes)
+                retired = None
+                for i, other in enumerate(group):
+                    if other[4] is inst or not _overlap(rect, other[3]):
+                        continue
+                    ob, op, oc, orect, _ = other
+                    if (ob == block or shared) and (op == p or oc <= vc[op]):  # happens before this access
+                        if write and _contains(rect, orect):
+                            if retired is None:
+                                retired = set()
+                            retired.add(i)
+                    else:
+                        self._conflict(inst, block, name, rect, write, other, group is writes)
+                if retired:
+                    group[:] = [o for i, o in enumerate(group) if i not in retired]
             (writes if write else reads).append(entry)
 
-    def _conflict(self, inst: Inst, block: int, p: int, vc: tuple, name: str, rect: tuple, write: bool,
+    def _conflict(self, inst: Inst, block: int, name: str, rect: tuple, write: bool,
                   other: tuple, other_writes: bool) -> None:
-        ob, op, oc, orect, oinst = other
+        """Report an overlapping access (one of them a write) that this one is not ordered after."""
+        ob, _, _, orect, oinst = other
         span = ", ".join(f"{max(a0, b0)}:{min(a1, b1)}" for (a0, a1), (b0, b1) in zip(rect, orect))
-        if ob != block and not (self.shared_clock and oc <= vc[op]):
+        if ob != block:
             what = "two blocks write the same bytes" if (write and other_writes) else "one block writes bytes another reads"
             self.reporter.report(RaceError(
                 f"global memory conflict on '{name}'[{span}]: {what}\n"
                 f"  block {ob}: {oinst.describe()}\n  block {block}: {inst.describe()}\n"
                 "  blocks run on different cores with no ordering between them"))
-        elif ob == block and op != p and oc > vc[op]:
+        else:
             self.reporter.report(_race("write / write" if other_writes and write else "conflicting access",
                                        f"global '{name}'[{span}]", oinst, inst))

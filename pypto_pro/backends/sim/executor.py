@@ -251,6 +251,7 @@ class SimExecutable:
                                       cores=ncores_block, defer=check != "raise", on_commit=on_commit,
                                       record_steps=sig is not None)
                 block_end = sched.run()
+                report.blocks_scheduled += 1
                 busy, flows = sched.busy, sched.flows
                 if sig is not None and len(reporter.faults) == faults:
                     schedules[sig] = RecordedSchedule(insts, sched.steps or [], busy, block_end, flows)
@@ -316,6 +317,7 @@ class SimExecutable:
                               cores=block_num * per_block, defer=check != "raise",
                               on_commit=onchip.committed if onchip is not None else None)
         report.cycles = sched.run()
+        report.blocks_scheduled = block_num  # all together, in one scheduler
         nq = len(PIPES) * per_block
         for b in range(block_num):
             mine = [inst for inst, o in zip(insts, owner) if o == b]

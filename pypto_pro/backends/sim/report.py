@@ -50,6 +50,7 @@ class LaunchReport:
     l2_hit_bytes: float = 0.0                                    # GM reads served by L2 and rewrites it absorbed (expected bytes)
     flops: int = 0
     instructions: int = 0
+    blocks_scheduled: int = 0  # blocks the scheduler ran; the others replayed an identical block's schedule
     roofline: Roofline | None = None
     faults: list[str] = field(default_factory=list)
     trace_files: list[str] = field(default_factory=list)
@@ -108,7 +109,7 @@ class LaunchReport:
             "kernel": self.kernel, "arch": self.arch, "us": self.us, "cycles": self.cycles,
             "blocks": self.block_num, "waves": self.waves, "cores": self.physical_cores,
             "utilisation": self.utilisation(), "pipe_busy_cycles": self.pipe_busy, "path_bytes": self.path_bytes, "l2_hit_bytes": self.l2_hit_bytes,
-            "flops": self.flops, "instructions": self.instructions,
+            "flops": self.flops, "instructions": self.instructions, "blocks_scheduled": self.blocks_scheduled,
             "roofline_us": self.roofline.bounds_us if self.roofline else {},
             "roofline_fraction": self.roofline_fraction, "bottleneck": self.bottleneck,
         }

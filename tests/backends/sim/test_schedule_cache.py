@@ -59,6 +59,7 @@ def _run(kernel, args: list[np.ndarray], blocks: int, reuse: bool, trace_dir: Pa
         warnings.simplefilter("ignore", RuntimeWarning)
         report = kernel.options(trace=str(trace_dir), check=check)[None, blocks](*args)
     fields = {k: v for k, v in dataclasses.asdict(report).items() if k != "trace_files"}
+    assert fields.pop("blocks_scheduled") == len(scheduled)
     traces = {p.name: json.loads(p.read_text()) for p in sorted(trace_dir.glob("*.trace.json"))}
     return args, fields, traces, scheduled
 
