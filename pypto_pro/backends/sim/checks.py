@@ -162,8 +162,8 @@ class GlobalChecker:
             for group in ((writes, reads) if write else (writes,)):
                 retired = None
                 for i, other in enumerate(group):
-                    if other[4] is inst or not _overlap(rect, other[3]):
-                        continue
+                    if (other[4] is inst and other[0] == block) or not _overlap(rect, other[3]):
+                        continue  # itself (replayed blocks share their recorded block's instructions)
                     ob, op, oc, orect, _ = other
                     if (ob == block or shared) and (op == p or oc <= vc[op]):  # happens before this access
                         if write and _contains(rect, orect):

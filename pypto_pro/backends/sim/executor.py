@@ -204,48 +204,57 @@ class SimExecutable:
         pipe_busy = [0.0] * (ncores_block * len(PIPES))
         objs = self.runners[0].gm.objs
         l2 = L2Tracker(self.arch.l2)
-        recorded: list[tuple[list[Inst], list, list[Inst]]] = []  # per block: records, tokens, L2-priced
-        schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
-        for b in range(block_num):  # dispatch every block first: L2 reuse is priced over the launch
+        on_commit = onchip.committed if onchip is not None else None
+        logged: list[list[Recorder]] = []
+        for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
             wave = b // cores
             active = min(cores, block_num - wave * cores)
             port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
-            insts: list[Inst] = []
-            tokens: list = []
-            priced: list[Inst] = []
+            recs = []
             for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
                 r.reset()
-                rec = Recorder(r.recorder_plan, self.cost, port_bpc, stats,
-                               onchip.committed if onchip is not None else None, defer=check != "raise",
-                               core=r.core, aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
+                rec = Recorder(r.recorder_plan, self.cost, port_bpc, on_commit, core=r.core,
+                               aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
                 r.fn(ctx, rec.ops, _prange)
-                insts.extend(rec.finish())
-                tokens.extend(rec.tokens)
-                tokens.append(None)  # end of this core's program
-                priced.extend(rec.l2_insts)
-            for i, inst in enumerate(insts):
-                inst.seq = i
-            recorded.append((insts, tokens, priced))
-        l2.price([inst for _, _, priced in recorded for inst in priced], stats)
-        for b, (insts, tokens, priced) in enumerate(recorded):
+                rec.account(stats)
+                recs.append(rec)
+            logged.append(recs)
+        schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
+        for b, recs in enumerate(logged):
             core = b % cores
             start = core_free[core]
             for mem in self.memories:
                 for arr in mem.arrays.values():
                     arr.fill(POISON)
-            sig = schedule_signature(tokens, priced) if self.reuse_schedules else None
+            fractions = l2.miss_fractions([w for rec in recs for w in rec.windows], stats)
+            tokens: list = []
+            preps: list = []
+            for rec in recs:
+                tokens.extend(rec.tokens)
+                tokens.append(None)  # end of this core's program
+                preps.extend(rec.preps)
+            sig = schedule_signature(tokens, fractions) if self.reuse_schedules else None
             known = schedules.get(sig) if sig is not None else None
+            insts: list[Inst] = []
+            if known is None or trace is not None:  # records are needed to schedule, or for the trace
+                l2_insts, op_insts = [], []
+                for rec in recs:
+                    insts.extend(rec.build())
+                    l2_insts.extend(rec.l2_insts)
+                    op_insts.extend(rec.op_insts)
+                for i, inst in enumerate(insts):
+                    inst.seq = i
+                L2Tracker.apply(l2_insts, fractions)
             if known is not None:
                 # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
                 # replay its schedule; only global memory (other addresses) needs checking
-                gm_hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b, onchip_too=False)
-                flows = known.replay(insts, gm_hook, check != "raise", None)
+                known.replay(preps, self._gm_check(gmcheck, objs, b), check != "raise")
                 block_end, busy = known.end_time, known.busy
+                flows = known.assign(insts) if trace is not None else None
             else:
                 if onchip is not None:
                     onchip.reset_block()
                 hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
-                on_commit = onchip.committed if onchip is not None else None
                 faults = len(reporter.faults)
                 sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
                                       cores=ncores_block, defer=check != "raise", on_commit=on_commit,
@@ -254,7 +263,9 @@ class SimExecutable:
                 report.blocks_scheduled += 1
                 busy, flows = sched.busy, sched.flows
                 if sig is not None and len(reporter.faults) == faults:
-                    schedules[sig] = RecordedSchedule(insts, sched.steps or [], busy, block_end, flows)
+                    schedules[sig] = RecordedSchedule(insts, op_insts, sched.steps or [], busy, block_end, flows)
+            for rec in recs:
+                rec.release()
             for i, v in enumerate(busy):
                 pipe_busy[i] += v
             report.blocks.append(BlockTiming(b, core, start, start + block_end,
@@ -262,7 +273,7 @@ class SimExecutable:
             if trace is not None:
                 trace.append((b, core, start, insts, flows))
             core_free[core] = start + block_end
-            recorded[b] = ([], [], [])  # free the block's records as soon as it is scheduled
+            logged[b] = []  # free the block's log as soon as it has run
         report.cycles = max(core_free) if core_free else 0.0
         report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
         self._fill_report(report, stats, reporter, min(cores, block_num))
@@ -292,24 +303,27 @@ class SimExecutable:
                 arr.fill(POISON)
         insts: list[Inst] = []
         priced: list[Inst] = []
+        windows: list = []
         owner: list[int] = []
         for b, (_, runners) in enumerate(blocks):
             for r in runners:
                 r.gm.bind(arrays)
             for r, ctx in zip(runners, self._contexts(b, block_num, dims, scalars)):
                 r.reset()
-                rec = Recorder(r.recorder_plan, self.cost, port_bpc, stats,
-                               onchip.committed if onchip is not None else None, defer=check != "raise",
+                rec = Recorder(r.recorder_plan, self.cost, port_bpc, onchip.committed if onchip is not None else None,
                                core=r.core, aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=r.gm.objs,
                                core_base=b * per_block, barrier_size=block_num * per_block)
                 r.fn(ctx, rec.ops, _prange)
-                got = rec.finish()
+                rec.account(stats)
+                got = rec.build()
                 insts.extend(got)
                 priced.extend(rec.l2_insts)
+                windows.extend(rec.windows)
                 owner.extend([b] * len(got))
+                rec.release()
         for i, inst in enumerate(insts):
             inst.seq = i
-        l2.price(priced, stats)
+        L2Tracker.apply(priced, l2.miss_fractions(windows, stats))
         objs = blocks[0][1][0].gm.objs
         block_of = {id(inst): b for inst, b in zip(insts, owner)}
         hook = self._check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])
@@ -345,9 +359,8 @@ class SimExecutable:
 
     @staticmethod
     def _check_hook(onchip: OnChipChecker | None, gmcheck: GlobalChecker | None, objs: list[int],
-                    block_of: Callable[[Inst], int], onchip_too: bool = True) -> Callable[[Inst], None] | None:
-        """What the scheduler calls as each instruction starts: the memory checkers (the global
-        one alone with ``onchip_too=False``)."""
+                    block_of: Callable[[Inst], int]) -> Callable[[Inst], None] | None:
+        """What the scheduler calls as each instruction starts: the memory checkers."""
         if onchip is None or gmcheck is None:
             return None
         onchip_access, gm_access = onchip.access, gmcheck.access
@@ -357,11 +370,20 @@ class SimExecutable:
                 onchip_access(inst, acc)
             for pidx, pname, rect, write in inst.gm:
                 gm_access(inst, block_of(inst), objs[pidx], pname, rect, write)
+        return hook
 
-        def gm_hook(inst: Inst) -> None:
-            for pidx, pname, rect, write in inst.gm:
-                gm_access(inst, block_of(inst), objs[pidx], pname, rect, write)
-        return hook if onchip_too else gm_hook
+    @staticmethod
+    def _gm_check(gmcheck: GlobalChecker | None, objs: list[int], block: int) -> Callable[[Inst, tuple], None] | None:
+        """The global-memory checker for a replayed block: ``inst`` is the recorded block's
+        instruction (same statement, pipe and clock), ``gm`` this block's accesses."""
+        if gmcheck is None:
+            return None
+        gm_access = gmcheck.access
+
+        def check(inst: Inst, gm: tuple) -> None:
+            for pidx, pname, rect, write in gm:
+                gm_access(inst, block, objs[pidx], pname, rect, write)
+        return check
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:
         clock = self.arch.clock_mhz.value

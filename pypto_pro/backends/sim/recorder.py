@@ -1,9 +1,15 @@
-"""Records one block's dispatched instructions as :class:`Inst` records for the scheduler.
+"""Records one block's dispatched instructions for the scheduler, in two steps.
 
-The generated program calls ``ops[k](...)`` in program order; here each call becomes an
-instruction in its pipe's queue. Sync instructions that sit right before an op in the same pipe
-(``wait_flag``, ``lock``) or right after it (``set_flag``, ``unlock``) are fused into that op's
-record: same queue order, same semantics, far fewer records to schedule.
+**Logging** (while the block's program runs): each ``ops[k](...)`` call dispatches its
+instruction, looks up its cost entry, and appends to a log; it also produces the block's
+*tokens* (what its schedule depends on, see schedule_cache), the numerics of every op in order
+(``preps``), the GM windows the L2 model prices, and the launch statistics. That is all a block
+needs when it replays an identical block's schedule.
+
+**Building** (only for blocks the scheduler runs): the log becomes :class:`Inst` records in each
+pipe's queue. Sync instructions that sit right before an op in the same pipe (``wait_flag``,
+``lock``, ``wait_cross_core``) or right after it (``set_flag``, ``unlock``, ``set_cross_core``)
+are fused into that op's record: same queue order, same semantics, far fewer records to schedule.
 """
 from __future__ import annotations
 
@@ -34,29 +40,38 @@ class L2Tracker:
     def __init__(self, model) -> None:
         self.model = model
         self.uses: dict = {}   # (GM object, rect, is_write) -> reads or writes of that window
-        self.sizes: dict = {}
+        self.sizes: dict = {}  # window -> bytes
+        self._resident: float | None = None
+        self._fractions: dict = {}
 
     def count(self, window, nbytes: int) -> None:
         self.uses[window] = self.uses.get(window, 0) + 1
         self.sizes[window] = nbytes
 
-    def price(self, insts, stats: "BlockStats") -> None:
-        """Set the cycles and GM-port share of recorded GM reads and writes (``insts``: the records
-        with an ``l2`` entry) from their windows' reuse."""
-        if self.model is None:
-            return
-        unique = sum(self.sizes.values())
-        resident = min(1.0, self.model.capacity.value / unique) if unique else 1.0
-        fractions: dict = {}  # window -> fraction of its accesses that reach HBM
-        for inst in insts:
-            window, miss, miss_port, hit = inst.l2
-            miss_frac = fractions.get(window)
-            if miss_frac is None:
-                miss_frac = fractions[window] = 1.0 - resident * (1.0 - 1.0 / self.uses[window])
-            inst.cycles += miss_frac * miss + (1.0 - miss_frac) * hit - miss
-            inst.port = miss_frac * miss_port
-            stats.gm_bytes += miss_frac * inst.nbytes
-            stats.l2_hit_bytes += (1.0 - miss_frac) * inst.nbytes
+    def miss_fractions(self, windows: list, stats: "BlockStats") -> tuple[float, ...]:
+        """Fraction of each access (in order) that reaches HBM, once every access of the launch is
+        counted; adds the HBM and L2-hit bytes of these accesses to ``stats``."""
+        if self._resident is None:
+            unique = sum(self.sizes.values())
+            self._resident = min(1.0, self.model.capacity.value / unique) if unique else 1.0
+        resident, known, out = self._resident, self._fractions, []
+        for window in windows:
+            frac = known.get(window)
+            if frac is None:
+                frac = known[window] = 1.0 - resident * (1.0 - 1.0 / self.uses[window])
+            out.append(frac)
+            nbytes = self.sizes[window]
+            stats.gm_bytes += frac * nbytes
+            stats.l2_hit_bytes += (1.0 - frac) * nbytes
+        return tuple(out)
+
+    @staticmethod
+    def apply(insts: list[Inst], fractions: tuple[float, ...]) -> None:
+        """Set the cycles and GM-port share of recorded GM accesses from their miss fractions."""
+        for inst, frac in zip(insts, fractions):
+            _, miss, miss_port, hit = inst.l2
+            inst.cycles += frac * miss + (1.0 - frac) * hit - miss
+            inst.port = frac * miss_port
 
 
 class BlockStats:
@@ -103,15 +118,15 @@ def _static_cost_info(stmt: TileOp) -> tuple:
 
 
 class Recorder:
-    """Turns one block's ``ops[k](...)`` calls into :class:`Inst` records for one core.
+    """Logs one core's ``ops[k](...)`` calls for one block, and builds its :class:`Inst` records.
 
-    Each call site gets its own recording closure, built once per block with everything static
+    Each call site gets its own logging closure, built once per block with everything static
     about the statement bound in (pipe, kind, sync key layout, cost cache), so the per-call work
-    is the dynamic part only. Launch statistics are summed per cost entry in :meth:`finish`.
+    is the dynamic part only; the matching builder turns the logged call into records.
     """
 
-    def __init__(self, plan: RecorderPlan, cost: CostModel, port_bytes_per_cycle: float, stats: BlockStats,
-                 on_commit: Callable | None, defer: bool = True, core: int = 0, aivs: int = 0,
+    def __init__(self, plan: RecorderPlan, cost: CostModel, port_bytes_per_cycle: float,
+                 on_commit: Callable | None, core: int = 0, aivs: int = 0,
                  l2: L2Tracker | None = None, gm_objs: list[int] | None = None, core_base: int = 0,
                  barrier_size: int = 0):
         self.core_base = core_base        # first core of this block (kernels with sync_all number all cores)
@@ -122,32 +137,36 @@ class Recorder:
         self.core = core          # core_base + 0: the AIC (or the only core of a vector-only block); +1..: AIVs
         self.aivs = aivs          # Vector cores in the block (0 for a vector-only kernel)
         self.qbase = core * len(PIPE_INDEX)
-        self.defer = defer
         self.cost = cost
         self.port_bpc = port_bytes_per_cycle
-        self.stats = stats
         self.on_commit = on_commit
-        self.insts: list[Inst] = []
-        self.l2_insts: list[Inst] = []  # GM accesses priced by the L2 model once the launch is recorded
-        # what the scheduler and the on-chip checker depend on, per dispatched instruction: the id
-        # of an op's (statement, size) cost entry and its tile slots; a sync's statement id and
-        # event (schedule_cache). Ids of live objects are distinct, so equal token lists mean
-        # equal call sequences.
+        # logging: (builder, payload) per call; what the scheduler and the on-chip checker depend
+        # on, per call: the id of an op's (statement, size) cost entry and its tile slots, a
+        # sync's statement id and event (schedule_cache; ids of live objects are distinct, so
+        # equal token lists mean equal call sequences); each op's numerics; L2-priced windows
+        self.log: list[tuple[Callable, object]] = []
         self.tokens: list = []
-        self.used: list[tuple] = []  # the cost entry of every recorded op (statistics, in finish)
+        self.preps: list = []
+        self.windows: list = []
+        self.used: list[tuple] = []  # the cost entry of every logged op (statistics)
+        self.sync_alls = 0  # pl.system.sync_all calls logged
+        # building
+        self.insts: list[Inst] = []
+        self.l2_insts: list[Inst] = []  # records of the L2-priced windows, in order
+        self.op_insts: list[Inst] = []  # the record of each logged op, in order (preps[j] -> op_insts[j])
         self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
         self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
         self.dispatched = 0
         self.sync_cycles = cost.sync
         self.issue_cycles = cost.issue
-        self.ops = [self._recorder(*e) for e in plan.entries]
+        self.ops = [self._logger(*e) for e in plan.entries]
 
-    def _recorder(self, kind: str, stmt, dispatch: Callable | None, info) -> Callable:
+    def _logger(self, kind: str, stmt, dispatch: Callable | None, info) -> Callable:
         if kind == "valid":
             return dispatch  # type: ignore[return-value]  # scalar-side state only
         if kind == "sync":
-            return self._sync_recorder(stmt)
-        return self._op_recorder(stmt, dispatch, info)  # type: ignore[arg-type]
+            return self._sync_logger(stmt)
+        return self._op_logger(stmt, dispatch, info)  # type: ignore[arg-type]
 
     # ---- ops ----------------------------------------------------------------------------
 
@@ -175,19 +194,18 @@ class Recorder:
         flops = 0 if kind in ("move", "cast", "fill") else prep.rows * prep.cols
         return body, 0.0, flops, body, head, tail, None, nbytes, None, cls
 
-    def _op_recorder(self, stmt: TileOp, dispatch: Callable, info: tuple) -> Callable:
+    def _op_logger(self, stmt: TileOp, dispatch: Callable, info: tuple) -> Callable:
         static, pipe, caches = info
         by_size = caches.setdefault(self.port_bpc, {})  # (rows, cols, full_cols, k) -> cost entry
         nslots = sum(isinstance(t, TileRef) for t in (stmt.dst, *stmt.srcs))  # the first call arguments
-        tokens, used, pending, last, insts = self.tokens, self.used, self.pending, self.last, self.insts
-        queue, name, sync_cycles, issue = self.qbase + pipe, stmt.op, self.sync_cycles, self.issue_cycles
+        tokens, used, preps, windows, log = self.tokens, self.used, self.preps, self.windows, self.log
         tracker = self.l2 if static[0] == "move" else None
         uses, sizes = (tracker.uses, tracker.sizes) if tracker is not None else ({}, {})
-        gm_objs, l2_insts = self.gm_objs, self.l2_insts
-        commits = self.on_commit is not None  # written regions are tracked only with the checker
+        gm_objs = self.gm_objs
         entry_of = self._entry
+        build = self._op_builder(stmt, pipe)
 
-        def record(*args) -> None:
+        def log_op(*args) -> None:
             prep = dispatch(*args)
             size = (prep.rows, prep.cols, prep.full_cols, prep.k)
             entry = by_size.get(size)
@@ -196,6 +214,24 @@ class Recorder:
             tokens.append(id(entry))  # entries live as long as the program: their ids stay unique
             tokens.extend(args[:nslots])
             used.append(entry)
+            preps.append(prep)
+            window = None
+            if entry[6] is not None and tracker is not None:  # a GM access the L2 model prices
+                pidx, _, rect, write = prep.gm[0]
+                window = (gm_objs[pidx], rect, write)
+                uses[window] = uses.get(window, 0) + 1
+                sizes[window] = entry[7]
+                windows.append(window)
+            log.append((build, (prep, entry, window)))
+        return log_op
+
+    def _op_builder(self, stmt: TileOp, pipe: int) -> Callable[[tuple], None]:
+        pending, last, insts, l2_insts, op_insts = self.pending, self.last, self.insts, self.l2_insts, self.op_insts
+        queue, name, sync_cycles, issue = self.qbase + pipe, stmt.op, self.sync_cycles, self.issue_cycles
+        commits = self.on_commit is not None  # written regions are tracked only with the checker
+
+        def build_op(payload: tuple) -> None:
+            prep, entry, window = payload
             cycles, port, flops, _, head, tail, hit, nbytes, path, _ = entry
             pre = pending[pipe]
             spec = None
@@ -210,24 +246,19 @@ class Recorder:
                                     xwaits=tuple(k for kind, k, _ in pre if kind == "xwait"))
                 spec.origins = pre  # the (kind, key, statement) triples, in order; a fresh list follows
                 pending[pipe] = []
-                inst = Inst(len(insts), queue, OP, cycles + len(pre) * sync_cycles, stmt, name, None, prep.accesses,
-                            prep.gm, prep.run, nbytes, flops, path, spec, port, head, tail,
-                            self.dispatched * issue, prep.commits if commits else ())
+                total = cycles + len(pre) * sync_cycles
             else:
-                inst = Inst(len(insts), queue, OP, cycles, stmt, name, None, prep.accesses, prep.gm, prep.run,
-                            nbytes, flops, path, None, port, head, tail, self.dispatched * issue,
-                            prep.commits if commits else ())
-            if hit is not None and tracker is not None:
-                pidx, _, rect, write = prep.gm[0]
-                window = (gm_objs[pidx], rect, write)
+                total = cycles
+            inst = Inst(len(insts), queue, OP, total, stmt, name, None, prep.accesses, prep.gm, prep.run, nbytes,
+                        flops, path, spec, port, head, tail, self.dispatched * issue, prep.commits if commits else ())
+            if window is not None:
                 inst.l2 = (window, cycles, port, hit)
-                uses[window] = uses.get(window, 0) + 1
-                sizes[window] = nbytes
                 l2_insts.append(inst)
             self.dispatched += 1
             insts.append(inst)
+            op_insts.append(inst)
             last[pipe] = inst
-        return record
+        return build_op
 
     # ---- sync ---------------------------------------------------------------------------
 
@@ -251,30 +282,36 @@ class Recorder:
             return lambda ev: ((base, ev),)
         return lambda ev: None
 
-    def _sync_recorder(self, stmt: SyncOp) -> Callable[[int], None]:
-        kind = stmt.kind
-        tokens, sid = self.tokens, id(stmt)
-        if kind == "sync_all":
-            def record_sync_all(ev: int) -> None:
+    def _sync_logger(self, stmt: SyncOp) -> Callable[[int], None]:
+        tokens, log, sid = self.tokens, self.log, id(stmt)
+        if stmt.kind == "sync_all":
+            def log_sync_all(ev: int) -> None:
                 tokens.append(sid)
                 tokens.append(ev)
-                self._sync_all(stmt)
-            return record_sync_all
+                self.sync_alls += 1
+                log.append((lambda _ev: self._sync_all(stmt), ev))
+            return log_sync_all
+        build = self._sync_builder(stmt)
+
+        def log_sync(ev: int) -> None:
+            tokens.append(sid)
+            tokens.append(ev)
+            log.append((build, ev))
+        return log_sync
+
+    def _sync_builder(self, stmt: SyncOp) -> Callable[[int], None]:
+        kind = stmt.kind
         pipe = PIPE_INDEX[stmt.pipe]
         key_of = self._sync_key(stmt)
         pending, last = self.pending, self.last
         if kind in _PRE:  # wait_flag, lock, xwait: fused into the next op of the pipe
-            def record_before(ev: int) -> None:
-                tokens.append(sid)
-                tokens.append(ev)
+            def build_before(ev: int) -> None:
                 self.dispatched += 1
                 pending[pipe].append((kind, ev if key_of is None else key_of(ev), stmt))
-            return record_before
+            return build_before
         sync_cycles = self.sync_cycles
 
-        def record_after(ev: int) -> None:  # set_flag, unlock, xset: fused into the previous op; barrier
-            tokens.append(sid)
-            tokens.append(ev)
+        def build_after(ev: int) -> None:  # set_flag, unlock, xset: fused into the previous op; barrier
             self.dispatched += 1
             key = ev if key_of is None else key_of(ev)
             prev = last[pipe]
@@ -300,7 +337,7 @@ class Recorder:
             for k in key if kind == "xset" else ():
                 spec.origins.append(("xset", k, stmt))
             self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
-        return record_after
+        return build_after
 
     def _sync_all(self, stmt: SyncOp) -> None:
         """pl.system.sync_all as the hardware does it: every pipe of this core drains into S; S joins
@@ -344,19 +381,16 @@ class Recorder:
             self._standalone(pipe, SET, stmt, kind, spec)
         self.pending[pipe] = []
 
-    def finish(self) -> list[Inst]:
-        """Flush pending syncs, add this block's work to the launch statistics, hand over the records."""
-        for p in range(len(self.pending)):
-            if self.pending[p]:
-                self._flush(p)
-        stats = self.stats
-        stats.instructions += self.dispatched - self.barriers  # a sync_all counts as no instruction
+    def account(self, stats: BlockStats) -> None:
+        """Add this block's logged work to the launch statistics (HBM bytes of L2-priced accesses
+        are added when they are priced)."""
+        stats.instructions += len(self.log) - self.sync_alls  # a sync_all counts as no instruction
         for entry, n in Counter(self.used).items():  # equal entries add equal amounts: merging them is exact
             _, _, flops, ideal, _, _, hit, nbytes, path, cls = entry
             if path is not None:
                 stats.path_bytes[path] = stats.path_bytes.get(path, 0) + n * nbytes
                 if cls == "move" and (hit is None or self.l2 is None):
-                    stats.gm_bytes += n * nbytes  # with an L2 model, pricing counts what reaches HBM
+                    stats.gm_bytes += n * nbytes  # not priced by the L2 model: all of it reaches HBM
             elif cls == "cube":
                 stats.flops += n * flops
                 stats.cube_ideal_cycles += n * ideal
@@ -364,8 +398,18 @@ class Recorder:
                 stats.flops += n * flops
                 stats.vector_ideal_cycles += n * ideal
         self.used = []
-        insts, self.insts = self.insts, []
-        self.ops = []  # its closures hold this recorder: drop the cycle so records die by refcount
-        self.last = []
-        return insts
 
+    def build(self) -> list[Inst]:
+        """The logged calls as records (fused syncs, pending waits flushed), in dispatch order."""
+        for build, payload in self.log:
+            build(payload)
+        for p in range(len(self.pending)):
+            if self.pending[p]:
+                self._flush(p)
+        return self.insts
+
+    def release(self) -> None:
+        """Drop the closures (they hold this recorder) so the records die by reference counting."""
+        self.ops = []
+        self.log = []
+        self.last = []

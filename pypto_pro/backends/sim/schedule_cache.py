@@ -16,61 +16,60 @@ wave's bandwidth share, other L2 reuse or trip counts) are scheduled and checked
 """
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Callable
 
 from pypto_pro.backends.sim.inst import Inst
 
-_PRICED = attrgetter("cycles", "port")
 
-
-def schedule_signature(tokens: list, l2_insts: list[Inst]) -> tuple:
-    """What a block's schedule depends on: the recorders' tokens (which cost entry each op call
-    used, which statement and event each sync had; the recorder is deterministic in these, so
-    they fix every record's pipe, cost, issue time and sync effects) and the L2-priced cost of
-    each GM access. Addresses and numerics are left out."""
-    return tuple(tokens), tuple(map(_PRICED, l2_insts))
+def schedule_signature(tokens: list, fractions: tuple[float, ...]) -> tuple:
+    """What a block's schedule depends on: the recorders' tokens (which cost entry and tile slots
+    each op call used, which statement and event each sync had; the recorder is deterministic in
+    these, so they fix every record's pipe, cost, issue time, sync effects and on-chip accesses)
+    and the L2 miss fraction of each priced GM access. Global addresses and numerics are left out."""
+    return tuple(tokens), fractions
 
 
 class RecordedSchedule:
-    """A scheduled block: per-instruction times and clocks, and the order of starts (``i``) and
-    finishes (``~i``) that the scheduler went through."""
+    """A scheduled block: its records (templates: same statements, pipes, clocks and times for
+    every block that replays it), which logged op each record runs, and the order of starts
+    (``i``) and finishes (``~i``) that the scheduler went through."""
 
-    def __init__(self, insts: list[Inst], steps: list[int], busy: list[float], end_time: float,
-                 flows: list[tuple[Inst, Inst, str]] | None):
-        self.times = [(i.start, i.end, i.cycles, i.vc) for i in insts]
+    def __init__(self, insts: list[Inst], op_insts: list[Inst], steps: list[int], busy: list[float],
+                 end_time: float, flows: list[tuple[Inst, Inst, str]] | None):
+        self.templates = insts
+        op_index = {id(inst): j for j, inst in enumerate(op_insts)}
+        self.prep_of = [op_index.get(id(inst), -1) for inst in insts]  # -1: a standalone sync
         self.steps = steps
         self.busy = list(busy)
         self.end_time = end_time
         self.flows = [(a.seq, b.seq, label) for a, b, label in flows] if flows is not None else None
 
-    def replay(self, insts: list[Inst], on_start: Callable[[Inst], None] | None, defer: bool,
-               on_commit: Callable | None) -> list[tuple[Inst, Inst, str]] | None:
-        """Give ``insts`` this schedule and run their numerics and checks in its order; return the
-        flow arrows (set -> wait edges) for the trace, if they were recorded."""
-        for inst, (start, end, cycles, vc) in zip(insts, self.times):
-            inst.start = start
-            inst.end = end
-            inst.cycles = cycles
-            inst.vc = vc
+    def replay(self, preps: list, gm_check: Callable[[Inst, tuple], None] | None, defer: bool) -> None:
+        """Run a block's numerics (``preps``: its logged ops, in order) in this schedule's order,
+        checking each global-memory access as its instruction starts."""
+        prep_of, templates = self.prep_of, self.templates
         pending: dict[int, Callable] = {}
         for k in self.steps:
             if k >= 0:
-                inst = insts[k]
-                if on_start is not None:
-                    on_start(inst)
-                if inst.run is not None:
-                    commit = inst.run(defer)
-                    if commit is not None:
-                        pending[k] = commit
+                j = prep_of[k]
+                if j < 0:
+                    continue
+                prep = preps[j]
+                if gm_check is not None and prep.gm:
+                    gm_check(templates[k], prep.gm)
+                commit = prep.run(defer)
+                if commit is not None:
+                    pending[k] = commit
             else:
-                k = ~k
-                commit = pending.pop(k, None)
+                commit = pending.pop(~k, None)
                 if commit is not None:
                     commit()
-                if on_commit is not None:
-                    for w in insts[k].commits:
-                        on_commit(*w)
+
+    def assign(self, insts: list[Inst]) -> list[tuple[Inst, Inst, str]] | None:
+        """Give a replayed block's own records (built for a trace) this schedule's times and clocks;
+        return its flow arrows."""
+        for inst, t in zip(insts, self.templates):
+            inst.start, inst.end, inst.cycles, inst.vc = t.start, t.end, t.cycles, t.vc
         if self.flows is None:
             return None
         return [(insts[a], insts[b], label) for a, b, label in self.flows]
