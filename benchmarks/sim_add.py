@@ -59,6 +59,7 @@ def main() -> None:
             ["warm call, timing, checks off (best)", f"{min(warm['timed']):.3f}"],
             ["warm call, timing + all checks (best)", f"{min(warm['timed+checks']):.3f}"],
             ["timed / functional", f"{ratio:.2f}x"],
+            ["blocks scheduled (the others replayed a schedule)", f"{kernel.last_report.blocks_scheduled} of {m // 128}"],
             ["torch x + y on CPU", f"{torch_time:.3f}"]]
     print(f"seed Add {m}x{n} fp16, {m // 128} blocks, arch {args.arch}; exact: {exact}")
     print(f"modeled: {kernel.last_report.summary()}")
@@ -66,7 +67,8 @@ def main() -> None:
     path = write_json(f"sim_add_{args.arch}", {"shape": [m, n], "arch": args.arch, "blocks": m // 128,
                                                "first_call_s": first, "warm_s": warm, "timed_over_functional": ratio,
                                                "exact": exact, "torch_add_s": torch_time,
-                                               "modeled_us": kernel.last_report.us})
+                                               "modeled_us": kernel.last_report.us,
+                                               "blocks_scheduled": kernel.last_report.blocks_scheduled})
     print(f"wrote {path}")
     if args.profile:
         prof = cProfile.Profile()

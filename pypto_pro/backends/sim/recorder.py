@@ -39,30 +39,26 @@ class L2Tracker:
 
     def __init__(self, model) -> None:
         self.model = model
-        self.uses: dict = {}   # (GM object, rect, is_write) -> reads or writes of that window
-        self.sizes: dict = {}  # window -> bytes
+        # (GM object, rect, is_write) -> [accesses to that window, its bytes]; counted by the recorders
+        self.windows: dict = {}
         self._resident: float | None = None
-        self._fractions: dict = {}
-
-    def count(self, window, nbytes: int) -> None:
-        self.uses[window] = self.uses.get(window, 0) + 1
-        self.sizes[window] = nbytes
 
     def miss_fractions(self, windows: list, stats: "BlockStats") -> tuple[float, ...]:
         """Fraction of each access (in order) that reaches HBM, once every access of the launch is
         counted; adds the HBM and L2-hit bytes of these accesses to ``stats``."""
         if self._resident is None:
-            unique = sum(self.sizes.values())
+            unique = sum(nbytes for _, nbytes in self.windows.values())
             self._resident = min(1.0, self.model.capacity.value / unique) if unique else 1.0
-        resident, known, out = self._resident, self._fractions, []
+        resident, seen, out = self._resident, self.windows, []
+        hbm = hit = 0.0
         for window in windows:
-            frac = known.get(window)
-            if frac is None:
-                frac = known[window] = 1.0 - resident * (1.0 - 1.0 / self.uses[window])
+            uses, nbytes = seen[window]
+            frac = 1.0 - resident * (1.0 - 1.0 / uses)
             out.append(frac)
-            nbytes = self.sizes[window]
-            stats.gm_bytes += frac * nbytes
-            stats.l2_hit_bytes += (1.0 - frac) * nbytes
+            hbm += frac * nbytes
+            hit += (1.0 - frac) * nbytes
+        stats.gm_bytes += hbm
+        stats.l2_hit_bytes += hit
         return tuple(out)
 
     @staticmethod
@@ -200,7 +196,7 @@ class Recorder:
         nslots = sum(isinstance(t, TileRef) for t in (stmt.dst, *stmt.srcs))  # the first call arguments
         tokens, used, preps, windows, log = self.tokens, self.used, self.preps, self.windows, self.log
         tracker = self.l2 if static[0] == "move" else None
-        uses, sizes = (tracker.uses, tracker.sizes) if tracker is not None else ({}, {})
+        counted = tracker.windows if tracker is not None else {}
         gm_objs = self.gm_objs
         entry_of = self._entry
         build = self._op_builder(stmt, pipe)
@@ -219,8 +215,11 @@ class Recorder:
             if entry[6] is not None and tracker is not None:  # a GM access the L2 model prices
                 pidx, _, rect, write = prep.gm[0]
                 window = (gm_objs[pidx], rect, write)
-                uses[window] = uses.get(window, 0) + 1
-                sizes[window] = entry[7]
+                seen = counted.get(window)
+                if seen is None:
+                    counted[window] = [1, entry[7]]
+                else:
+                    seen[0] += 1
                 windows.append(window)
             log.append((build, (prep, entry, window)))
         return log_op
