@@ -24,7 +24,7 @@ from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
 from pypto_pro.backends.sim.memory import CoreMemory
-from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker, Recorder, RecorderPlan
+from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker, Recorder, RecorderPlan, build_block
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
 from pypto_pro.backends.sim.schedule_cache import RecordedSchedule, schedule_signature
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
@@ -227,27 +227,15 @@ class SimExecutable:
                 for arr in mem.arrays.values():
                     arr.fill(POISON)
             fractions = l2.miss_fractions([w for rec in recs for w in rec.windows], stats)
-            tokens: list = []
-            preps: list = []
-            for rec in recs:
-                tokens.extend(rec.tokens)
-                tokens.append(None)  # end of this core's program
-                preps.extend(rec.preps)
-            sig = schedule_signature(tokens, fractions) if self.reuse_schedules else None
+            sig = schedule_signature(recs, fractions) if self.reuse_schedules else None
             known = schedules.get(sig) if sig is not None else None
             insts: list[Inst] = []
             if known is None or trace is not None:  # records are needed to schedule, or for the trace
-                l2_insts, op_insts = [], []
-                for rec in recs:
-                    insts.extend(rec.build())
-                    l2_insts.extend(rec.l2_insts)
-                    op_insts.extend(rec.op_insts)
-                for i, inst in enumerate(insts):
-                    inst.seq = i
-                L2Tracker.apply(l2_insts, fractions)
+                insts, op_insts = build_block(recs, fractions)
             if known is not None:
                 # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
                 # replay its schedule; only global memory (other addresses) needs checking
+                preps = [prep for rec in recs for prep in rec.preps]
                 known.replay(preps, self._gm_check(gmcheck, objs, b), check != "raise")
                 block_end, busy = known.end_time, known.busy
                 flows = known.assign(insts) if trace is not None else None

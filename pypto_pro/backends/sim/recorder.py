@@ -412,3 +412,19 @@ class Recorder:
         self.ops = []
         self.log = []
         self.last = []
+
+
+def build_block(recs: list[Recorder], fractions: tuple[float, ...]) -> tuple[list[Inst], list[Inst]]:
+    """A block's records from its cores' logs, numbered in block order and priced with the L2 miss
+    fraction of each GM access; also the record of each logged op (in the order of the preps)."""
+    insts: list[Inst] = []
+    l2_insts: list[Inst] = []
+    op_insts: list[Inst] = []
+    for rec in recs:
+        insts.extend(rec.build())
+        l2_insts.extend(rec.l2_insts)
+        op_insts.extend(rec.op_insts)
+    for i, inst in enumerate(insts):
+        inst.seq = i
+    L2Tracker.apply(l2_insts, fractions)
+    return insts, op_insts

@@ -21,11 +21,16 @@ from typing import Callable
 from pypto_pro.backends.sim.inst import Inst
 
 
-def schedule_signature(tokens: list, fractions: tuple[float, ...]) -> tuple:
-    """What a block's schedule depends on: the recorders' tokens (which cost entry and tile slots
-    each op call used, which statement and event each sync had; the recorder is deterministic in
-    these, so they fix every record's pipe, cost, issue time, sync effects and on-chip accesses)
-    and the L2 miss fraction of each priced GM access. Global addresses and numerics are left out."""
+def schedule_signature(recorders: list, fractions: tuple[float, ...]) -> tuple:
+    """What a block's schedule depends on: its cores' recorder tokens (which cost entry and tile
+    slots each op call used, which statement and event each sync had; the recorder is
+    deterministic in these, so they fix every record's pipe, cost, issue time, sync effects and
+    on-chip accesses) and the L2 miss fraction of each priced GM access. Global addresses and
+    numerics are left out."""
+    tokens: list = []
+    for rec in recorders:
+        tokens.extend(rec.tokens)
+        tokens.append(None)  # end of this core's program
     return tuple(tokens), fractions
 
 
