@@ -174,10 +174,11 @@ class CoreScheduler:
         """Start the earliest ready head, or finish the earliest event, until every queue is empty.
 
         Each head's start time is cached and recomputed only when something it depends on changed:
-        its own pipe (a new head), the GM port (heads that use it), consumed cross-core signals
-        (every head), and, for heads that could not start, any signal, release or flag that ended.
-        A flag is waited on only by its destination pipe and a buffer id is granted to one
-        instruction at a time, so starting one head cannot make another head's cached time stale.
+        its own pipe (a new head), the GM port (heads that use it), a flag set for its pipe (a flag
+        is waited on only by its destination pipe), a buffer id released that it is next in line
+        for, a cross-core signal to its core, or consumed cross-core signals (every head). Starting
+        one head cannot make another's cached time stale: a buffer id is granted to one instruction
+        at a time, and flags and signals are consumed only by the heads that wait for them.
         """
         queues, heads = self.queues, self.heads
         pending = sum(len(q) for q in queues)
@@ -210,10 +211,7 @@ class CoreScheduler:
                 _, _, inst, snapshot, commit = heapq.heappop(events)
                 if steps is not None:
                     steps.append(~inst.seq)
-                if self._finish(inst, snapshot, commit):
-                    for p in active:
-                        if cache[p] is None:
-                            dirty[p] = True
+                self._finish(inst, snapshot, commit)
                 continue
             if best is None:
                 if pending:
@@ -295,8 +293,9 @@ class CoreScheduler:
             self.event_seq += 1
             heapq.heappush(self.events, (end, self.event_seq, inst, inst.vc, commit))
 
-    def _finish(self, inst: Inst, snapshot: tuple[int, ...], commit) -> bool:
-        """End ``inst``: commit its writes, set its flags, release its ids. True if it signalled anything."""
+    def _finish(self, inst: Inst, snapshot: tuple[int, ...], commit) -> None:
+        """End ``inst``: commit its writes, set its flags, release its ids, send its signals (and
+        mark the heads that may now start for recomputation)."""
         if commit is not None:
             commit()
         if inst.commits:
@@ -304,8 +303,10 @@ class CoreScheduler:
                 self.on_commit(*w)
         ex = inst.extra
         if ex is None:
-            return False
+            return
+        dirty = self.dirty
         for key in ex.sets:
+            dirty[key[1]] = True
             if key in self.flags and self.checks:
                 first = self.flags[key][2]
                 self.reporter.report(SyncError(
@@ -316,14 +317,21 @@ class CoreScheduler:
         for mid in ex.releases:
             self.lock_holder[mid] = None
             self.lock_release[mid] = (inst.end, snapshot, inst)
+            line = self.lock_queues.get(mid)
+            if line is not None and self.lock_pos[mid] < len(line):
+                dirty[line[self.lock_pos[mid]].pipe] = True  # the next acquirer in dispatch order
         for key in ex.xsets:
+            core = key[0]
+            if core >= 0:
+                dirty[core * NPIPES:(core + 1) * NPIPES] = [True] * NPIPES
+            else:  # a sync_all barrier signal (every core waits on its own)
+                dirty[:] = [True] * self.nq
             pend = self.xflags.setdefault(key, {}).setdefault(inst.pipe // NPIPES, [])
             if len(pend) >= XFLAG_MAX and self.checks:
                 self.reporter.report(SyncError(
                     f"cross-core event {key[1]} to {_core_name(key[0])} is signalled {len(pend) + 1} times without "
                     f"being waited for (the hardware counter holds {XFLAG_MAX})\n  by {inst.describe()}"))
             pend.append((inst.end, snapshot, inst))
-        return bool(ex.sets or ex.releases or ex.xsets)
 
     def _deadlock(self) -> None:
         lines = []
