@@ -60,6 +60,8 @@ def _loc_line(inst: Inst) -> str:
 class CoreScheduler:
     """Schedules one block's instruction stream on one core."""
 
+    verify_cache = False  # tests: check every cached head start time against a fresh computation
+
     def __init__(self, insts: list[Inst], reporter: Reporter,
                  on_start: Callable[[Inst], None] | None, block: int, checks: bool, record_flows: bool = False,
                  cores: int = 1, defer: bool = True, on_commit: Callable | None = None,
@@ -207,6 +209,8 @@ class CoreScheduler:
                     t = cache[p]
                 if t is not None and (best is None or t < best_t or (t == best_t and queues[p][heads[p]].seq < best.seq)):
                     best, best_t = queues[p][heads[p]], t
+            if self.verify_cache:
+                self._verify_cache(active, cache)
             if events and (best is None or events[0][0] <= best_t):
                 _, _, inst, snapshot, commit = heapq.heappop(events)
                 if steps is not None:
@@ -242,6 +246,14 @@ class CoreScheduler:
                     f"{flag_str(key)} is never waited for: the flag is still set "
                     f"when the kernel ends\n  set at {sync_where(setter, 'set_flag', key)} (after {setter.describe()})"))
         return self.end_time
+
+    def _verify_cache(self, active: list[int], cache: list) -> None:
+        """Self-check for tests: every cached head start time equals a fresh computation."""
+        for p in active:
+            h = self.heads[p]
+            fresh = self.start_time(self.queues[p][h]) if h < len(self.queues[p]) else None
+            if cache[p] != fresh:
+                raise AssertionError(f"stale cached start time for queue {p}: {cache[p]} != {fresh}")
 
     def _start(self, inst: Inst, t: float) -> None:
         p = inst.pipe

@@ -1,9 +1,12 @@
-"""Blocks that time the same replay one recorded schedule (backends/sim/schedule_cache.py).
+"""The simulator's two caches must be invisible.
 
-Replaying must be invisible: outputs, reports, traces and faults are exactly what scheduling
-every block from scratch gives. Each case runs a kernel both ways and compares everything, and
-counts how many blocks the scheduler really ran (so a broken signature that never matches, or
-one that matches too much, shows up).
+Schedule replay (backends/sim/schedule_cache.py): blocks that time the same replay one recorded
+schedule; outputs, reports, traces and faults are exactly what scheduling every block from
+scratch gives. Each case runs a kernel both ways, compares everything, and counts how many
+blocks the scheduler really ran (so a signature that never matches, or matches too much, shows).
+
+Cached head start times (CoreScheduler.run): with ``verify_cache`` every step recomputes each
+head's start time and compares it with the cache.
 """
 from __future__ import annotations
 
@@ -146,6 +149,8 @@ def _outcome(kernel, args: tuple, blocks: int, check: str, reuse: bool, monkeypa
         warnings.simplefilter("ignore", RuntimeWarning)
         try:
             faults = kernel.options(check=check)[None, blocks](*args).faults
+        except AssertionError:
+            raise  # a failed self-check of the scheduler, not a reported fault
         except Exception as err:  # noqa: BLE001  # the same error must come out both ways
             faults = [f"{type(err).__name__}: {err}"]
     return [a for a in args if isinstance(a, np.ndarray)], faults
@@ -167,3 +172,28 @@ def test_bug_catalogue_reports_the_same_with_and_without_reuse(cat, bug, fn, arc
         assert faults_a == faults_b
         for a, b in zip(out_a, out_b):
             assert np.array_equal(a, b, equal_nan=True)
+
+
+@pytest.fixture
+def verified_scheduler(monkeypatch):
+    """Every scheduler step re-derives each head's start time and compares it with the cache."""
+    monkeypatch.setattr(scheduler.CoreScheduler, "verify_cache", True)
+
+
+@pytest.mark.parametrize("arch", ["a5", "a2a3"])
+def test_cached_head_start_times_are_never_stale(arch, verified_scheduler, monkeypatch):
+    monkeypatch.setattr(executor.SimExecutable, "reuse_schedules", False)
+    fa = load_example("flash_attention")
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.standard_normal((1, 2, 512, 64)).astype(np.float16) for _ in range(3))
+    o = np.zeros_like(q)
+    fa.make_flash_attention(arch, 64, True, 2)[None, 3](q, k, v, o, fa.causal_mask(), *fa.workspaces(3, 64, 2))
+    x = rng.random((1000, 300)).astype(np.float16)
+    z = np.zeros_like(x)
+    pl.jit(add_fn, arch=arch)[None, 3](x, x, z)
+    assert np.array_equal(z, x + x)
+
+
+@pytest.mark.parametrize("cat,bug,fn,arch", _catalogue_cases())
+def test_cached_start_times_in_the_bug_catalogue(cat, bug, fn, arch, verified_scheduler, monkeypatch):
+    _outcome(cat.kernel(fn, arch), bug.args(), bug.blocks, "warn", False, monkeypatch)
