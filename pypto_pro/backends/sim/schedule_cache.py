@@ -4,8 +4,9 @@ SPMD kernels give most blocks the same instruction stream up to global addresses
 costs, issue times, sync structure and on-chip tiles. The scheduler's decisions (start and end
 of every instruction, vector clocks, the order of starts and finishes) depend on nothing else,
 so a block whose :func:`schedule_signature` equals an earlier block's gets that block's schedule
-replayed: times and clocks are copied, and the numerics and their commits run in the recorded
-order, exactly as the scheduler would run them.
+replayed: its logged numerics and their commits run in the recorded order, exactly as the
+scheduler would run them, and its own records are never built (except for a trace, where they
+get the recorded times and clocks).
 
 The signature also fixes every on-chip access (a tile instruction's on-chip footprint is a
 function of its statement, its tile slots and its work size, all in the signature), and the
