@@ -256,13 +256,18 @@ class CoreScheduler:
                 raise AssertionError(f"stale cached start time for queue {p}: {cache[p]} != {fresh}")
 
     def _start(self, inst: Inst, t: float) -> None:
+        """Start ``inst`` at ``t``: consume its waits and ids, join their clocks into its pipe's
+        vector clock, cost it, check its accesses, run its numerics, queue its end. A snapshot whose
+        own component the clock already covers is dominated (each queue's clock only grows), so
+        joining it is skipped."""
         p = inst.pipe
         vc = self.vc[p]
         ex = inst.extra
         if ex is not None:
             for key in ex.waits:
                 _, fvc, setter = self.flags.pop(key)
-                vc[:] = map(max, vc, fvc)
+                if fvc[setter.pipe] > vc[setter.pipe]:  # else this clock already covers the setter's
+                    vc[:] = map(max, vc, fvc)
                 if self.flows is not None:
                     self.flows.append((setter, inst, flag_str(key)[4:]))
             for mid in ex.acquires:
@@ -270,14 +275,16 @@ class CoreScheduler:
                 self.lock_pos[mid] += 1
                 rel = self.lock_release.get(mid)
                 if rel is not None:
-                    vc[:] = map(max, vc, rel[1])
+                    if rel[1][rel[2].pipe] > vc[rel[2].pipe]:
+                        vc[:] = map(max, vc, rel[1])
                     if self.flows is not None and rel[2].pipe != inst.pipe:
                         self.flows.append((rel[2], inst, f"buf_id {mid}"))
             for key, count in ex.xwaits:
                 for q in self.xflags[key].values():
                     if q:
                         _, fvc, setter = q.pop(0)
-                        vc[:] = map(max, vc, fvc)
+                        if fvc[setter.pipe] > vc[setter.pipe]:
+                            vc[:] = map(max, vc, fvc)
                         if self.flows is not None:
                             self.flows.append((setter, inst, f"cross-core {key[1]}"))
             if ex.xwaits:  # several pipes of a core may wait on one cross-core id: recompute every head
