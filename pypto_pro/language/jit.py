@@ -14,7 +14,8 @@ def jit(fn: Callable | None = None, *, arch: str = "a5", auto_mutex: bool = True
     ``arch``: ``"a5"`` (default) or ``"a2a3"``; ``auto_mutex``: order ops on tile-group slots
     automatically; ``device``: ``"sim"`` (the embedded simulator); ``build_dir``: where stage dumps
     go (default ``./build/<kernel>``, or ``$PYPTO_PRO_BUILD_DIR/<kernel>``); ``check``: what the
-    simulator does on a race, deadlock or other fault: ``"raise"`` (default), ``"warn"``, ``"off"``;
+    simulator does on a race or other fault: ``"raise"`` (default), ``"warn"``, ``"off"`` (a
+    deadlock or an out-of-bounds GM access cannot be run past and raises in every mode);
     ``timing``: model per-pipe timing (default) or run functionally only; ``trace``: directory for the
     Perfetto trace and HTML timeline of each launch (also ``$PYPTO_PRO_TRACE``); ``pipeline``: a
     ``pl.pipeline.PipelineConfig`` to overlap Cube and Vector stages (see ``pl.pipeline``);

@@ -17,7 +17,8 @@ consumes it. A flag set again while still set, or still set at kernel end, is a 
 pipe locking an a5 buffer id it already holds.
 
 Where the simulator reports less than it should, the test is written as it should be and marked
-``xfail(strict=True)`` with the reason; see the module-level ``FINDING_*`` strings.
+``xfail(strict=True)`` with the reason (``FINDING_STALE_ROWS``). Deadlocks and out-of-bounds GM
+accesses cannot be run past, so they raise in every check mode (``Bug.stops``).
 """
 from __future__ import annotations
 
@@ -48,28 +49,10 @@ unlock = pl.system.mutex_unlock
 
 ARCHS = ("a5", "a2a3")
 
-FINDING_FUSED_SYNC_LINE = (
-    "FINDING: the recorder fuses a wait_flag/lock into the next op of its pipe and a set_flag/unlock "
-    "into the previous op (recorder.py add_sync), and the fused record keeps only the op's location, so "
-    "deadlock, unpaired-set, set-twice and double-lock messages name the neighbouring op's line, never "
-    "the sync instruction's own line (and a deadlock does not list the pending set_flag at all)")
-FINDING_WARN_DEADLOCK = (
-    "FINDING: CoreScheduler._deadlock raises DeadlockError directly instead of going through the "
-    "Reporter, so check='warn' raises (no report.faults entry) and check='off' raises too, although "
-    "pl.jit documents check as governing 'a race, deadlock or other fault'; in warn mode the faults "
-    "recorded before the deadlock (e.g. the 'set again while still pending' that caused it) are lost: "
-    "not in the exception, not warned, no report")
-FINDING_WARN_OOB = (
-    "FINDING: tile_ops._movement raises OutOfBoundsError at dispatch, bypassing the Reporter, so "
-    "check='warn' and check='off' raise instead of recording / ignoring the fault")
 FINDING_STALE_ROWS = (
     "FINDING (miss): the never-written check is per block and per byte, so a tile whose valid region "
     "was widened by set_validshape past what its load wrote is not reported when an earlier tile of the "
     "same block left stale bytes there: the kernel silently sums the previous tile's rows")
-FINDING_LOCK_HELD_AT_END = (
-    "FINDING (miss): CoreScheduler.run checks for flags still set at kernel end but not for a5 buffer "
-    "ids still held: a lock without its unlock is reported only if the same pipe locks the id again")
-
 
 def line_of(fn: Callable, marker: str) -> str:
     """``path:line`` of the one source line of ``fn`` carrying the comment ``# <- marker``."""
@@ -668,9 +651,8 @@ class Bug:
     blocks: int
     fixed: Callable
     archs: tuple[str, ...] = ARCHS
-    sync_lines: tuple[str, ...] = ()   # markers of the sync instructions themselves (see FINDING_FUSED...)
-    sync_lines_hidden: bool = False    # True: the simulator currently names the fused op instead
-    warn_raises: str | None = None     # a FINDING: check='warn'/'off' still raise for this fault
+    sync_lines: tuple[str, ...] = ()   # markers of the sync instructions themselves (named even when fused)
+    stops: type | None = None          # raised in every check mode: the launch cannot continue past it
 
 
 CATALOGUE = [
@@ -687,7 +669,7 @@ CATALOGUE = [
     Bug("wrong_event_id", wrong_event, DeadlockError,
         ("deadlock in block", "V    blocked at muls", "wait_flag(MTE2, V, event=1): no pending set_flag"),
         ("blocked",), xz(64), 2, scale_ok,
-        sync_lines=("wait", "set"), sync_lines_hidden=True, warn_raises=FINDING_WARN_DEADLOCK),
+        sync_lines=("wait", "set"), stops=DeadlockError),
     Bug("missing_drain_one_trip", ring_drain_one_trip, SyncError,
         ("set_flag(V, MTE2, event=1) is never waited for",), ("preset",), xz(2 * R), 2, ring_ok,
         sync_lines=("preset",)),   # 2 tiles, 2 blocks: one trip per block
@@ -696,25 +678,25 @@ CATALOGUE = [
         ("sum",), colsum_args(4 * R - 8), 4, colsum_ok),   # ragged: last tile has 8 of 16 rows
     Bug("unpaired_set", unpaired_set, SyncError,
         ("set_flag(MTE3, MTE2, event=1) is never waited for",), (), xz(64), 2, scale_ok,
-        sync_lines=("set",), sync_lines_hidden=True),
+        sync_lines=("set",)),
     Bug("set_twice_while_pending", set_twice, SyncError,
         ("set_flag(MTE2, V, event=0) is set again while still pending",), (), xyz(64), 2, add_ok,
-        sync_lines=("first", "second"), sync_lines_hidden=True, warn_raises=FINDING_WARN_DEADLOCK),
+        sync_lines=("first", "second"), stops=DeadlockError),
     Bug("cyclic_wait", cyclic_wait, DeadlockError,
         ("deadlock in block", "MTE2 blocked at load", "wait_flag(V, MTE2, event=0): no pending set_flag",
          "V    blocked at muls", "wait_flag(MTE2, V, event=0): no pending set_flag"),
         ("mte2 blocked", "v blocked"), xz(64), 2, scale_ok,
-        sync_lines=("mte2 wait", "v wait"), sync_lines_hidden=True, warn_raises=FINDING_WARN_DEADLOCK),
+        sync_lines=("mte2 wait", "v wait"), stops=DeadlockError),
     Bug("double_lock_same_pipe", double_lock, SyncError,
         ("V locks buffer id 0 twice without unlocking it",), (), xz(64), 2, mutex_ok, archs=("a5",),
-        sync_lines=("first lock", "second lock"), sync_lines_hidden=True),
+        sync_lines=("first lock", "second lock")),
     Bug("mutex_wrong_buffer_id", wrong_mutex, RaceError, ("data race on Vec", "write / read"),
         ("load", "read"), xz(64), 2, mutex_ok, archs=("a5",)),
     Bug("uninitialized_read", uninit_read, UninitializedReadError,
         ("add on V", "that nothing in this block wrote"), ("add",), xyz(64), 2, add_ok),
     Bug("gm_out_of_bounds", gm_out_of_bounds, OutOfBoundsError,
         ("load from 'x': offset 64 on axis 0 is outside the tensor's shape [64, 64]",), ("load",),
-        xz(64), 2, scale_ok, warn_raises=FINDING_WARN_OOB),
+        xz(64), 2, scale_ok, stops=OutOfBoundsError),
     Bug("two_blocks_same_gm", blocks_same_gm, RaceError,
         ("global memory conflict on 'z'[0:16, 0:64]", "two blocks write the same bytes", "block 0: store",
          "block 1: store"), ("store",), xz(64), 2, scale_ok),
@@ -788,9 +770,7 @@ def test_sync_fault_names_the_sync_instructions_line(bug: Bug, arch: str):
 def _stops_the_kernel(bug: Bug):
     """Deadlocks and out-of-bounds GM accesses cannot be continued past: they raise in every check
     mode (a deadlock lists the faults reported before it). Returns the exception class, or None."""
-    if not bug.warn_raises:
-        return None
-    return DeadlockError if bug.warn_raises is FINDING_WARN_DEADLOCK else OutOfBoundsError
+    return bug.stops
 
 
 @pytest.mark.parametrize("bug,arch", _cases())
