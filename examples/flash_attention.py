@@ -200,9 +200,9 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
                 pl.set_validshape(m, HALF, 1)
                 pl.expands(l, 0.0)
                 pl.set_validshape(l, HALF, 1)
-                pl.expands(acc, 0.0)
                 if rows > 0:
-                    pl.set_validshape(acc, rows, D)
+                    pl.set_validshape(acc, rows, D)  # before the fill: it zeroes the valid region
+                pl.expands(acc, 0.0)
             for j in pl.range(0, n_kv, 1):
                 kv_valid = min(TK, s_kv - j * TK)
                 qk(k, b, h, j, q_l0[0], q_l0, k_l1, kt_l0, sacc_g, s_g, ws_s, wbase, q_rows, kv_valid)

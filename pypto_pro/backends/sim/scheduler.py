@@ -319,7 +319,7 @@ class CoreScheduler:
             commit()
         if inst.commits:
             for w in inst.commits:
-                self.on_commit(*w)
+                self.on_commit(inst, *w)
         ex = inst.extra
         if ex is None:
             return

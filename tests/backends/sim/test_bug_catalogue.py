@@ -16,9 +16,8 @@ and fires when ``src`` reaches it, i.e. after every earlier ``src`` instruction;
 consumes it. A flag set again while still set, or still set at kernel end, is a fault; so is a
 pipe locking an a5 buffer id it already holds.
 
-Where the simulator reports less than it should, the test is written as it should be and marked
-``xfail(strict=True)`` with the reason (``FINDING_STALE_ROWS``). Deadlocks and out-of-bounds GM
-accesses cannot be run past, so they raise in every check mode (``Bug.stops``).
+Deadlocks and out-of-bounds GM accesses cannot be run past, so they raise in every check mode
+(``Bug.stops``).
 """
 from __future__ import annotations
 
@@ -48,11 +47,6 @@ lock = pl.system.mutex_lock        # a5 only
 unlock = pl.system.mutex_unlock
 
 ARCHS = ("a5", "a2a3")
-
-FINDING_STALE_ROWS = (
-    "FINDING (miss): the never-written check is per block and per byte, so a tile whose valid region "
-    "was widened by set_validshape past what its load wrote is not reported when an earlier tile of the "
-    "same block left stale bytes there: the kernel silently sums the previous tile's rows")
 
 def line_of(fn: Callable, marker: str) -> str:
     """``path:line`` of the one source line of ``fn`` carrying the comment ``# <- marker``."""
@@ -382,13 +376,36 @@ def edge_validshape(x: F32, z: F32):
     s = pl.make_tile(type=ROW, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), (x.shape[0] + R - 1) // R, pl.get_block_num()):
-            pl.load_tile(a, x, [i, 0])
+            pl.load_tile(a, x, [i, 0])  # <- load
             pl.set_validshape(a, R, C)
             set_flag(MTE2, V, 0)
             wait_flag(MTE2, V, 0)
             pl.sum(s, a, dim=0)  # <- sum
             set_flag(V, MTE2, 0)
             wait_flag(V, MTE2, 0)
+            set_flag(V, MTE3, 0)
+            wait_flag(V, MTE3, 0)
+            pl.store(z, s, [i, 0])
+            set_flag(MTE3, V, 0)
+            wait_flag(MTE3, V, 0)
+
+
+def padded_colsum(x: F32, z: F32):
+    """Correct padding: every trip zero-fills the whole tile, then loads what the tensor has and
+    sums the full tile (the zero rows add nothing)."""
+    a = pl.make_tile(type=TT, addr=A_ADDR)
+    s = pl.make_tile(type=ROW, addr=C_ADDR)
+    with pl.section_vector():
+        for i in pl.range(pl.get_block_idx(), (x.shape[0] + R - 1) // R, pl.get_block_num()):
+            pl.set_validshape(a, R, C)
+            pl.expands(a, 0.0)
+            set_flag(V, MTE2, 0)
+            wait_flag(V, MTE2, 0)
+            pl.load_tile(a, x, [i, 0])
+            pl.set_validshape(a, R, C)
+            set_flag(MTE2, V, 0)
+            wait_flag(MTE2, V, 0)
+            pl.sum(s, a, dim=0)
             set_flag(V, MTE3, 0)
             wait_flag(V, MTE3, 0)
             pl.store(z, s, [i, 0])
@@ -900,13 +917,25 @@ def test_edge_validshape_stale_rows_give_wrong_sums(arch):
     assert not np.allclose(z[-1], x[2 * R:].sum(axis=0), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, raises=pytest.fail.Exception, reason=FINDING_STALE_ROWS)
 @pytest.mark.parametrize("arch", ARCHS)
 def test_edge_validshape_caught_even_with_stale_rows(arch):
-    """...and the read of rows this tile's load did not write should be reported all the same."""
+    """...and the read of rows this tile's load did not write is reported all the same: they hold
+    the previous tile's data (the message names the sum and the load that left them stale)."""
     x, z = colsum_args(3 * R - 8)()
-    with pytest.raises(UninitializedReadError):
+    with pytest.raises(UninitializedReadError, match="did not write") as err:
         kernel(edge_validshape, arch).options(check="raise")[None, 1](x, z)
+    assert line_of(edge_validshape, "sum") in str(err.value)
+    assert line_of(edge_validshape, "load") in str(err.value)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_zero_padding_written_once_is_not_stale(arch):
+    """Padding a tile once (a fill) and then loading partial tiles into it is correct: the rows
+    past the data hold the fill's zeros, not another tile's data."""
+    x, z = colsum_args(3 * R - 8)()
+    kernel(padded_colsum, arch).options(check="raise")[None, 1](x, z)
+    expected = [x[i * R:(i + 1) * R].sum(axis=0) for i in range(3)]
+    np.testing.assert_allclose(z, np.stack(expected), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
