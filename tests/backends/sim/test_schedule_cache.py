@@ -197,3 +197,22 @@ def test_cached_head_start_times_are_never_stale(arch, verified_scheduler, monke
 @pytest.mark.parametrize("cat,bug,fn,arch", _catalogue_cases())
 def test_cached_start_times_in_the_bug_catalogue(cat, bug, fn, arch, verified_scheduler, monkeypatch):
     _outcome(cat.kernel(fn, arch), bug.args(), bug.blocks, "warn", False, monkeypatch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["a5", "a2a3"])
+def test_full_size_runs_equal_with_and_without_reuse(arch, tmp_path, monkeypatch):
+    """The benchmark sizes: the seed Add (8192 x 4096, 64 blocks, two waves) and flash attention
+    (S 1024, 8 heads, 24 blocks, preload 2)."""
+    rng = np.random.default_rng(5)
+    x = rng.random((8192, 4096)).astype(np.float16)
+    ran, _, out = _same_both_ways(pl.jit(add_fn, arch=arch), [x, x, np.zeros_like(x)], 64, tmp_path / "add",
+                                  monkeypatch)
+    assert np.array_equal(out[2], x + x) and len(ran) == 2
+    fa = load_example("flash_attention")
+    q, k, v = (rng.standard_normal((1, 8, 1024, 128)).astype(np.float16) for _ in range(3))
+    args = [q, k, v, np.zeros_like(q), fa.causal_mask(), *fa.workspaces(24, 128, 2)]
+    ran, report, out = _same_both_ways(fa.make_flash_attention(arch, 128, False, 2), args, 24, tmp_path / "fa",
+                                       monkeypatch)
+    assert not report["faults"] and len(ran) < 24
+    np.testing.assert_allclose(out[3].astype(np.float32), fa.reference(q, k, v).astype(np.float32), atol=2e-3)
