@@ -8,6 +8,7 @@ import numpy as np
 
 from pypto_pro.backends.sim.inst import Inst
 from pypto_pro.backends.sim.scheduler import Reporter
+from pypto_pro.backends.sim.stale import StaleBytes
 from pypto_pro.errors_sim import RaceError, UninitializedReadError
 
 GM_CELL_ROWS, GM_CELL_COLS = 128, 512  # grid (in elements) that indexes global-memory accesses
@@ -25,106 +26,6 @@ def _race(kind: str, where: str, a: Inst, b: Inst, extra: str = "") -> RaceError
     return RaceError(
         f"data race on {where}: {kind}\n  earlier: {a.describe()}\n  later:   {b.describe()}\n"
         f"  no set_flag/wait_flag or buffer-id path orders them{extra}")
-
-
-class _Mark:
-    """Stale bytes of one tile: their addresses (ascending) and range, the write that left them,
-    the tile (base, row pitch), and the first stale row and column in it (a region of the same
-    tile from row 0 and byte 0 reaches them only past both)."""
-
-    __slots__ = ("addrs", "low", "high", "writer", "lo", "row_bytes", "row0", "col0")
-
-    def __init__(self, addrs: np.ndarray, writer: Inst, lo: int, row_bytes: int):
-        self.addrs = addrs
-        self.low, self.high = int(addrs[0]), int(addrs[-1])
-        self.writer = writer
-        self.lo, self.row_bytes = lo, row_bytes
-        rr, cc = np.divmod(addrs - lo, row_bytes)
-        self.row0, self.col0 = int(rr.min()), int(cc.min())
-
-
-class StaleBytes:
-    """Bytes of a tile that the latest write of a statement into it did not cover, still holding
-    what an earlier write of the same statement left (the previous tile's data): reading them is
-    reading another tile's data, typically through a valid shape widened past a partial load.
-    Bytes that another statement wrote in between (a zero fill for padding) are not stale.
-
-    Every write into a tile region is logged; the rare case, a statement writing less of a tile
-    than it did last time, looks back through the log for what was rewritten since and keeps the
-    rest as a *mark* (its byte addresses) until later writes cover them."""
-
-    def __init__(self) -> None:
-        self.marks: dict[tuple, list[_Mark]] = {}  # memory -> its marks
-        self.log: list[tuple] = []          # (memory, lo, rows, row_bytes, used) of each write
-        self.last: dict[tuple, tuple] = {}  # (memory, lo, statement) -> (rows, used, log index)
-
-    def reset_block(self) -> None:
-        self.marks.clear()
-        self.log.clear()
-        self.last.clear()
-
-    @staticmethod
-    def _may_touch(mark: "_Mark", lo: int, rows: int, row_bytes: int, used: int) -> bool:
-        """Whether rows [0, rows) x bytes [0, used) of the tile at ``lo`` may hold marked bytes."""
-        if mark.high < lo or mark.low >= lo + rows * row_bytes:
-            return False
-        if mark.lo == lo and mark.row_bytes == row_bytes:  # the same tile
-            return rows > mark.row0 and used > mark.col0
-        return True
-
-    @staticmethod
-    def _inside(addrs: np.ndarray, lo: int, rows: int, row_bytes: int, used: int) -> np.ndarray:
-        off = addrs - lo
-        return (off >= 0) & (off // row_bytes < rows) & (off % row_bytes < used)
-
-    def written(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int) -> None:
-        marks = self.marks.get(mem)
-        if marks:  # rewritten bytes are fresh again
-            may_touch = self._may_touch
-            for i in range(len(marks) - 1, -1, -1):
-                mark = marks[i]
-                if may_touch(mark, lo, rows, row_bytes, used):
-                    left = mark.addrs[~self._inside(mark.addrs, lo, rows, row_bytes, used)]
-                    if left.size:
-                        marks[i] = _Mark(left, mark.writer, mark.lo, mark.row_bytes)
-                    else:
-                        del marks[i]
-            if not marks:
-                del self.marks[mem]
-        key = (mem, lo, id(inst.stmt))
-        prev = self.last.get(key)
-        self.last[key] = (rows, used, len(self.log))
-        self.log.append((mem, lo, rows, row_bytes, used))
-        if prev is not None and (prev[0] > rows or prev[1] > used):
-            self._mark(inst, mem, lo, row_bytes, prev, rows, used)
-
-    def _mark(self, inst: Inst, mem: tuple, lo: int, row_bytes: int, prev: tuple, rows: int, used: int) -> None:
-        prows, pused, since = prev
-        r = np.arange(prows)[:, None]
-        c = np.arange(pused)[None, :]
-        addrs = (lo + r * row_bytes + c)[~((r < rows) & (c < used))]  # the previous write minus this one
-        for m2, lo2, rows2, rb2, used2 in self.log[since + 1:-1]:      # minus what was written in between
-            if m2 == mem and addrs.size:
-                addrs = addrs[~self._inside(addrs, lo2, rows2, rb2, used2)]
-        if addrs.size:  # ascending: row-major offsets of one tile
-            self.marks.setdefault(mem, []).append(_Mark(addrs, inst, lo, row_bytes))
-
-    def check(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int, label: str,
-              reporter: Reporter) -> None:
-        for mark in self.marks.get(mem, ()):
-            if not self._may_touch(mark, lo, rows, row_bytes, used):
-                continue
-            addrs, writer = mark.addrs, mark.writer
-            hit = addrs[self._inside(addrs, lo, rows, row_bytes, used)]
-            if hit.size:
-                addr = int(hit[0])
-                r, c = divmod(addr - lo, row_bytes)
-                reporter.report(UninitializedReadError(
-                    f"{inst.describe()} reads {mem[1].name} bytes of {label} that the latest {writer.name} into "
-                    f"this tile ({writer.where()}) did not write: they still hold an earlier {writer.name}'s data, "
-                    f"another tile's (first at row {r}, byte {c} of the tile: address 0x{addr:x}); is the valid "
-                    f"shape wider than the data written?"))
-                return
 
 
 class OnChipChecker:
