@@ -192,36 +192,21 @@ def _movement(op: TileOp, states: dict[int, SlotState], gm: GMBinding) -> Callab
         if load:
             valid[slot][0], valid[slot][1] = r, c
             src = g[idx] if rank > 1 else g[idx][None, :]
-
-            def run(defer: bool) -> Callable | None:
-                if not defer:
-                    view[...] = src
-                    return None
-                data = src.copy()
-
-                def commit() -> None:
-                    view[...] = data
-                return commit
+            run = _deferred(lambda out: np.copyto(out, src), view)
             return Prepared(r, c, c == t.row_bytes // item, (t.access(slot, r, c, True),),
                             ((pidx, pname, rect, False),), r * c * item, run, (t.written(slot, r, c),))
         dst = g[idx]
         convert = dst.dtype != view.dtype  # the fixpipe converts accumulators on the way out
 
-        def run(defer: bool) -> Callable | None:
+        def compute(out: np.ndarray) -> None:
             data = view if rank > 1 else view[0]
             if convert:
-                out = np.empty(data.shape, dst.dtype)
-                numerics.cast(out.reshape(-1, data.shape[-1]) if out.ndim > 1 else out[None, :],
+                converted = np.empty(data.shape, dst.dtype)
+                numerics.cast(converted.reshape(-1, data.shape[-1]) if converted.ndim > 1 else converted[None, :],
                               data if data.ndim > 1 else data[None, :], "rint")
-                data = out
-            if not defer:
-                dst[...] = data
-                return None
-            snap = data.copy()
-
-            def commit() -> None:
-                dst[...] = snap
-            return commit
+                data = converted
+            out[...] = data
+        run = _deferred(compute, dst)
         return Prepared(r, c, c == t.row_bytes // item, (t.access(slot, r, c, False),),
                         ((pidx, pname, rect, True),), r * c * item, run)
     return dispatch
