@@ -236,7 +236,7 @@ class SimExecutable:
                 # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
                 # replay its schedule; only global memory (other addresses) needs checking
                 preps = [prep for rec in recs for prep in rec.preps]
-                known.replay(preps, self._gm_check(gmcheck, objs, b), check != "raise")
+                known.replay(preps, self._gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise")
                 block_end, busy = known.end_time, known.busy
                 flows = known.assign(insts) if trace is not None else None
             else:
@@ -282,6 +282,7 @@ class SimExecutable:
         onchip = OnChipChecker(reporter, {(i, s): a.size for i, m in enumerate(memories)
                                           for s, a in m.arrays.items()}) if checks else None
         gmcheck = GlobalChecker(reporter, shared_clock=True) if checks else None
+        on_commit = onchip.committed if onchip is not None else None
         stats = BlockStats()
         cap = self.arch.gm_bandwidth_cap_gb_s
         port_bpc = cap.value * 1e9 / block_num / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
@@ -298,8 +299,8 @@ class SimExecutable:
                 r.gm.bind(arrays)
             for r, ctx in zip(runners, self._contexts(b, block_num, dims, scalars)):
                 r.reset()
-                rec = Recorder(r.recorder_plan, self.cost, port_bpc, onchip.committed if onchip is not None else None,
-                               core=r.core, aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=r.gm.objs,
+                rec = Recorder(r.recorder_plan, self.cost, port_bpc, on_commit, core=r.core,
+                               aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=r.gm.objs,
                                core_base=b * per_block, barrier_size=block_num * per_block)
                 r.fn(ctx, rec.ops, _prange)
                 rec.account(stats)
@@ -316,8 +317,7 @@ class SimExecutable:
         block_of = {id(inst): b for inst, b in zip(insts, owner)}
         hook = self._check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])
         sched = CoreScheduler(insts, reporter, hook, -1, checks, record_flows=trace is not None,
-                              cores=block_num * per_block, defer=check != "raise",
-                              on_commit=onchip.committed if onchip is not None else None)
+                              cores=block_num * per_block, defer=check != "raise", on_commit=on_commit)
         report.cycles = sched.run()
         report.blocks_scheduled = block_num  # all together, in one scheduler
         nq = len(PIPES) * per_block
@@ -345,32 +345,33 @@ class SimExecutable:
             report.faults.append(str(fault))
             warnings.warn(str(fault), RuntimeWarning, stacklevel=5)
 
-    @staticmethod
-    def _check_hook(onchip: OnChipChecker | None, gmcheck: GlobalChecker | None, objs: list[int],
+    @classmethod
+    def _check_hook(cls, onchip: OnChipChecker | None, gmcheck: GlobalChecker | None, objs: list[int],
                     block_of: Callable[[Inst], int]) -> Callable[[Inst], None] | None:
         """What the scheduler calls as each instruction starts: the memory checkers."""
-        if onchip is None or gmcheck is None:
+        gm_check = cls._gm_check(gmcheck, objs, block_of)
+        if onchip is None or gm_check is None:
             return None
-        onchip_access, gm_access = onchip.access, gmcheck.access
+        onchip_access = onchip.access
 
         def hook(inst: Inst) -> None:
             for acc in inst.accesses:
                 onchip_access(inst, acc)
-            for pidx, pname, rect, write in inst.gm:
-                gm_access(inst, block_of(inst), objs[pidx], pname, rect, write)
+            gm_check(inst, inst.gm)
         return hook
 
     @staticmethod
-    def _gm_check(gmcheck: GlobalChecker | None, objs: list[int], block: int) -> Callable[[Inst, tuple], None] | None:
-        """The global-memory checker for a replayed block: ``inst`` is the recorded block's
-        instruction (same statement, pipe and clock), ``gm`` this block's accesses."""
+    def _gm_check(gmcheck: GlobalChecker | None, objs: list[int],
+                  block_of: Callable[[Inst], int]) -> Callable[[Inst, tuple], None] | None:
+        """The global-memory checker: ``gm`` are the accesses of ``inst`` (for a replayed block,
+        ``inst`` is the recorded block's instruction: same statement, pipe and clock)."""
         if gmcheck is None:
             return None
         gm_access = gmcheck.access
 
         def check(inst: Inst, gm: tuple) -> None:
             for pidx, pname, rect, write in gm:
-                gm_access(inst, block, objs[pidx], pname, rect, write)
+                gm_access(inst, block_of(inst), objs[pidx], pname, rect, write)
         return check
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:

@@ -80,7 +80,7 @@ class Inst:
         self.extra = extra       # the SyncSpec fused into it, if any
         self.t_issue = t_issue   # when the scalar unit dispatched it
         self.port = port         # cycles it occupies the core's share of chip GM bandwidth
-        self.l2 = None           # GM access: (window, miss cycles, miss port cycles, hit cycles), priced per launch
+        self.l2 = None           # GM access priced by the L2 model: (miss cycles, miss port cycles, hit cycles)
         self.head = head         # vector startup, paid when the pipe was idle before it
         self.tail = tail         # vector drain, paid when a sync flushes the pipe after it
         self.commits = commits   # on-chip regions this instruction writes (for the never-written check)

@@ -65,7 +65,7 @@ class L2Tracker:
     def apply(insts: list[Inst], fractions: tuple[float, ...]) -> None:
         """Set the cycles and GM-port share of recorded GM accesses from their miss fractions."""
         for inst, frac in zip(insts, fractions):
-            _, miss, miss_port, hit = inst.l2
+            miss, miss_port, hit = inst.l2
             inst.cycles += frac * miss + (1.0 - frac) * hit - miss
             inst.port = frac * miss_port
 
@@ -251,7 +251,7 @@ class Recorder:
             inst = Inst(len(insts), queue, OP, total, stmt, name, None, prep.accesses, prep.gm, prep.run, nbytes,
                         flops, path, spec, port, head, tail, self.dispatched * issue, prep.commits if commits else ())
             if window is not None:
-                inst.l2 = (window, cycles, port, hit)
+                inst.l2 = (cycles, port, hit)
                 l2_insts.append(inst)
             self.dispatched += 1
             insts.append(inst)

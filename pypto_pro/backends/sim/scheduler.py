@@ -189,7 +189,7 @@ class CoreScheduler:
         events = self.events
         steps = self.steps
         cache: list = [None] * self.nq          # start time of each pipe's head; None: cannot start yet
-        dirty = self.dirty = [True] * self.nq
+        dirty = self.dirty
         uses_port = [False] * self.nq
         while True:
             best = None
