@@ -2,7 +2,8 @@
 
 A kernel's output is usually judged against a reference in ULPs of its own dtype (fp16, bf16,
 fp32, fp8): ``max_ulp_distance(y, ref) <= 1`` says every element is the correctly rounded value or
-its neighbour. Both functions take NumPy arrays or CPU torch tensors of the same float dtype.
+its neighbour. The functions take NumPy arrays or CPU torch tensors of the same float dtype;
+``compare_to_reference`` also judges a result and describes how far off it is.
 """
 from __future__ import annotations
 
@@ -45,3 +46,17 @@ def ulp_diff(a: Any, b: Any) -> np.ndarray:
 def max_ulp_distance(a: Any, b: Any) -> int:
     """The largest :func:`ulp_diff` over all elements (0 for empty arrays or identical values)."""
     return int(ulp_diff(a, b).max(initial=0))
+
+
+def compare_to_reference(y: Any, ref: Any, rtol: float = 2 ** -10, atol: float = 2 ** -24) -> tuple[bool, str]:
+    """Judge ``y`` against ``ref`` (same float dtype): True when every element is finite and within
+    ``atol + rtol * |ref|`` (the defaults: one fp16 ulp, plus the subnormal spacing), and a line
+    saying how far off it is: max abs error, max ULP distance, how many elements differ."""
+    a, r = _array(y, "y"), _array(ref, "ref")
+    a32, r32 = a.astype(np.float32), r.astype(np.float32)
+    ok = bool(np.isfinite(a32).all()) and bool(np.allclose(a32, r32, rtol=rtol, atol=atol))
+    with np.errstate(invalid="ignore"):  # inf - inf: the error is NaN, and ok is already False
+        err = float(np.abs(a32 - r32).max(initial=0.0))
+    text = (f"max abs error {err:.3e} ({max_ulp_distance(a, r)} {a.dtype} ulp, "
+            f"{int((a32 != r32).sum())} of {a.size} elements differ)")
+    return ok, text

@@ -43,3 +43,19 @@ def test_mismatched_or_unsupported_inputs_are_rejected():
         ulp_diff(np.zeros(1, np.int16), np.zeros(1, np.int16))
     with pytest.raises(TypeError, match="NumPy array or a CPU torch tensor"):
         ulp_diff([1.0], [1.0])
+
+
+def test_compare_to_reference_judges_and_describes():
+    from pypto_pro.testing import compare_to_reference
+    ref = np.array([1.0, 2.0, 0.5, 3.0], np.float16)
+    near = ref.copy()
+    near[1] = np.nextafter(near[1], np.float16(3))           # one fp16 ulp off
+    ok, text = compare_to_reference(near, ref)
+    assert ok and "1 float16 ulp, 1 of 4 elements differ" in text
+    far = ref.copy()
+    far[2] = np.float16(0.5 + 2 ** -7)                       # 8 ulps off
+    assert compare_to_reference(far, ref)[0] is False
+    bad = ref.copy()
+    bad[0] = np.inf
+    assert compare_to_reference(bad, bad)[0] is False         # not finite, although equal
+    assert compare_to_reference(torch.tensor(ref), torch.tensor(ref)) == (True, compare_to_reference(ref, ref)[1])
