@@ -90,4 +90,4 @@ class ArchModel:
         return self.memories[space]
 
     def pipes(self) -> tuple[PipeType, ...]:
-        return tuple(PipeType)
+        return tuple(p for p in PipeType if p is not PipeType.ALL)

@@ -485,7 +485,7 @@ def want_scalar(p: "FunctionParser", a: Args, name: str, dtype: DataType) -> Exp
     v = a[name]
     if isinstance(v, bool) or not (isinstance(v, (int, float)) or isinstance(v, Expr)):
         p.fail(a.node(name), f"'{name}' must be a scalar, got {p.describe(v)}")
-    if dtype.is_int and (isinstance(v, float) or (isinstance(v, Expr) and v.ty == "float")):
+    if dtype.is_int() and (isinstance(v, float) or (isinstance(v, Expr) and v.ty == "float")):
         p.fail(a.node(name), f"a float scalar cannot be applied to an {dtype.name} tile")
     return v if isinstance(v, Expr) else Const(v)
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto_pro.language.dtypes import (ALL_DTYPES, ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32,
-                                       FLOAT_DTYPES, DataType)
+from pypto_pro.language.dtypes import (ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32,
+                                       DT_UINT8, FLOAT_DTYPES, DataType)
+
+# dtypes the vector unit moves, fills and converts between
+ALL_DTYPES = (DT_FP16, DT_BF16, DT_FP32, DT_INT8, DT_UINT8, DT_INT16, DT_INT32)
 from pypto_pro.language.enums import MemorySpace, PipeType
 
 VEC = (MemorySpace.Vec,)

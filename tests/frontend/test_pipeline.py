@@ -23,7 +23,7 @@ def _data(m=pk.TM * 5):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((m, pk.K)).astype(np.float16)
     w = rng.standard_normal((pk.K, pk.N)).astype(np.float16)
-    return x, w, 2 * (x.astype(np.float32) @ w.astype(np.float32))
+    return x, w, 2 * (x.astype(np.float64) @ w.astype(np.float64)).astype(np.float32)
 
 
 @pytest.mark.parametrize("arch", ["a5"])

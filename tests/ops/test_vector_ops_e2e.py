@@ -32,7 +32,7 @@ import pytest
 
 import pypto_pro.language as pl
 from pypto_pro.errors import CompileError, PyptoError
-from pypto_pro.language.dtypes import ALL_DTYPES
+from pypto_pro.ops.registry import ALL_DTYPES
 from pypto_pro.ops.registry import CAST_MODES, OPS
 
 F64 = np.dtype(np.float64)
@@ -227,7 +227,7 @@ def rand(dt, shape=REGION, seed: int = 0, specials=(), scale: float = 4.0, posit
     range with both extremes for ints."""
     rng = np.random.default_rng(seed)
     npdt = dt.np_dtype
-    if dt.is_float:
+    if dt.is_float():
         x = rng.standard_normal(shape) * scale
         if positive:
             x = np.abs(x) + 0.05
@@ -392,7 +392,7 @@ def k_fill(dt, scalar=None, scalar_type: type | None = None):
 
 
 def binary_inputs(dt, name: str):
-    if dt.is_float:
+    if dt.is_float():
         a = rand(dt, seed=1, specials=FLOAT_SPECIALS_A)
         b = rand(dt, seed=2, specials=FLOAT_SPECIALS_B)
         if name == "div":
@@ -430,9 +430,9 @@ INT_SCALARS = (-7, 40000)            # 40000 wraps to -25536 in an int16 tile
 
 @pytest.mark.parametrize("name,dt", cases("scalar"))
 def test_scalar_compile_time(name, dt):
-    a = rand(dt, seed=3, specials=FLOAT_SPECIALS_A if dt.is_float else ())
+    a = rand(dt, seed=3, specials=FLOAT_SPECIALS_A if dt.is_float() else ())
     npdt = dt.np_dtype
-    for s in (FLOAT_SCALARS if dt.is_float else INT_SCALARS):
+    for s in (FLOAT_SCALARS if dt.is_float() else INT_SCALARS):
         c = sentinel(dt)
         k_unary(name, dt, scalar=s)(a, c)
         assert_exact(c[:13, :27], ref_arith(name, a, ref_scalar(s, npdt), npdt),
@@ -444,14 +444,14 @@ def test_scalar_compile_time(name, dt):
 @pytest.mark.parametrize("name,dt", cases("scalar"))
 def test_scalar_runtime_param(name, dt, scalar_type):
     """The scalar is a run-time ``int``/``float`` kernel parameter: one compile, several values."""
-    if scalar_type is float and not dt.is_float:
+    if scalar_type is float and not dt.is_float():
         with pytest.raises(CompileError, match="float scalar cannot be applied"):
             k_scalar_param(name, dt, float)(rand(dt), sentinel(dt), 1.5)
         return
     kernel = k_scalar_param(name, dt, scalar_type)
     a = rand(dt, seed=4)
     npdt = dt.np_dtype
-    values = (0.3, -2.75, 1e5) if scalar_type is float else ((-7, 40000) if not dt.is_float else (-3, 5, 100001))
+    values = (0.3, -2.75, 1e5) if scalar_type is float else ((-7, 40000) if not dt.is_float() else (-3, 5, 100001))
     for s in values:
         c = sentinel(dt)
         kernel(a, c, s)
@@ -466,7 +466,7 @@ EXACT_UNARY = {"sqrt", "abs", "neg", "relu"}
 
 
 def unary_input(name: str, dt):
-    if not dt.is_float:
+    if not dt.is_float():
         return rand(dt, seed=5)
     if name == "exp":
         return rand(dt, seed=5, scale=3.0, specials=(0.0, -0.0, np.inf, -np.inf, 20.0, -120.0))
@@ -496,7 +496,7 @@ def test_unary(name, dt):
     k_unary(name, dt)(a, c)
     out = c[:13, :27]
     ref64 = ref_unary(name, a)
-    if not dt.is_float:
+    if not dt.is_float():
         assert_exact(out, wrap(ref64, dt.np_dtype))          # abs/neg(INT_MIN) wrap to INT_MIN
     elif name in EXACT_UNARY:
         assert_exact(out, ref_round(ref64, dt.np_dtype))     # also relu(-0) = +0, neg(+0) = -0
@@ -523,7 +523,7 @@ def test_reduce(name, dt, dim):
     if name in ("max", "min"):
         ref = (np.max if name == "max" else np.min)(a, axis=axis, keepdims=True)
         assert_exact(out, ref)
-    elif not dt.is_float:
+    elif not dt.is_float():
         assert_exact(out, wrap(a.astype(np.int64).sum(axis=axis, keepdims=True), dt.np_dtype))
     else:
         # The accumulator is the tile dtype: each of the ceil(log2 n) levels of the reduction rounds
@@ -552,9 +552,9 @@ def test_reduce_with_tmp_tile(name):
 @pytest.mark.parametrize("dim", [1, 0])
 @pytest.mark.parametrize("name,dt", cases("expand"))
 def test_expand(name, dt, dim):
-    a = rand(dt, seed=8, specials=FLOAT_SPECIALS_A if dt.is_float else ())
+    a = rand(dt, seed=8, specials=FLOAT_SPECIALS_A if dt.is_float() else ())
     vshape = (REGION[0], 1) if dim == 1 else (1, REGION[1])
-    v = rand(dt, vshape, seed=9, specials=(2.0, -0.0, np.inf) if dt.is_float else ())
+    v = rand(dt, vshape, seed=9, specials=(2.0, -0.0, np.inf) if dt.is_float() else ())
     c = sentinel(dt)
     k_expand(name, dt, dim)(a, v, c)
     assert_exact(c[:13, :27], ref_arith(name, a, v, dt.np_dtype),
@@ -579,7 +579,7 @@ CAST_INT_VALUES = (0, 1, -1, 2049, -2049, 2051, 127, 128, -128, -129, 255, 256, 
 def cast_input(dt) -> np.ndarray:
     npdt = dt.np_dtype
     rng = np.random.default_rng(10)
-    if dt.is_float:
+    if dt.is_float():
         x = rng.standard_normal(REGION) * 10.0 ** rng.uniform(-1, 5, REGION)
         x[6:9] = np.round(x[6:9]) + 0.5                        # many exact halves
         x.flat[:len(CAST_FLOAT_VALUES)] = CAST_FLOAT_VALUES
@@ -630,7 +630,7 @@ def test_cast_reference_sanity():
 
 
 def fill_scalars(dt):
-    if dt.is_float:
+    if dt.is_float():
         return (0.3, -7, 1e6, 1e-30)                 # 1e6 overflows fp16 -> inf, 1e-30 underflows to 0
     return (-1, 300, 70000)                          # wrapped to the width: uint8 255, int8 44, int16 4464
 
@@ -643,8 +643,8 @@ def test_fill(dt):
         k_fill(dt, scalar=s)(c)
         assert_exact(c[:16, :32], np.full(TILE, ref_scalar(s, npdt), npdt))   # the whole declared tile
         check_border(c, *TILE)
-    kernel = k_fill(dt, scalar_type=float if dt.is_float else int)
-    for s in fill_scalars(dt) + ((float("-inf"), float("nan")) if dt.is_float else ()):
+    kernel = k_fill(dt, scalar_type=float if dt.is_float() else int)
+    for s in fill_scalars(dt) + ((float("-inf"), float("nan")) if dt.is_float() else ()):
         c = sentinel(dt, (20, 40))
         kernel(c, s)
         assert_exact(c[:16, :32], np.full(TILE, ref_scalar(s, npdt), npdt))
@@ -660,7 +660,7 @@ def test_nonfinite_compile_time_scalar(dt, s):
 
 @pytest.mark.parametrize("dt", dtypes_of("move"), ids=dt_id)
 def test_move(dt):
-    a = rand(dt, seed=11, specials=(0.0, -0.0, np.inf, -np.inf, np.nan) if dt.is_float else ())
+    a = rand(dt, seed=11, specials=(0.0, -0.0, np.inf, -np.inf, np.nan) if dt.is_float() else ())
     c = sentinel(dt)
     k_unary("move", dt)(a, c)
     assert np.array_equal(c[:13, :27].view(f"u{dt.itemsize}"), a.view(f"u{dt.itemsize}"))  # bit exact

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from pypto_pro.language.enums import PipeType
 
-PIPES: tuple[PipeType, ...] = tuple(PipeType)
+PIPES: tuple[PipeType, ...] = tuple(p for p in PipeType if p is not PipeType.ALL)
 PIPE_INDEX: dict[PipeType, int] = {p: i for i, p in enumerate(PIPES)}
 NPIPES = len(PIPES)
 

@@ -107,7 +107,7 @@ def _static_cost_info(stmt: TileOp) -> tuple:
         return ("xfer", f"{stmt.srcs[0].buffer.space.name}->{stmt.dst.buffer.space.name}")
     if stmt.op in ("matmul", "matmul_acc"):
         lhs = stmt.srcs[0].tile_type.dtype
-        return ("cube", lhs.itemsize, lhs.is_float)
+        return ("cube", lhs.itemsize, lhs.is_float())
     spec = OPS[stmt.op]
     items = [t.tile_type.dtype.itemsize for t in (stmt.dst, *stmt.srcs) if isinstance(t, TileRef)]
     return ("vector", spec.kind, max(items), stmt.attrs.get("dim"))

@@ -377,12 +377,12 @@ def _window_access(t: _Tile, slot: int, r0: int, rows: int, cols_end: int) -> tu
 
 def _matmul(op: TileOp, states: dict[int, SlotState]) -> Callable:
     """Left [M, K] x Right [K, N] -> Acc [M, N] on the valid regions; fp inputs multiply exactly and
-    accumulate in fp32 (NumPy's BLAS order), int8 accumulates exactly in int32."""
+    sum in float64 and round once to the accumulator dtype (independent of BLAS blocking), int8 accumulates exactly in int32."""
     d, lhs, rhs = (_Tile(states[t.buffer.uid]) for t in (op.dst, *op.srcs[:2]))  # type: ignore[union-attr]
     extra = _Tile(states[op.srcs[2].buffer.uid]) if len(op.srcs) > 2 else None  # type: ignore[union-attr]
     accumulate = op.op == "matmul_acc"
     acc_np = op.dst.tile_type.dtype.np_dtype  # type: ignore[union-attr]
-    comp = np.int64 if acc_np == np.int32 else np.float32
+    comp = np.int64 if acc_np == np.int32 else np.float64  # exact products, order-independent sums
 
     def dispatch(sd: int, sl: int, sr: int, *rest: int) -> Prepared:
         m, k = lhs.st.valid[sl]
