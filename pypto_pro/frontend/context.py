@@ -1,0 +1,42 @@
+"""State shared by one kernel's compilation, and the exception that unwinds an inline helper."""
+from __future__ import annotations
+
+from typing import Any
+
+from pypto_pro.arch.model import ArchModel
+from pypto_pro.frontend.builder import Builder
+from pypto_pro.ir.expr import Var
+from pypto_pro.ir.nodes import Buffer
+from pypto_pro.language.enums import SectionKind
+
+
+class _Return(Exception):
+    """Unwinds an inline helper's body at its ``return``."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+class KernelContext:
+    """State shared by one kernel's compilation: arch, IR builder, buffers, sections, ids."""
+
+    def __init__(self, arch: ArchModel, kernel_name: str):
+        self.arch = arch
+        self.kernel_name = kernel_name
+        self.builder = Builder()
+        self.buffers: list[Buffer] = []
+        self.mutex_owner: dict[int, Buffer] = {}
+        self.section: SectionKind | None = None
+        self.sections_seen: set[SectionKind] = set()
+        self.inline_depth = 0
+        self.names_used: dict[str, int] = {}
+        self.param_vars: dict[str, Var] = {}
+        self.cross_owner: dict[int, Buffer] = {}
+        self.dtype_bindings: dict[str, Any] = {}  # DTypeVar name -> DataType bound at launch
+        self.unbound_constexprs: set[str] = set()  # pl.Constexpr parameters compiled without a value
+
+    def fresh_name(self, base: str) -> str:
+        n = self.names_used.get(base, 0)
+        self.names_used[base] = n + 1
+        return base if n == 0 else f"{base}_{n}"
+
