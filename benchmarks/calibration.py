@@ -12,16 +12,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import print_table, write_json  # noqa: E402
 from pypto_pro.arch import get_arch  # noqa: E402
 from pypto_pro.backends.sim.cost_model import CostModel  # noqa: E402
+from pypto_pro.ops import INSTRUCTIONS  # noqa: E402
 
 
 def samples(cm: CostModel) -> list[tuple[str, float, float]]:
     return [
-        ("TADD fp32 64x64", cm.vector("add", "binary", 64, 64, 4, True), 132),
+        ("TADD fp32 64x64", cm.vector(INSTRUCTIONS["add"].cost, 64, 64, 4, True), 132),
         ("TLOAD fp32 128x128 (GM->UB)", cm.path("GM->Vec", 128 * 128 * 4), 776),
         ("TMATMUL fp16 m40 k50 n60", cm.cube(40, 60, 50, 2, True), 54),
         ("TMATMUL fp32 m120 k110 n50", cm.cube(120, 50, 110, 4, True), 902),
-        ("TROWSUM fp32 64x64", cm.vector("sum", "reduce", 64, 64, 4, True, 1), 492),
-        ("TCOLSUM fp32 64x64", cm.vector("sum", "reduce", 64, 64, 4, True, 0), 1188),
+        ("TROWSUM fp32 64x64", cm.vector(INSTRUCTIONS["row_sum"].cost, 64, 64, 4, True), 492),
+        ("TCOLSUM fp32 64x64", cm.vector(INSTRUCTIONS["col_sum"].cost, 64, 64, 4, True), 1188),
     ]
 
 

@@ -32,13 +32,18 @@ def add_tiled(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], T],
     b_g = pl.make_tile_group(type=tt, addrs=0x10000, depth=DEPTH, mutex_ids=[2, 3][:DEPTH])  # noqa: F821
     c_g = pl.make_tile_group(type=tt, addrs=0x20000, depth=DEPTH, mutex_ids=[4, 5][:DEPTH])  # noqa: F821
     with pl.section_vector():
-        m_tiles = (x.shape[0] + TILE_M - 1) // TILE_M  # noqa: F821
-        n_tiles = (x.shape[1] + 127) // 128
+        m, n = x.shape[0], x.shape[1]
+        m_tiles = (m + TILE_M - 1) // TILE_M  # noqa: F821
+        n_tiles = (n + 127) // 128
         for i in pl.range(pl.get_block_idx(), m_tiles, pl.get_block_num()):
             for j in pl.range(0, n_tiles, 1):
                 a = a_g.next()
                 b = b_g.next()
                 c = c_g.next()
+                shape = [min(TILE_M, m - i * TILE_M), min(128, n - j * 128)]  # noqa: F821  (tail tiles)
+                pl.set_validshape(a, shape)
+                pl.set_validshape(b, shape)
+                pl.set_validshape(c, shape)
                 pl.load_tile(a, x, [i, j])
                 pl.load_tile(b, y, [i, j])
                 pl.add(c, a, b)

@@ -47,55 +47,69 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
     def qk(k, b, h, j, q0, q_l0, k_l1, kt_l0, sacc_g, s_g, ws_s, wbase, q_rows, kv_valid):
         with pl.section_cube():
             kl = k_l1.next()
+            pl.set_validshape(kl, [kv_valid, D])
             pl.load_tile(kl, k, [b, h, j, 0])
             kt = kt_l0.next()
+            pl.set_validshape(kt, [D, kv_valid])
             pl.move(kt, kl, transpose=True)               # K_j^T: [D, TK]
             sacc = sacc_g.next()
+            pl.set_validshape(sacc, [q_rows, kv_valid])
             pl.matmul(sacc, q0, kt)
             s_g.next()
             if direct:
-                for sub in range(2):
+                for sub in range(2):                      # each Vector core's 32 rows (ours: a view of them)
                     half = pl.make_view(sacc, half_s_acc, offset=sub * HALF * TK * 4)
                     r = min(HALF, q_rows - sub * HALF)
                     if r > 0:
-                        pl.set_validshape(half, r, kv_valid)
-                        pl.move(s_g.current(), half, subblock=sub)
+                        pl.set_validshape(half, [r, kv_valid])
+                        mode = pl.AccToVecMode.SingleModeVec0 if sub == 0 else pl.AccToVecMode.SingleModeVec1
+                        pl.move(s_g.current(), half, acc_to_vec_mode=mode)
             else:
                 pl.store(ws_s, sacc, [wbase + s_g.pos * TQ, 0])
 
     @pl.pipeline.stage(produces=["p_g"], consumes=["s_g"])
-    def softmax(j, qi, s_g, p_g, ws_s, ws_p, wbase, m, l, rmax, rsum, alpha_g, p16_g, mask, rows, kv_valid):
+    def softmax(j, qi, s_g, p_g, ws_s, ws_p, wbase, stats, alpha_g, alpha_r, p16_g, mask, rows, kv_valid):
         with pl.section_vector():
             sub = pl.get_subblock_idx()
             st = s_g.next()
             p_g.next()
             if rows > 0:                                   # this core's rows of a partial last query tile
-                pl.set_validshape(st, rows, kv_valid)
+                pl.set_validshape(st, [rows, kv_valid])
                 if not direct:
                     pl.load(st, ws_s, [wbase + s_g.pos * TQ + sub * HALF, 0])
-                pl.muls(st, st, scale)
+                pl.mul(st, st, scale)
                 if causal:
                     if j == qi:
+                        pl.set_validshape(mask, [rows, kv_valid])
                         pl.add(st, st, mask)               # -inf above the diagonal
-                pl.max(rmax, st, dim=1)
-                pl.maximum(rmax, rmax, m)                  # m_new = max(m, rowmax(S))
-                a = alpha_g[j % alpha_depth]
-                pl.sub(a, rmax, m)
-                pl.muls(a, a, -1.0)
-                pl.exp(a, a)                               # alpha = exp(m - m_new)
-                pl.move(m, rmax)
-                pl.expand_sub(st, st, m, dim=1)
+                # per-row statistics: [HALF, 1] DN tiles for the reductions and broadcasts, and [1, HALF] row-major
+                # tiles over the same bytes (the ``_r`` names) for the elementwise math, which PTO-ISA runs on
+                # row-major tiles only
+                m, m_r, l_r, rmax, rmax_r, rsum_r, rsum = stats
+                pl.maximum(rmax, st, st, dim=0)            # row max (tmp: unused by TROWMAX)
+                pl.maximum(rmax_r, rmax_r, m_r)            # m_new = max(m, rowmax(S))
+                a_r = alpha_r[j % alpha_depth]
+                pl.sub(a_r, rmax_r, m_r)
+                pl.mul(a_r, a_r, -1.0)
+                pl.exp(a_r, a_r)                           # alpha = exp(m - m_new)
+                pl.move(m_r, rmax_r)
+                pl.expand_sub(st, st, m, dim=0)
                 pl.exp(st, st)                             # P = exp(S - m_new)
-                pl.sum(rsum, st, dim=1)
-                pl.mul(l, a, l)
-                pl.add(l, l, rsum)                         # l = l * alpha + rowsum(P)
+                pl.sum(rsum, st, st, dim=0)
+                pl.mul(l_r, a_r, l_r)
+                pl.add(l_r, l_r, rsum_r)                   # l = l * alpha + rowsum(P)
                 p16 = p16_g.next()
-                pl.cast(p16, st)
+                pl.set_validshape(p16, [rows, kv_valid])
+                pl.cast(p16, st, mode=pl.RoundMode.CAST_RINT)
                 if direct:
                     if sub == 0:
-                        pl.move(pl.make_view(p_g.current(), half_p, offset=0), p16)
+                        pv_half = pl.make_view(p_g.current(), half_p, offset=0)
+                        pl.set_validshape(pv_half, [rows, kv_valid])
+                        pl.move(pv_half, p16)
                     else:
-                        pl.move(pl.make_view(p_g.current(), half_p, offset=HALF * TK * 2), p16)
+                        pv_half = pl.make_view(p_g.current(), half_p, offset=HALF * TK * 2)
+                        pl.set_validshape(pv_half, [rows, kv_valid])
+                        pl.move(pv_half, p16)
                 else:
                     pl.store(ws_p, p16, [wbase + p_g.pos * TQ + sub * HALF, 0])
 
@@ -103,28 +117,34 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
     def pv(v, b, h, j, p_g, ws_p, wbase, p_l1, p_l0, v_l1, v_l0, oacc_g, o_g, ws_o, q_rows, kv_valid):
         with pl.section_cube():
             vl = v_l1.next()
+            pl.set_validshape(vl, [kv_valid, D])
             pl.load_tile(vl, v, [b, h, j, 0])
             p_g.next()
+            pl0 = p_l0.next()
+            pl.set_validshape(pl0, [q_rows, kv_valid])
             if direct:
-                pl.set_validshape(p_g.current(), q_rows, kv_valid)
-                pl.move(p_l0.next(), p_g.current())
+                pl.set_validshape(p_g.current(), [q_rows, kv_valid])
+                pl.move(pl0, p_g.current())
             else:
                 pl1 = p_l1.next()
-                pl.set_validshape(pl1, q_rows, kv_valid)
+                pl.set_validshape(pl1, [q_rows, kv_valid])
                 pl.load(pl1, ws_p, [wbase + p_g.pos * TQ, 0])
-                pl.move(p_l0.next(), pl1)
+                pl.move(pl0, pl1)
             vt = v_l0.next()
+            pl.set_validshape(vt, [kv_valid, D])
             pl.move(vt, vl)
             oacc = oacc_g.next()
-            pl.matmul(oacc, p_l0.current(), vt)
+            pl.set_validshape(oacc, [q_rows, D])
+            pl.matmul(oacc, pl0, vt)
             o_g.next()
             if direct:
                 for sub in range(2):
                     half = pl.make_view(oacc, half_o_acc, offset=sub * HALF * D * 4)
                     r = min(HALF, q_rows - sub * HALF)
                     if r > 0:
-                        pl.set_validshape(half, r, D)
-                        pl.move(o_g.current(), half, subblock=sub)
+                        pl.set_validshape(half, [r, D])
+                        mode = pl.AccToVecMode.SingleModeVec0 if sub == 0 else pl.AccToVecMode.SingleModeVec1
+                        pl.move(o_g.current(), half, acc_to_vec_mode=mode)
             else:
                 pl.store(ws_o, oacc, [wbase + o_g.pos * TQ, 0])
 
@@ -134,10 +154,10 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
             sub = pl.get_subblock_idx()
             ot = o_g.next()
             if rows > 0:
+                pl.set_validshape(ot, [rows, D])
                 if not direct:
-                    pl.set_validshape(ot, rows, D)
                     pl.load(ot, ws_o, [wbase + o_g.pos * TQ + sub * HALF, 0])
-                pl.expand_mul(acc, acc, alpha_g[j % alpha_depth], dim=1)
+                pl.expand_mul(acc, acc, alpha_g[j % alpha_depth], dim=0)
                 pl.add(acc, acc, ot)
 
     def flash_attention(q: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC, pl.DYNAMIC, D], pl.DT_FP16],
@@ -167,15 +187,19 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
         o_g = pl.make_tile_group(type=pl.TileType([HALF, D], f32, VEC), addrs=0x08000, depth=ring,
                                  mutex_ids=mid["o"], fwd_ids=o_fwd, bwd_ids=o_bwd)
         # ---- Vector buffers (UB of each Vector core)
-        acc = pl.make_tile(pl.TileType([HALF, D], f32, VEC), 0x18000)
+        acc = pl.make_tile(pl.TileType([HALF, D], f32, VEC), addr=0x18000)
         out16 = pl.make_tile_group(type=pl.TileType([HALF, D], f16, VEC), addrs=0x20000, mutex_ids=mid["out16"])
         p16_g = pl.make_tile_group(type=pl.TileType([HALF, TK], f16, VEC), addrs=0x24000, mutex_ids=mid["p16"])
         mask_t = pl.make_tile_group(type=pl.TileType([HALF, TK], f32, VEC), addrs=0x26000, mutex_ids=mid["mask"])
-        m = pl.make_tile(pl.TileType([HALF, 8], f32, VEC), 0x28000)
-        l = pl.make_tile(pl.TileType([HALF, 8], f32, VEC), 0x28400)
-        rmax = pl.make_tile(pl.TileType([HALF, 8], f32, VEC), 0x28800)
-        rsum = pl.make_tile(pl.TileType([HALF, 8], f32, VEC), 0x28C00)
-        alpha_g = pl.make_tile_group(type=pl.TileType([HALF, 8], f32, VEC), addrs=0x29000, depth=alpha_depth)
+        col_t = pl.TileType([HALF, 1], f32, VEC, layout=pl.DN)   # one value per query row
+        row_t = pl.TileType([1, HALF], f32, VEC)                 # the same values, row-major
+        m, m_r = pl.make_tile(col_t, addr=0x28000), pl.make_tile(row_t, addr=0x28000)
+        l, l_r = pl.make_tile(col_t, addr=0x28400), pl.make_tile(row_t, addr=0x28400)
+        rmax, rmax_r = pl.make_tile(col_t, addr=0x28800), pl.make_tile(row_t, addr=0x28800)
+        rsum, rsum_r = pl.make_tile(col_t, addr=0x28C00), pl.make_tile(row_t, addr=0x28C00)
+        alpha_g = pl.make_tile_group(type=col_t, addrs=0x29000, depth=alpha_depth)
+        alpha_r = pl.make_tile_group(type=row_t, addrs=0x29000, depth=alpha_depth)
+        stats = (m, m_r, l_r, rmax, rmax_r, rsum_r, rsum)
 
         heads = q.shape[1]
         s_q = q.shape[2]
@@ -193,26 +217,37 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
             rows = min(HALF, q_rows - pl.get_subblock_idx() * HALF)
             n_kv = min(kv_tiles, qi + 1) if causal else kv_tiles
             with pl.section_cube():
+                pl.set_validshape(q_l1[0], [q_rows, D])
                 pl.load_tile(q_l1[0], q, [b, h, qi, 0])
+                pl.set_validshape(q_l0[0], [q_rows, D])
                 pl.move(q_l0[0], q_l1[0])
             with pl.section_vector():
-                pl.expands(m, -1e30)
-                pl.set_validshape(m, HALF, 1)
-                pl.expands(l, 0.0)
-                pl.set_validshape(l, HALF, 1)
-                if rows > 0:
-                    pl.set_validshape(acc, rows, D)  # before the fill: it zeroes the valid region
-                pl.expands(acc, 0.0)
+                if rows > 0:                          # this core's query rows of the item
+                    pl.set_validshape(m, [rows, 1])
+                    pl.set_validshape(m_r, [1, rows])
+                    pl.set_validshape(l, [rows, 1])
+                    pl.set_validshape(l_r, [1, rows])
+                    pl.set_validshape(rmax, [rows, 1])
+                    pl.set_validshape(rmax_r, [1, rows])
+                    pl.set_validshape(rsum, [rows, 1])
+                    pl.set_validshape(rsum_r, [1, rows])
+                    pl.set_validshape(alpha_g, [rows, 1])
+                    pl.set_validshape(alpha_r, [1, rows])
+                    pl.set_validshape(acc, [rows, D])
+                    pl.expands(m, -1e30)
+                    pl.expands(l, 0.0)
+                    pl.expands(acc, 0.0)
             for j in pl.range(0, n_kv, 1):
                 kv_valid = min(TK, s_kv - j * TK)
                 qk(k, b, h, j, q_l0[0], q_l0, k_l1, kt_l0, sacc_g, s_g, ws_s, wbase, q_rows, kv_valid)
-                softmax(j, qi, s_g, p_g, ws_s, ws_p, wbase, m, l, rmax, rsum, alpha_g, p16_g, mask_t[0], rows, kv_valid)
+                softmax(j, qi, s_g, p_g, ws_s, ws_p, wbase, stats, alpha_g, alpha_r, p16_g, mask_t[0], rows, kv_valid)
                 pv(v, b, h, j, p_g, ws_p, wbase, p_l1, p_l0, v_l1, v_l0, oacc_g, o_g, ws_o, q_rows, kv_valid)
                 update(j, o_g, ws_o, wbase, acc, alpha_g, rows)
             with pl.section_vector():
                 if rows > 0:
-                    pl.expand_div(acc, acc, l, dim=1)
-                    pl.cast(out16[0], acc)
+                    pl.expand_div(acc, acc, l, dim=0)
+                    pl.set_validshape(out16[0], [rows, D])
+                    pl.cast(out16[0], acc, mode=pl.RoundMode.CAST_RINT)
                     pl.store(o, out16[0], [b, h, qi * TQ + pl.get_subblock_idx() * HALF, 0])
 
     return pl.jit(flash_attention, arch=arch, pipeline=pl.pipeline.PipelineConfig(preload=preload), check=check)

@@ -3,8 +3,9 @@ fp16 output; M, N, K need not be multiples of the tiles.
 
 Per block: output tiles of 128 x 128 (L0C, double buffered); K in chunks of 256 loaded into L1
 (double buffered), each split into four 64-deep steps moved into L0A / L0B (double buffered) and
-accumulated with matmul_acc. The framework inserts every flag; edges are handled by valid shapes
-(a K step past the edge is an empty window and adds nothing).
+accumulated with matmul_acc. The framework inserts every flag. Edges are handled by valid shapes,
+as the real PyPTO Pro matmul kernels do: each tile's ``pl.set_validshape`` says how many rows, columns
+and K it really holds, and the K loop runs only over the steps that exist.
 """
 
 import numpy as np
@@ -29,24 +30,34 @@ def make_matmul(arch: str = "a5", out_dtype=pl.DT_FP32):
         acc_g = pl.make_tile_group(type=pl.TileType([TM, TN], pl.DT_FP32, pl.MemorySpace.Acc), addrs=0,
                                    mutex_ids=[8, 9])
         with pl.section_cube():
-            m_tiles = (a.shape[0] + TM - 1) // TM
-            n_tiles = (b.shape[1] + TN - 1) // TN
-            k_chunks = (a.shape[1] + TK - 1) // TK
+            m, k, n = a.shape[0], a.shape[1], b.shape[1]
+            m_tiles = (m + TM - 1) // TM
+            n_tiles = (n + TN - 1) // TN
+            k_chunks = (k + TK - 1) // TK
             for t in pl.range(pl.get_block_idx(), m_tiles * n_tiles, pl.get_block_num()):
                 i = t // n_tiles
                 j = t % n_tiles
+                rows = min(TM, m - i * TM)                  # this output tile's real rows and columns
+                cols = min(TN, n - j * TN)
                 acc = acc_g.next()
+                pl.set_validshape(acc, [rows, cols])
                 for kk in pl.range(0, k_chunks, 1):
+                    kv = min(TK, k - kk * TK)                # K this chunk really holds
                     la = a_l1.next()
                     lb = b_l1.next()
+                    pl.set_validshape(la, [rows, kv])
+                    pl.set_validshape(lb, [kv, cols])
                     pl.load_tile(la, a, [i, kk])
                     pl.load_tile(lb, b, [kk, j])
-                    for s in range(TK // KSTEP):           # unrolled at compile time
+                    for s in pl.range(0, (kv + KSTEP - 1) // KSTEP, 1):
+                        ks = min(KSTEP, kv - s * KSTEP)
                         xa = a_l0.next()
                         xb = b_l0.next()
+                        pl.set_validshape(xa, [rows, ks])
+                        pl.set_validshape(xb, [ks, cols])
                         pl.move(xa, la, offset=[0, s * KSTEP])
                         pl.move(xb, lb, offset=[s * KSTEP, 0])
-                        if s == 0 and kk == 0:           # the first product of the tile starts the sum
+                        if kk == 0 and s == 0:               # the first product of the tile starts the sum
                             pl.matmul(acc, xa, xb)
                         else:
                             pl.matmul_acc(acc, acc, xa, xb)

@@ -22,19 +22,28 @@ def make_matmul_softmax(arch: str = "a5"):
     half_acc_t = pl.TileType([HALF, N], pl.DT_FP32, pl.MemorySpace.Acc)
     f32_t = pl.TileType([HALF, N], pl.DT_FP32, pl.MemorySpace.Vec)
     f16_t = pl.TileType([HALF, N], pl.DT_FP16, pl.MemorySpace.Vec)
-    col_t = pl.TileType([HALF, 8], pl.DT_FP32, pl.MemorySpace.Vec)
+    col_t = pl.TileType([HALF, 1], pl.DT_FP32, pl.MemorySpace.Vec, layout=pl.DN)  # one value per row
     READY, FREE = 2, 0  # cross-core event ids: READY + slot (Cube -> Vector), FREE + slot (Vector -> Cube)
 
     @pl.inline
     def cube_matmul(x, w, i, a_l1, b_l1, a_l0, b_l0, acc):
-        for kk in pl.range(0, (x.shape[1] + TK - 1) // TK, 1):
+        k = x.shape[1]
+        rows = min(TM, x.shape[0] - i * TM)
+        pl.set_validshape(acc, [rows, N])
+        for kk in pl.range(0, (k + TK - 1) // TK, 1):
+            kv = min(TK, k - kk * TK)
             la = a_l1.next()
             lb = b_l1.next()
+            pl.set_validshape(la, [rows, kv])
+            pl.set_validshape(lb, [kv, N])
             pl.load_tile(la, x, [i, kk])
             pl.load_tile(lb, w, [kk, 0])
-            for s in range(TK // KSTEP):
+            for s in pl.range(0, (kv + KSTEP - 1) // KSTEP, 1):
+                ks = min(KSTEP, kv - s * KSTEP)
                 xa = a_l0.next()
                 xb = b_l0.next()
+                pl.set_validshape(xa, [rows, ks])
+                pl.set_validshape(xb, [ks, N])
                 pl.move(xa, la, offset=[0, s * KSTEP])
                 pl.move(xb, lb, offset=[s * KSTEP, 0])
                 if s == 0 and kk == 0:           # the first product of the tile starts the sum
@@ -44,12 +53,12 @@ def make_matmul_softmax(arch: str = "a5"):
 
     @pl.inline
     def softmax_rows(t, mx, sm, o16):
-        pl.max(mx, t, dim=1)
-        pl.expand_sub(t, t, mx, dim=1)
+        pl.maximum(mx, t, t, dim=0)   # per row (tmp: unused by TROWMAX)
+        pl.expand_sub(t, t, mx, dim=0)
         pl.exp(t, t)
-        pl.sum(sm, t, dim=1)
-        pl.expand_div(t, t, sm, dim=1)
-        pl.cast(o16, t)
+        pl.sum(sm, t, t, dim=0)
+        pl.expand_div(t, t, sm, dim=0)
+        pl.cast(o16, t, mode=pl.RoundMode.CAST_RINT)
 
     def kernel(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
                w: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP16],
@@ -66,8 +75,8 @@ def make_matmul_softmax(arch: str = "a5"):
         acc_g = pl.make_tile_group(type=acc_t, addrs=0, mutex_ids=[8, 9])
         in_g = pl.make_tile_group(type=f32_t, addrs=0x00000, mutex_ids=[10, 11])   # 2 x 32 KiB
         o_g = pl.make_tile_group(type=f16_t, addrs=0x10000, mutex_ids=[12, 13])    # 2 x 16 KiB
-        mx = pl.make_tile(col_t, 0x18000)
-        sm = pl.make_tile(col_t, 0x19000)
+        mx = pl.make_tile(col_t, addr=0x18000)
+        sm = pl.make_tile(col_t, addr=0x19000)
         m_tiles = (x.shape[0] + TM - 1) // TM
         with pl.section_cube():
             it = 0
@@ -77,15 +86,17 @@ def make_matmul_softmax(arch: str = "a5"):
                 cube_matmul(x, w, i, a_l1, b_l1, a_l0, b_l0, acc)
                 pl.system.wait_cross_core(pipe=pl.PipeType.FIX, event_id=FREE + slot)
                 if direct:
-                    for sub in range(2):
+                    for sub in range(2):  # each Vector core takes 64 rows of the tile (ours: a view of them)
                         half = pl.make_view(acc, half_acc_t, offset=sub * HALF * N * 4)
                         rows = min(HALF, x.shape[0] - i * TM - sub * HALF)  # the last tile may be partial
                         if rows > 0:
-                            pl.set_validshape(half, rows, N)
-                            pl.move(in_g[slot], half, subblock=sub)
+                            pl.set_validshape(half, [rows, N])
+                            pl.set_validshape(in_g[slot], [rows, N])
+                            mode = pl.AccToVecMode.SingleModeVec0 if sub == 0 else pl.AccToVecMode.SingleModeVec1
+                            pl.move(in_g[slot], half, acc_to_vec_mode=mode)
                 else:
                     row0 = (pl.get_block_idx() * 2 + slot) * TM
-                    pl.store(ws, acc, [row0, 0])
+                    pl.store(ws, acc, [row0, 0])  # the acc's valid rows
                 pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=READY + slot)
                 it = it + 1
             for s in range(2):  # the Vector cores' last two "free" signals
@@ -105,12 +116,15 @@ def make_matmul_softmax(arch: str = "a5"):
                 else:
                     pl.system.wait_cross_core(pipe=pl.PipeType.MTE2, event_id=READY + slot)
                     if rows > 0:
-                        pl.set_validshape(t, rows, N)
+                        pl.set_validshape(t, [rows, N])
                         pl.load(t, ws, [(pl.get_block_idx() * 2 + slot) * TM + sub * HALF, 0])
                     pl.system.set_cross_core(pipe=pl.PipeType.MTE2, event_id=FREE + slot)
                 if rows > 0:
-                    pl.set_validshape(t, rows, N)
+                    pl.set_validshape(t, [rows, N])
                     o16 = o_g.next()
+                    pl.set_validshape(o16, [rows, N])
+                    pl.set_validshape(mx, [rows, 1])
+                    pl.set_validshape(sm, [rows, 1])
                     softmax_rows(t, mx, sm, o16)
                     pl.store(out, o16, [row, 0])
                 if direct:

@@ -13,8 +13,9 @@ tiles are double-buffered tile groups with ``mutex_ids`` (synchronisation insert
 
 Limits: a whole row must fit one tile, so N <= ``cols`` (default 1024 columns). Rows per tile
 come from the arch's UB: 2 fp16 input slots + 2 fp16 output slots + one fp32 work tile (12 bytes
-per element) plus one [rows, 8] fp32 row vector, after the gamma rows (fp16 + fp32, 6 bytes per
-column): with cols = 1024, 20 rows on a5 (256 KiB UB) and 15 on a2a3 (192 KiB). Any M >= 1 works.
+per element) plus one [rows, 1] fp32 row vector (``layout=pl.DN``, so rows is a multiple of 8), after the
+gamma rows (fp16 + fp32, 6 bytes per column): with cols = 1024, 16 rows on a5 (256 KiB UB) and 8 on
+a2a3 (192 KiB). Any M >= 1 works: each row tile sets its tiles' valid shape (``pl.set_validshape``).
 
 ``eps`` is a run-time ``float`` kernel parameter; N is read from ``x.shape[1]`` at run time.
 
@@ -29,7 +30,7 @@ from pypto_pro.arch import get_arch
 from pypto_pro.testing import compare_to_reference
 
 TILE_COLS = 1024
-VEC_LANES = 8  # a [rows, 8] fp32 tile: 32-byte rows, the narrowest Vec tile; column 0 holds the row value
+ROW_ALIGN = 8  # a [rows, 1] fp32 DN tile is one column: rows * 4 bytes must fill 32-byte blocks
 EPS = 1e-6
 
 
@@ -37,8 +38,8 @@ def tile_rows_for(arch: str, cols: int = TILE_COLS) -> int:
     """Largest row count whose buffers fit the arch's UB (see the module docstring)."""
     ub = get_arch(arch).memory(pl.MemorySpace.Vec).capacity
     gamma_bytes = cols * (2 + 4)
-    per_row = cols * (2 * 2 + 2 * 2 + 4) + VEC_LANES * 4
-    return (ub - gamma_bytes) // per_row
+    per_row = cols * (2 * 2 + 2 * 2 + 4) + 4
+    return (ub - gamma_bytes) // per_row // ROW_ALIGN * ROW_ALIGN
 
 
 def make_rmsnorm_kernel(arch: str = "a5", cols: int = TILE_COLS, rows: int | None = None, gamma_rank: int = 1):
@@ -55,7 +56,8 @@ def make_rmsnorm_kernel(arch: str = "a5", cols: int = TILE_COLS, rows: int | Non
                else pl.Tensor[[1, pl.DYNAMIC], pl.DT_FP16])
     in_type = pl.TileType(shape=[ROWS, COLS], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
     work_type = pl.TileType(shape=[ROWS, COLS], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
-    vec_type = pl.TileType(shape=[ROWS, VEC_LANES], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    vec_type = pl.TileType(shape=[ROWS, 1], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec, layout=pl.DN)
+    vec_row_type = pl.TileType(shape=[1, ROWS], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)  # same bytes
     g16_type = pl.TileType(shape=[1, COLS], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
     g32_type = pl.TileType(shape=[1, COLS], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
     # UB layout, back to back: [gamma fp16][gamma fp32][x0 x1][y0 y1][work][row rms]
@@ -74,34 +76,44 @@ def make_rmsnorm_kernel(arch: str = "a5", cols: int = TILE_COLS, rows: int | Non
     ):
         # gamma16 is written by MTE2 and read by V: a one-slot group with a mutex id gets the sync for free
         gamma16_buf = pl.make_tile_group(type=g16_type, addrs=[G16_ADDR], mutex_ids=[4])
-        gamma32 = pl.make_tile(type=g32_type, addr=G32_ADDR)                      # V pipe only
+        gamma32 = pl.make_tile(g32_type, addr=G32_ADDR)                           # V pipe only
         x_db = pl.make_tile_group(type=in_type, addrs=X_ADDR, mutex_ids=[0, 1])   # double buffer, auto sync
         y_db = pl.make_tile_group(type=in_type, addrs=Y_ADDR, mutex_ids=[2, 3])
-        work = pl.make_tile(type=work_type, addr=WORK_ADDR)                       # V pipe only
-        rms = pl.make_tile(type=vec_type, addr=RMS_ADDR)
+        work = pl.make_tile(work_type, addr=WORK_ADDR)                            # V pipe only
+        rms = pl.make_tile(vec_type, addr=RMS_ADDR)                               # per-row values, [R, 1] DN
+        rms_row = pl.make_tile(vec_row_type, addr=RMS_ADDR)                       # the same bytes as [1, R] ND
 
         with pl.section_vector():
-            n_cols = x.shape[1]
-            n_row_tiles = (x.shape[0] + ROWS - 1) // ROWS   # the last tile may be partial
+            m, n_cols = x.shape[0], x.shape[1]
+            n_row_tiles = (m + ROWS - 1) // ROWS   # the last tile may be partial
+            rint = pl.RoundMode.CAST_RINT
 
             gamma16 = gamma16_buf[0]
-            pl.load(gamma16, gamma, GAMMA_ORIGIN)           # once per block: [1, N] valid
-            pl.cast(gamma32, gamma16, "rint")               # exact
+            pl.set_validshape(gamma16, [1, n_cols])
+            pl.set_validshape(gamma32, [1, n_cols])
+            pl.load(gamma16, gamma, GAMMA_ORIGIN)           # once per block: [1, N]
+            pl.cast(gamma32, gamma16, mode=rint)            # exact
 
             for i in pl.range(pl.get_block_idx(), n_row_tiles, pl.get_block_num()):
                 tile_x = x_db.next()
                 tile_y = y_db.next()
+                rows = min(ROWS, m - i * ROWS)               # this row tile's real rows
+                pl.set_validshape(tile_x, [rows, n_cols])
+                pl.set_validshape(tile_y, [rows, n_cols])
+                pl.set_validshape(work, [rows, n_cols])
+                pl.set_validshape(rms, [rows, 1])
+                pl.set_validshape(rms_row, [1, rows])
                 pl.load_tile(tile_x, x, [i, 0])
-                pl.cast(work, tile_x, "rint")
+                pl.cast(work, tile_x, mode=rint)
                 pl.mul(work, work, work)                     # x^2
-                pl.sum(rms, work, dim=1)                     # sum of squares -> column 0
-                pl.divs(rms, rms, n_cols)                    # mean (N converted to fp32, exact for N < 2^24)
-                pl.adds(rms, rms, eps)
-                pl.sqrt(rms, rms)
-                pl.cast(work, tile_x, "rint")                # x again, in fp32
-                pl.expand_div(work, work, rms, dim=1)        # x / rms, per row
-                pl.expand_mul(work, work, gamma32, dim=0)    # * gamma, per column
-                pl.cast(tile_y, work, "rint")                # one rounding to fp16
+                pl.sum(rms, work, work, dim=0)               # sum of squares per row (tmp: unused by TROWSUM)
+                pl.div(rms_row, rms_row, n_cols)             # mean (N converted to fp32, exact for N < 2^24);
+                pl.add(rms_row, rms_row, eps)                # elementwise ops take row-major tiles: the
+                pl.sqrt(rms_row, rms_row)                    # [1, R] view of the same values
+                pl.cast(work, tile_x, mode=rint)             # x again, in fp32
+                pl.expand_div(work, work, rms, dim=0)        # x / rms, per row
+                pl.expand_mul(work, work, gamma32, dim=1)    # * gamma, per column
+                pl.cast(tile_y, work, mode=rint)             # one rounding to fp16 (as torch)
                 pl.store_tile(y, tile_y, [i, 0])
 
     rmsnorm_kernel.__name__ = f"rmsnorm_{arch}_{ROWS}x{COLS}_g{gamma_rank}"

@@ -11,10 +11,11 @@ on a5, event pairs on a2a3) and the load of tile i+1 can overlap the compute of 
 
 Limits: a whole row must fit one tile, so N <= ``cols`` (default 1024 columns). The number of rows
 per tile is derived from the arch's unified buffer (UB): the UB holds 2 fp16 input slots, 2 fp16
-output slots and one fp32 work tile (12 bytes per element in all) plus two [rows, 8] fp32 row
-vectors, so with cols = 1024 a tile has 21 rows on a5 (256 KiB UB) and 15 on a2a3 (192 KiB).
-Any M >= 1 works. Columns beyond N in a partial tile are never read: a load marks only its
-in-bounds region valid, and every op (reductions included) computes on the valid region.
+output slots and one fp32 work tile (12 bytes per element in all) plus two [rows, 1] fp32 row
+vectors (``layout=pl.DN``: column-major, so ``rows`` is a multiple of 8 to fill 32-byte blocks);
+with cols = 1024 a tile has 16 rows on a5 (256 KiB UB) and 8 on a2a3 (192 KiB). Any M >= 1 works:
+each row tile sets the valid shape of its tiles to the rows and columns it really has
+(``pl.set_validshape``), and every transfer and op works on that valid region only.
 
 Run: ``.venv/bin/python examples/softmax.py [a5|a2a3]``.
 """
@@ -27,14 +28,14 @@ from pypto_pro.arch import get_arch
 from pypto_pro.testing import compare_to_reference
 
 TILE_COLS = 1024
-VEC_LANES = 8  # a [rows, 8] fp32 tile: 32-byte rows, the narrowest Vec tile; column 0 holds the row value
+ROW_ALIGN = 8  # a [rows, 1] fp32 DN tile is one column: rows * 4 bytes must fill 32-byte blocks
 
 
 def tile_rows_for(arch: str, cols: int = TILE_COLS) -> int:
-    """Largest row count whose buffers fit the arch's UB (see the module docstring)."""
+    """Largest row count (a multiple of 8) whose buffers fit the arch's UB (see the module docstring)."""
     ub = get_arch(arch).memory(pl.MemorySpace.Vec).capacity
-    per_row = cols * (2 * 2 + 2 * 2 + 4) + 2 * VEC_LANES * 4
-    return ub // per_row
+    per_row = cols * (2 * 2 + 2 * 2 + 4) + 2 * 4
+    return ub // per_row // ROW_ALIGN * ROW_ALIGN
 
 
 def make_softmax_kernel(arch: str = "a5", cols: int = TILE_COLS, rows: int | None = None):
@@ -45,7 +46,7 @@ def make_softmax_kernel(arch: str = "a5", cols: int = TILE_COLS, rows: int | Non
         raise ValueError(f"a [*, {cols}] softmax tile does not fit the {arch} UB")
     in_type = pl.TileType(shape=[ROWS, COLS], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
     work_type = pl.TileType(shape=[ROWS, COLS], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
-    vec_type = pl.TileType(shape=[ROWS, VEC_LANES], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    vec_type = pl.TileType(shape=[ROWS, 1], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec, layout=pl.DN)
     # UB layout, back to back: [x0 x1][y0 y1][work][row max][row sum]
     X_ADDR = 0
     Y_ADDR = X_ADDR + 2 * in_type.nbytes
@@ -59,24 +60,31 @@ def make_softmax_kernel(arch: str = "a5", cols: int = TILE_COLS, rows: int | Non
     ):
         x_db = pl.make_tile_group(type=in_type, addrs=X_ADDR, mutex_ids=[0, 1])   # double buffer, auto sync
         y_db = pl.make_tile_group(type=in_type, addrs=Y_ADDR, mutex_ids=[2, 3])
-        work = pl.make_tile(type=work_type, addr=WORK_ADDR)                       # V pipe only: no sync needed
-        row_max = pl.make_tile(type=vec_type, addr=MAX_ADDR)
-        row_sum = pl.make_tile(type=vec_type, addr=SUM_ADDR)
+        work = pl.make_tile(work_type, addr=WORK_ADDR)                            # V pipe only: no sync needed
+        row_max = pl.make_tile(vec_type, addr=MAX_ADDR)
+        row_sum = pl.make_tile(vec_type, addr=SUM_ADDR)
 
         with pl.section_vector():
-            n_row_tiles = (x.shape[0] + ROWS - 1) // ROWS   # the last tile may be partial
+            m, n = x.shape[0], x.shape[1]
+            n_row_tiles = (m + ROWS - 1) // ROWS   # the last tile may be partial
 
             for i in pl.range(pl.get_block_idx(), n_row_tiles, pl.get_block_num()):
                 tile_x = x_db.next()
                 tile_y = y_db.next()
-                pl.load_tile(tile_x, x, [i, 0])                  # valid region: the in-bounds rows x N
-                pl.cast(work, tile_x, "rint")                    # fp16 -> fp32 is exact
-                pl.max(row_max, work, dim=1)                     # row max -> column 0 of row_max
-                pl.expand_sub(work, work, row_max, dim=1)        # x - max <= 0: exp cannot overflow
+                rows = min(ROWS, m - i * ROWS)                   # this row tile's real rows
+                pl.set_validshape(tile_x, [rows, n])             # before the load: it moves rows x n
+                pl.set_validshape(tile_y, [rows, n])
+                pl.set_validshape(work, [rows, n])
+                pl.set_validshape(row_max, [rows, 1])
+                pl.set_validshape(row_sum, [rows, 1])
+                pl.load_tile(tile_x, x, [i, 0])
+                pl.cast(work, tile_x, mode=pl.RoundMode.CAST_RINT)  # fp16 -> fp32 is exact
+                pl.maximum(row_max, work, work, dim=0)           # row max (tmp: unused by TROWMAX)
+                pl.expand_sub(work, work, row_max, dim=0)        # x - max <= 0: exp cannot overflow
                 pl.exp(work, work)
-                pl.sum(row_sum, work, dim=1)                     # >= 1 (the max element gives exp(0))
-                pl.expand_div(work, work, row_sum, dim=1)
-                pl.cast(tile_y, work, "rint")                    # one rounding to fp16
+                pl.sum(row_sum, work, work, dim=0)               # >= 1 (the max element gives exp(0))
+                pl.expand_div(work, work, row_sum, dim=0)
+                pl.cast(tile_y, work, mode=pl.RoundMode.CAST_RINT)  # one rounding to fp16 (as torch)
                 pl.store_tile(y, tile_y, [i, 0])
 
     softmax_kernel.__name__ = f"softmax_{arch}_{ROWS}x{COLS}"

@@ -1,10 +1,10 @@
 """pypto_pro: a Python DSL and compiler for Ascend-style AI-core kernels, with a CPU simulator."""
 from __future__ import annotations
 
-from pypto_pro.errors import CompileError, LaunchError, PyptoError, SimulationError
+from pypto_pro.errors import CompileError, LaunchError, MemoryOverlapWarning, PyptoError, SimulationError
 from pypto_pro.errors_sim import (DeadlockError, OutOfBoundsError, RaceError, SyncError,
                                   UninitializedReadError)
 
 __version__ = "0.1.0"
-__all__ = ["CompileError", "DeadlockError", "LaunchError", "OutOfBoundsError", "PyptoError", "RaceError",
+__all__ = ["CompileError", "DeadlockError", "LaunchError", "MemoryOverlapWarning", "OutOfBoundsError", "PyptoError", "RaceError",
            "SimulationError", "SyncError", "UninitializedReadError", "__version__"]

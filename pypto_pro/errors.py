@@ -56,6 +56,13 @@ class CompileError(PyptoError):
         return self.loc.col + 1 if self.loc else None
 
 
+class MemoryOverlapWarning(UserWarning):
+    """Two tiles with different byte ranges share bytes while both are live (``check_memory``).
+
+    The chip allows it and real kernels alias tiles on purpose, so it is a warning: the simulator's
+    race checker reports any access order that actually conflicts."""
+
+
 class LaunchError(PyptoError):
     """Host-side argument or launch-configuration mistake, detected before anything runs."""
 

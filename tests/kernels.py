@@ -12,13 +12,18 @@ def add_fn(x: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP16],
     b_db = pl.make_tile_group(type=tt, addrs=0x10000, mutex_ids=[2, 3])
     c_db = pl.make_tile_group(type=tt, addrs=0x20000, mutex_ids=[30, 31])
     with pl.section_vector():
-        m_tiles = (x.shape[0] + TILE - 1) // TILE
-        n_tiles = (x.shape[1] + TILE - 1) // TILE
+        m, n = x.shape[0], x.shape[1]
+        m_tiles = (m + TILE - 1) // TILE
+        n_tiles = (n + TILE - 1) // TILE
         for i in pl.range(pl.get_block_idx(), m_tiles, pl.get_block_num()):
             for j in pl.range(0, n_tiles, 1):
                 a = a_db.next()
                 b = b_db.next()
                 c = c_db.next()
+                shape = [min(TILE, m - i * TILE), min(TILE, n - j * TILE)]  # tail tiles hold less
+                pl.set_validshape(a, shape)
+                pl.set_validshape(b, shape)
+                pl.set_validshape(c, shape)
                 pl.load_tile(a, x, [i, j])
                 pl.load_tile(b, y, [i, j])
                 pl.add(c, a, b)

@@ -1,35 +1,72 @@
-"""Shape rules of each on-chip layout: the Cube's fractal formats need whole fractals.
+"""Shape rules of each tile layout, as PTO-ISA's ``Tile`` template asserts them
+(``include/pto/common/pto_tile.hpp``), and the per-arch layout rules of the real TileType
+(``python/pypto_pro/ir/op/block_ops.py::_apply_default_layout``).
 
-A fractal is 16 rows x 32 bytes (16 x 16 fp16, 16 x 32 int8, 16 x 8 fp32): L1 (NZ) and L0A hold
-[M, K] operands as M in 16-row fractals and K in 32-byte fractals; L0B holds [K, N] with K in
-32-byte fractals and N in 16-column fractals; L0C holds [M, N] in 16 x 16 fractals. Sources:
-Ascend Cube fractal layout (PTO-ISA Tile layouts for TileType::Mat/Left/Right/Acc).
+A layout is a (block layout, inner box layout) pair: ND = row-major, DN = column-major, NZ =
+column-major blocks of row-major boxes, ZN = row-major blocks of column-major boxes, ZZ and NN the
+two uniform boxed forms. Plain layouts need their contiguous dimension to fill 32-byte blocks;
+boxed ones need whole boxes: ``16 x (32 / sizeof)`` for a 512-byte fractal (row-major box; swapped
+for a column-major box), 16 x 16 for the 1024-byte Acc fractal (``fractal=1024``).
 """
 from __future__ import annotations
 
-from pypto_pro.language.enums import MemorySpace
-from pypto_pro.language.types import TileType
+from pypto_pro.language.enums import DN, ND, NN, NZ, ZN, ZZ, MemorySpace, TensorLayout
+from pypto_pro.language.tile_type import TileType
 
+ALIGNED_BYTES = 32
 FRACTAL_ROWS = 16
-FRACTAL_BYTES = 32
+ACC_FRACTAL = 1024
+MX_FRACTAL = 32
+
+# layout -> (block row-major?, inner box: None | "row" | "col")
+BOXES: dict[TensorLayout, tuple[bool, str | None]] = {
+    ND: (True, None), DN: (False, None), NZ: (False, "row"), ZN: (True, "col"), ZZ: (True, "row"), NN: (False, "col"),
+}
+# cube buffers on a5 reject these layouts (the real TileType raises ValueError)
+A5_REJECTED = {MemorySpace.Left: (ZZ, NN), MemorySpace.Right: (ZZ, NN), MemorySpace.Acc: (ZZ, NN)}
+A5_ONLY_SPACES = (MemorySpace.ScaleLeft, MemorySpace.ScaleRight)
 
 
-def layout_violation(tt: TileType) -> str | None:
-    """Why ``tt``'s shape cannot live in its memory space's layout, or None."""
-    rows, cols, item = tt.rows, tt.cols, tt.dtype.itemsize
+def inner_box(tt: TileType, layout: TensorLayout) -> tuple[int, int]:
+    """(rows, cols) of the inner box of a boxed layout (PTO-ISA ``getInnerRow/Col``)."""
+    _, box = BOXES[layout]
+    item = max(1, tt.dtype.bits // 8)
+    if tt.fractal == ACC_FRACTAL:
+        return FRACTAL_ROWS, FRACTAL_ROWS
+    if tt.fractal == MX_FRACTAL:
+        return (16, 2) if box == "row" else (2, 16)
+    if box == "row":
+        return FRACTAL_ROWS, ALIGNED_BYTES // item
+    return ALIGNED_BYTES // item, FRACTAL_ROWS
+
+
+def layout_violation(tt: TileType, arch_name: str) -> str | None:
+    """Why ``tt`` cannot be placed on ``arch_name``, or None."""
     space = tt.target_memory
-    if space in (MemorySpace.Mat, MemorySpace.Left):
-        if rows % FRACTAL_ROWS or (cols * item) % FRACTAL_BYTES:
-            return (f"a {space.name} tile is stored in {FRACTAL_ROWS} x {FRACTAL_BYTES}-byte fractals: rows must be a "
-                    f"multiple of {FRACTAL_ROWS} and cols a multiple of {FRACTAL_BYTES // item} for {tt.dtype.name}")
-    elif space is MemorySpace.Right:
-        if (rows * item) % FRACTAL_BYTES or cols % FRACTAL_ROWS:
-            return (f"a Right tile [K, N] is stored in fractals: K must be a multiple of {FRACTAL_BYTES // item} for "
-                    f"{tt.dtype.name} and N a multiple of {FRACTAL_ROWS}")
-    elif space is MemorySpace.Acc:
-        if rows % FRACTAL_ROWS or cols % FRACTAL_ROWS:
-            return f"an Acc tile is stored in 16 x 16 fractals: rows and cols must be multiples of {FRACTAL_ROWS}"
-    elif space is MemorySpace.Bias:
-        if rows != 1:
-            return "a Bias tile holds one row: shape [1, N]"
+    layout = tt.effective_layout(arch_name)
+    if space in A5_ONLY_SPACES and arch_name != "a5":
+        return f"{space.name} tiles exist on a5 only (the MX scale buffers), not on {arch_name}"
+    if arch_name == "a5" and layout in A5_REJECTED.get(space, ()):
+        return f"{space.name} tiles do not support the {layout.name} layout on a5; use the default NZ/ZN layout"
+    if space is MemorySpace.Bias:
+        return None if tt.rows == 1 else "a Bias tile holds one row: shape [1, N]"
+    rows, cols = tt.shape
+    row_major, box = BOXES[layout]
+    if box is None:
+        if tt.dtype.packed:
+            return None
+        contiguous, what = (cols, "columns") if row_major else (rows, "rows")
+        nbytes = tt.dtype.nbytes(contiguous)
+        if nbytes % ALIGNED_BYTES:
+            order = "row-major (ND)" if row_major else "column-major (DN)"
+            return (f"a {order} {space.name} tile must fill 32-byte blocks along its {what}: {contiguous} x "
+                    f"{tt.dtype.name} is {nbytes} bytes (PTO-ISA Tile alignment)")
+        return None
+    ir, ic = inner_box(tt, layout)
+    if space is not MemorySpace.Vec and tt.fractal != MX_FRACTAL and rows != 1 and rows % ir:
+        return (f"a {layout.name} {space.name} tile is stored in {ir} x {ic} boxes for {tt.dtype.name}: rows must be a "
+                f"multiple of {ir}, got {rows}")
+    if cols % ic:
+        return (f"a {layout.name} {space.name} tile is stored in {ir} x {ic} boxes for {tt.dtype.name}: cols must be a "
+                f"multiple of {ic}, got {cols}")
     return None

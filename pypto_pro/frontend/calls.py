@@ -6,6 +6,7 @@ import builtins
 from typing import TYPE_CHECKING, Any, Callable
 
 from pypto_pro.frontend import intrinsics
+from pypto_pro.ops import resources
 from pypto_pro.frontend.context import _Return
 from pypto_pro.frontend.diagnostics import did_you_mean
 from pypto_pro.frontend.scalars import _expr, is_const, is_scalar_value
@@ -36,7 +37,7 @@ class CallParser:
         if name is not None:
             return intrinsics.call(self, node, name, func, args, kwargs)
         if isinstance(func, BoundGroupMethod):
-            return intrinsics.group_method(self, node, func, args, kwargs)
+            return resources.group_method(self, node, func, args, kwargs)
         if isinstance(func, InlineFunction):
             return self.inline_call(node, func, args, kwargs)
         if getattr(func, "__pypto_inline__", False):

@@ -6,6 +6,7 @@ import operator
 from typing import Any
 
 from pypto_pro.frontend import intrinsics
+from pypto_pro.ops import resources
 from pypto_pro.frontend.diagnostics import did_you_mean
 from pypto_pro.frontend.scalars import (_BINOPS, _CMPOPS, _RUNTIME_BINOPS, _as_float, _expr, _ty, is_const,
                                         is_scalar_value, simplify)
@@ -80,7 +81,7 @@ class ExpressionParser:
             if attr == "depth":
                 return base.buffer.depth
             if attr == "pos":
-                return intrinsics.snapshot(self, node, base, base.counter, "pos").ref.slot
+                return resources.snapshot(self, node, base, base.counter, "pos").ref.slot
             self.fail(at, f"tile group has no attribute '{attr}'{did_you_mean(attr, ['next', 'current', 'previous', 'depth', 'pos'])}")
         if isinstance(base, TileValue):
             tt = base.ref.tile_type
@@ -114,7 +115,7 @@ class ExpressionParser:
         if isinstance(base, ShapeValue):
             return self.shape_dim(node, base.param, index)
         if isinstance(base, GroupValue):
-            return intrinsics.group_index(self, node, base, index)
+            return resources.group_index(self, node, base, index)
         if isinstance(base, (list, tuple)) and isinstance(index, Expr):
             if all(isinstance(x, int) and not isinstance(x, bool) for x in base):
                 return ListIndex(tuple(base), index)

@@ -1,17 +1,23 @@
-"""The pypto_pro DSL, imported as ``pl``: ``import pypto_pro.language as pl``."""
+"""The pypto_pro DSL, imported as ``pl``: ``import pypto_pro.language as pl``.
+
+Names, signatures and meanings follow the real PyPTO Pro (hicann/pypto). Every operation is declared
+once in ``pypto_pro/ops/`` and exported here; dtypes and enums live in ``dtypes.py`` / ``enums.py``.
+"""
 from __future__ import annotations
 
+from pypto_pro.language import dtypes as _dtypes
+from pypto_pro.language import enums as _enums
 from pypto_pro.language import pipeline, system
-from pypto_pro.language.dtypes import (DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8,
-                                       DataType)
-from pypto_pro.language.enums import MemorySpace, PipeType
+from pypto_pro.language.dtypes import DataType
+from pypto_pro.language.enums import DN, ND, NN, NZ, ZN, ZZ
 from pypto_pro.language.jit import inline, jit
-from pypto_pro.language.ops import (abs, add, adds, cast, div, divs, exp, expand_add, expand_div, expand_max,
-                                    expand_min, expand_mul, expand_sub, expands, get_block_idx, get_block_num,
-                                    get_subblock_idx, get_subblock_num, load, load_tile, log, make_tile,
-                                    make_tile_group, make_view, matmul, matmul_acc, max, maximum, maxs, min, minimum, mins, move, mul,
-                                    muls, neg, range, recip, relu, rsqrt, section_cube, section_vector,
-                                    set_validshape, sqrt, store, store_tile, sub, subs, sum)
-from pypto_pro.language.types import DYNAMIC, Constexpr, DTypeVar, Tensor, TileType
+from pypto_pro.language.ops import (OPERATIONS, get_block_idx, get_block_num, get_subblock_idx, get_subblock_num,
+                                    range, section_cube, section_vector)
+from pypto_pro.language.tile_type import TileType
+from pypto_pro.language.types import DYNAMIC, Constexpr, DTypeVar, Tensor
 
-__all__ = [n for n in dir() if not n.startswith("_") and n != "annotations"]
+globals().update({d.name: d for d in _dtypes.ALL_DTYPES})
+globals().update({n: getattr(_enums, n) for n in _enums.PUBLIC_ENUMS})
+globals().update(OPERATIONS)
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations", "OPERATIONS")]

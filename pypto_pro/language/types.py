@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pypto_pro.language.dtypes import DataType
-from pypto_pro.language.enums import MemorySpace
+from pypto_pro.language.enums import MemorySpace  # noqa: F401
+from pypto_pro.language.tile_type import TileType  # noqa: F401  (pl.TileType lives in tile_type.py)
 
 
 class _Dynamic:
@@ -97,59 +98,3 @@ Tensor = _TensorFactory()
 
 class Constexpr:
     """Annotation for a kernel parameter that is a compile-time constant (part of the cache key)."""
-
-
-@dataclass(frozen=True, init=False)
-class TileType:
-    """A 2-D tile: static shape, dtype, memory space, and optional static valid shape."""
-
-    shape: tuple[int, int]
-    dtype: DataType
-    target_memory: MemorySpace
-    valid_shape: tuple[int, int]
-
-    def __init__(
-        self,
-        shape: Sequence[int],
-        dtype: DataType,
-        target_memory: MemorySpace = MemorySpace.Vec,
-        valid_shape: Sequence[int] | None = None,
-    ) -> None:
-        if not isinstance(shape, (list, tuple)) or len(shape) != 2:
-            raise TypeError(f"TileType shape must be [rows, cols], got {shape!r}")
-        for s in shape:
-            if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
-                raise TypeError(f"TileType shape entries must be positive ints, got {shape!r}")
-        if not isinstance(dtype, DataType):
-            raise TypeError(f"TileType dtype must be a pl.DT_* type, got {dtype!r}")
-        if not isinstance(target_memory, MemorySpace):
-            raise TypeError(f"TileType target_memory must be a pl.MemorySpace, got {target_memory!r}")
-        if valid_shape is None:
-            valid = tuple(shape)
-        else:
-            if not isinstance(valid_shape, (list, tuple)) or len(valid_shape) != 2:
-                raise TypeError(f"TileType valid_shape must be [rows, cols], got {valid_shape!r}")
-            valid = tuple(valid_shape)
-            for v, s in zip(valid, shape):
-                if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= s:
-                    raise TypeError(f"TileType valid_shape {list(valid_shape)} must be within shape {list(shape)}")
-        object.__setattr__(self, "shape", (int(shape[0]), int(shape[1])))
-        object.__setattr__(self, "dtype", dtype)
-        object.__setattr__(self, "target_memory", target_memory)
-        object.__setattr__(self, "valid_shape", valid)
-
-    @property
-    def rows(self) -> int:
-        return self.shape[0]
-
-    @property
-    def cols(self) -> int:
-        return self.shape[1]
-
-    @property
-    def nbytes(self) -> int:
-        return self.shape[0] * self.shape[1] * self.dtype.itemsize
-
-    def __repr__(self) -> str:
-        v = "" if self.valid_shape == self.shape else f", valid_shape={list(self.valid_shape)}"
-        return f"pl.TileType([{self.rows}, {self.cols}], {self.dtype!r}, {self.target_memory!r}{v})"

@@ -1,16 +1,24 @@
-"""Rejects tiles whose bytes overlap another tile of the same memory space while both are live.
+"""Warns (``MemoryOverlapWarning``, located at the tile's placement) when a tile's bytes overlap another
+tile of the same memory space while both are live.
+
+The chip and the real PyPTO Pro allow overlapping tiles, and real kernels alias on purpose (a
+``[1, N]`` row-major view and an ``[N, 1]`` DN view of the same bytes): so this is a warning, not an
+error; the simulator's race checker reports an access order that really conflicts. Tiles over the
+very same bytes (same addresses and size) are aliases (two views of one buffer, e.g. an ``[N, 1]``
+DN tile and a ``[1, N]`` ND tile of the same values) and are not reported; declared views
+(``pl.make_view``) are exempt against their base.
 
 Live range of a buffer: from its first to its last use in program order; a buffer live when a
 run-time loop starts and used inside it stays live for the whole loop (the loop repeats), and so
 does a buffer whose value is carried from one iteration to the next (a loop body reads it before
-writing it: an accumulator). Declared views (``pl.make_view``) share their base's bytes on purpose
-and are exempt against it.
+writing it: an accumulator).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-from pypto_pro.errors import CompileError
+from pypto_pro.errors import MemoryOverlapWarning, SourceLocation
 from pypto_pro.ir.expr import Const
 from pypto_pro.ir.nodes import Assign, Buffer, For, If, KernelIR, Section, SetValidShape, Stmt, TileOp, TileRef
 
@@ -86,18 +94,26 @@ def live_intervals(kernel: KernelIR) -> dict[int, tuple[int, int]]:
     return out
 
 
-def check_memory(kernel: KernelIR) -> KernelIR:
+def _warn(message: str, loc: SourceLocation | None) -> None:
+    where = f"{loc}: " if loc else ""
+    line = f"\n    {loc.source_line.strip()}" if loc and loc.source_line else ""
+    warnings.warn(f"{where}{message}{line}", MemoryOverlapWarning, stacklevel=2)
+
+
+def overlaps(kernel: KernelIR) -> list[tuple[str, SourceLocation | None]]:
+    """Every overlap of live tiles (and of one group's slots), as (message, location of the later tile)."""
     roots = [b for b in kernel.buffers if b.alias_of is None]
     intervals = live_intervals(kernel)
+    found = []
     for b in roots:
         spans = sorted((a, a + b.slot_bytes, i) for i, a in enumerate(b.addrs))
         for (a0, e0, i0), (a1, e1, i1) in zip(spans, spans[1:]):
             if a1 < e0:
-                raise CompileError(f"slots {i0} and {i1} of tile group '{b.name}' overlap "
-                                   f"(0x{a0:x}-0x{e0:x} and 0x{a1:x}-0x{e1:x})", b.loc)
+                found.append((f"slots {i0} and {i1} of tile group '{b.name}' overlap "
+                              f"(0x{a0:x}-0x{e0:x} and 0x{a1:x}-0x{e1:x})", b.loc))
     for i, b in enumerate(roots):
         for other in roots[:i]:
-            if other.space is not b.space:
+            if other.space is not b.space or _same_bytes(b, other):
                 continue
             lb, lo = intervals.get(b.uid), intervals.get(other.uid)
             if lb is None or lo is None or lb[1] < lo[0] or lo[1] < lb[0]:
@@ -106,11 +122,21 @@ def check_memory(kernel: KernelIR) -> KernelIR:
             if clash is not None:
                 (sa, sb), (ea, eb) = clash
                 where = f" (declared at line {other.loc.line})" if other.loc else ""
-                raise CompileError(
-                    f"{b.space.name} bytes 0x{max(sa, ea):x}-0x{min(sb, eb):x} of '{b.name}' overlap "
-                    f"'{other.name}'{where} while both are live; move one, or declare the alias with pl.make_view",
-                    b.loc)
+                found.append((f"{b.space.name} bytes 0x{max(sa, ea):x}-0x{min(sb, eb):x} of '{b.name}' overlap "
+                              f"'{other.name}'{where} while both are live: the race checker will report any access "
+                              "order that conflicts (pl.make_view declares an intended alias)", b.loc))
+    return found
+
+
+def check_memory(kernel: KernelIR) -> KernelIR:
+    for message, loc in overlaps(kernel):
+        _warn(message, loc)
     return kernel
+
+
+def _same_bytes(a: Buffer, b: Buffer) -> bool:
+    """Tiles over exactly the same bytes: an alias (two views of one buffer)."""
+    return a.addrs == b.addrs and a.slot_bytes == b.slot_bytes
 
 
 def _overlap(a: Buffer, b: Buffer):

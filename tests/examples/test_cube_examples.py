@@ -164,15 +164,23 @@ def int8_matmul(a: pl.Tensor[[DYN, DYN], pl.DT_INT8],
     b_l0 = pl.make_tile_group(type=pl.TileType([I8, I8], pl.DT_INT8, pl.MemorySpace.Right), addrs=[0], mutex_ids=[5])[0]
     acc = pl.make_tile_group(type=pl.TileType([I8, I8], pl.DT_INT32, pl.MemorySpace.Acc), addrs=[0], mutex_ids=[6])[0]
     with pl.section_cube():
-        m_tiles = (a.shape[0] + I8 - 1) // I8
-        n_tiles = (b.shape[1] + I8 - 1) // I8
-        k_tiles = (a.shape[1] + I8 - 1) // I8
+        m, k, n = a.shape[0], a.shape[1], b.shape[1]
+        m_tiles = (m + I8 - 1) // I8
+        n_tiles = (n + I8 - 1) // I8
+        k_tiles = (k + I8 - 1) // I8
         for t in pl.range(pl.get_block_idx(), m_tiles * n_tiles, pl.get_block_num()):
             i = t // n_tiles
             j = t % n_tiles
+            rows, cols = min(I8, m - i * I8), min(I8, n - j * I8)
+            pl.set_validshape(acc, [rows, cols])
             for kk in pl.range(0, k_tiles, 1):
+                kv = min(I8, k - kk * I8)
                 la = a_l1.next()
                 lb = b_l1.next()
+                pl.set_validshape(la, [rows, kv])
+                pl.set_validshape(lb, [kv, cols])
+                pl.set_validshape(a_l0, [rows, kv])
+                pl.set_validshape(b_l0, [kv, cols])
                 pl.load_tile(la, a, [i, kk])
                 pl.load_tile(lb, b, [kk, j])
                 pl.move(a_l0, la)
@@ -216,18 +224,27 @@ def matmul_bt(a: pl.Tensor[[DYN, DYN], pl.DT_FP16],
     acc = pl.make_tile_group(type=pl.TileType([TT_M, TT_N], pl.DT_FP32, pl.MemorySpace.Acc), addrs=[0],
                              mutex_ids=[6])[0]
     with pl.section_cube():
-        m_tiles = (a.shape[0] + TT_M - 1) // TT_M
-        n_tiles = (bt.shape[0] + TT_N - 1) // TT_N
-        k_tiles = (a.shape[1] + TT_K - 1) // TT_K
+        m, k, n = a.shape[0], a.shape[1], bt.shape[0]
+        m_tiles = (m + TT_M - 1) // TT_M
+        n_tiles = (n + TT_N - 1) // TT_N
+        k_tiles = (k + TT_K - 1) // TT_K
         for t in pl.range(pl.get_block_idx(), m_tiles * n_tiles, pl.get_block_num()):
             i = t // n_tiles
             j = t % n_tiles
+            rows, cols = min(TT_M, m - i * TT_M), min(TT_N, n - j * TT_N)
+            pl.set_validshape(acc, [rows, cols])
             for kk in pl.range(0, k_tiles, 1):
+                kv = min(TT_K, k - kk * TT_K)
+                pl.set_validshape(a_l1, [rows, kv])
+                pl.set_validshape(b_l1, [cols, kv])
                 pl.load_tile(a_l1, a, [i, kk])
                 pl.load_tile(b_l1, bt, [j, kk])
-                for s in range(TT_K // TT_KSTEP):
+                for s in pl.range(0, (kv + TT_KSTEP - 1) // TT_KSTEP, 1):
+                    ks = min(TT_KSTEP, kv - s * TT_KSTEP)
                     xa = a_l0.next()
                     xb = b_l0.next()
+                    pl.set_validshape(xa, [rows, ks])
+                    pl.set_validshape(xb, [ks, cols])
                     pl.move(xa, a_l1, offset=[0, s * TT_KSTEP])
                     pl.move(xb, b_l1, offset=[0, s * TT_KSTEP], transpose=True)  # [N, Kstep] -> [Kstep, N]
                     if s == 0 and kk == 0:           # the first product of the tile starts the sum
@@ -292,7 +309,7 @@ def _bias_kernel(fill: str):
                 pl.move(bt, bias_l1)
             pl.move(xa, a_l1)
             pl.move(xb, b_l1)
-            pl.matmul(acc, xa, xb, bias=bt)
+            pl.matmul(acc, xa, xb, bt)
             pl.store(c, acc, [0, 0])
     return bias_kernel
 
@@ -313,7 +330,7 @@ def test_matmul_bias_operand_compiles_but_reads_unwritten_bias(arch):
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("fill,match", [
-    ("load", r"pl.load cannot load into a Bias tile \(supported: Vec, Mat\)"),
+    ("load", r"pl.load loads into Vec \(UB\) or Mat \(L1\) tiles only; 'bt' is in Bias"),
     ("move", r"pl.move has no Mat -> Bias path"),
 ])
 def test_matmul_bias_cannot_be_filled(arch, fill, match):

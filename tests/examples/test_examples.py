@@ -135,13 +135,14 @@ def test_softmax_rejects_too_many_columns():
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_softmax_tile_fits_ub(arch):
-    """The default tile is the largest that fits the UB: one more row would not compile."""
+    """The default tile is the largest that fits the UB: the next row count that keeps the [rows, 1] DN row
+    vectors aligned (8 more rows) would not compile."""
     rows = softmax_example.tile_rows_for(arch)
-    assert rows >= 8
-    x = torch.zeros([rows + 1, 8], dtype=torch.float16)
+    assert rows >= 8 and rows % 8 == 0
+    x = torch.zeros([rows + 8, 8], dtype=torch.float16)
     softmax_example.make_softmax_kernel(arch, rows=rows)[None, 1](x, torch.empty_like(x))
     with pytest.raises(CompileError, match="does not fit"):
-        softmax_example.make_softmax_kernel(arch, rows=rows + 1)[None, 1](x, torch.empty_like(x))
+        softmax_example.make_softmax_kernel(arch, rows=rows + 8)[None, 1](x, torch.empty_like(x))
 
 
 # ---- rmsnorm --------------------------------------------------------------------------------------
@@ -161,12 +162,12 @@ def test_rmsnorm_shapes(arch, m, n):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_rmsnorm_tile_fits_ub(arch):
     rows = rmsnorm_example.tile_rows_for(arch)
-    assert rows >= 8
-    x = torch.zeros([rows + 1, 8], dtype=torch.float16)
+    assert rows >= 8 and rows % 8 == 0
+    x = torch.zeros([rows + 8, 8], dtype=torch.float16)
     g = torch.ones([8], dtype=torch.float16)
     rmsnorm_example.make_rmsnorm_kernel(arch, rows=rows)[None, 1](x, g, torch.empty_like(x), 1e-6)
     with pytest.raises(CompileError, match="does not fit"):
-        rmsnorm_example.make_rmsnorm_kernel(arch, rows=rows + 1)[None, 1](x, g, torch.empty_like(x), 1e-6)
+        rmsnorm_example.make_rmsnorm_kernel(arch, rows=rows + 8)[None, 1](x, g, torch.empty_like(x), 1e-6)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

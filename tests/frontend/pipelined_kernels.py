@@ -18,8 +18,8 @@ def scores(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s):
         acc = acc_g.next()
         pl.matmul(acc, xa, xb)
         t = s.next()
-        pl.move(t, acc, subblock=0)
-        pl.move(t, acc, subblock=1)
+        pl.move(t, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
+        pl.move(t, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec1)
 
 
 @pl.pipeline.stage(consumes=["s"])

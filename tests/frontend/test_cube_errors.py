@@ -64,8 +64,8 @@ GM_HINT = (r"exchange data through global memory on a2a3: pl.store the tile to a
 @case(r"a2a3 has no Acc -> Vec path\. Cube and Vector " + GM_HINT + r" \(the direct Acc->Vec path exists on a5\)",
       archs=("a2a3",))
 def move_acc_to_vec_a2a3(x: T32):
-    acc = pl.make_tile(ACC32, 0)
-    ub = pl.make_tile(VEC32, 0)
+    acc = pl.make_tile(ACC32, addr=0)
+    ub = pl.make_tile(VEC32, addr=0)
     with pl.section_cube():
         pl.move(ub, acc)  # <- here
 
@@ -73,8 +73,8 @@ def move_acc_to_vec_a2a3(x: T32):
 @case(r"a2a3 has no Vec -> Mat path\. Cube and Vector " + GM_HINT + r" \(the direct Vec->Mat path exists on a5\)",
       archs=("a2a3",))
 def move_vec_to_mat_a2a3(x: T16):
-    ub = pl.make_tile(VEC16, 0)
-    l1 = pl.make_tile(MAT16, 0)
+    ub = pl.make_tile(VEC16, addr=0)
+    l1 = pl.make_tile(MAT16, addr=0)
     with pl.section_vector():
         pl.move(l1, ub)  # <- here
 
@@ -82,92 +82,92 @@ def move_vec_to_mat_a2a3(x: T16):
 # ---- fractal layouts ------------------------------------------------------------------------------
 
 
-@case(r"a Left tile is stored in 16 x 32-byte fractals: rows must be a multiple of 16 and cols a multiple of 16 "
-      r"for DT_FP16", "pl.make_tile(")
+@case(r"a (NZ|ZZ) Left tile is stored in 16 x 16 boxes for DT_FP16: rows must be a multiple of 16, got 100",
+      "pl.make_tile(")
 def left_rows_not_fractal(x: T16):
-    t = pl.make_tile(pl.TileType([100, 64], pl.DT_FP16, Left), 0)  # <- here
+    t = pl.make_tile(pl.TileType([100, 64], pl.DT_FP16, Left), addr=0)  # <- here
 
 
-@case(r"a Right tile \[K, N\] is stored in fractals: K must be a multiple of 16 for DT_FP16 and N a multiple of 16",
+@case(r"a ZN Right tile is stored in 16 x 16 boxes for DT_FP16: cols must be a multiple of 16, got 100",
       "pl.make_tile(")
 def right_cols_not_fractal(x: T16):
-    t = pl.make_tile(pl.TileType([64, 100], pl.DT_FP16, Right), 0)  # <- here
+    t = pl.make_tile(pl.TileType([64, 100], pl.DT_FP16, Right), addr=0)  # <- here
 
 
-@case(r"an Acc tile is stored in 16 x 16 fractals: rows and cols must be multiples of 16", "pl.make_tile_group(")
+@case(r"a NZ Acc tile is stored in 16 x 16 boxes for DT_FP32: cols must be a multiple of 16, got 120", "pl.make_tile_group(")
 def acc_cols_not_fractal(x: T32):
     g = pl.make_tile_group(type=pl.TileType([128, 120], pl.DT_FP32, Acc), addrs=0, mutex_ids=[0, 1])  # <- here
 
 
-@case(r"a Mat tile is stored in 16 x 32-byte fractals: rows must be a multiple of 16 and cols a multiple of 32 "
-      r"for DT_INT8", "pl.make_tile(")
+@case(r"a NZ Mat tile is stored in 16 x 32 boxes for DT_INT8: cols must be a multiple of 32, got 48",
+      "pl.make_tile(")
 def mat_int8_cols_not_fractal(x: T16):
-    t = pl.make_tile(pl.TileType([64, 48], pl.DT_INT8, Mat), 0)  # <- here: 48 bytes per row
+    t = pl.make_tile(pl.TileType([64, 48], pl.DT_INT8, Mat), addr=0)  # <- here: 48 bytes per row
 
 
-@case(r"a Right tile \[K, N\] is stored in fractals: K must be a multiple of 8 for DT_FP32", "pl.make_tile(")
+@case(r"a ZN Right tile is stored in 8 x 16 boxes for DT_FP32: rows must be a multiple of 8, got 20", "pl.make_tile(")
 def right_fp32_k_not_fractal(x: T16):
-    t = pl.make_tile(pl.TileType([20, 64], pl.DT_FP32, Right), 0)  # <- here: 80-byte K
+    t = pl.make_tile(pl.TileType([20, 64], pl.DT_FP32, Right), addr=0)  # <- here: 80-byte K
 
 
 @case(r"a Bias tile holds one row: shape \[1, N\]", "pl.make_tile(")
 def bias_two_rows(x: T16):
-    t = pl.make_tile(pl.TileType([2, 64], pl.DT_FP32, Bias), 0)  # <- here
+    t = pl.make_tile(pl.TileType([2, 64], pl.DT_FP32, Bias), addr=0)  # <- here
 
 
 # ---- pl.matmul / pl.matmul_acc -----------------------------------------------------------------------
 
 
-@case(r"'lhs' must be a Left tile \(L0A for the Cube\), 'l1' is in Mat", "l1")
+@case(r"'lhs_tile' must be a Left tile, 'l1' is in Mat", "l1")
 def matmul_lhs_in_mat(x: T16):
-    l1 = pl.make_tile(MAT16, 0)
-    b = pl.make_tile(RIGHT16, 0)
-    acc = pl.make_tile(ACC32, 0)
+    l1 = pl.make_tile(MAT16, addr=0)
+    b = pl.make_tile(RIGHT16, addr=0)
+    acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
         pl.matmul(acc, l1, b)  # <- here
 
 
-@case(r"'rhs' must be a Right tile \(L0B for the Cube\), 'a2' is in Left", "a2)")
+@case(r"'rhs_tile' must be a Right tile, 'a2' is in Left", "a2)")
 def matmul_rhs_in_left(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    a2 = pl.make_tile(LEFT16, 0x2000)
-    acc = pl.make_tile(ACC32, 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    a2 = pl.make_tile(LEFT16, addr=0x2000)
+    acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
         pl.matmul(acc, a, a2)  # <- here
 
 
-@case(r"'dst' must be a Acc tile \(L0C for the Cube\), 'ub' is in Vec", "ub")
+@case(r"'dst_tile' must be a Acc tile, 'ub' is in Vec", "ub")
 def matmul_dst_in_vec(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(RIGHT16, 0)
-    ub = pl.make_tile(VEC32, 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(RIGHT16, addr=0)
+    ub = pl.make_tile(VEC32, addr=0)
     with pl.section_cube():
         pl.matmul(ub, a, b)  # <- here
 
 
 @case(r"pl.matmul: lhs is \[64, 64\] and rhs is \[32, 64\]: K differs", "b)")
 def matmul_k_mismatch(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(pl.TileType([32, 64], pl.DT_FP16, Right), 0)
-    acc = pl.make_tile(ACC32, 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(pl.TileType([32, 64], pl.DT_FP16, Right), addr=0)
+    acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
         pl.matmul(acc, a, b)  # <- here
 
 
 @case(r"pl.matmul_acc: lhs is \[64, 64\] and rhs is \[128, 64\]: K differs", "b)")
 def matmul_acc_k_mismatch(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(pl.TileType([128, 64], pl.DT_FP16, Right), 0)
-    acc = pl.make_tile(ACC32, 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(pl.TileType([128, 64], pl.DT_FP16, Right), addr=0)
+    acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
         pl.matmul_acc(acc, acc, a, b)  # <- here
 
 
 @case(r"pl.matmul: dst must be \[64, 64\], is \[64, 128\]", "acc,")
 def matmul_dst_shape(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(RIGHT16, 0)
-    acc = pl.make_tile(pl.TileType([64, 128], pl.DT_FP32, Acc), 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(RIGHT16, addr=0)
+    acc = pl.make_tile(pl.TileType([64, 128], pl.DT_FP32, Acc), addr=0)
     with pl.section_cube():
         pl.matmul(acc, a, b)  # <- here
 
@@ -175,65 +175,65 @@ def matmul_dst_shape(x: T16):
 @case(r"the Cube multiplies DT_FP16 x DT_FP16, DT_BF16 x DT_BF16, DT_INT8 x DT_INT8, DT_FP32 x DT_FP32; "
       r"not DT_FP16 x DT_INT8")
 def matmul_fp16_x_int8(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Right), 0)
-    acc = pl.make_tile(ACC32, 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Right), addr=0)
+    acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
         pl.matmul(acc, a, b)  # <- here
 
 
-@case(r"DT_FP16 x DT_FP16 accumulates in DT_FP32; 'dst' is DT_FP16", "acc,")
+@case(r"DT_FP16 x DT_FP16 accumulates in DT_FP32; 'dst_tile' is DT_FP16", "acc,")
 def matmul_fp16_accumulator(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(RIGHT16, 0)
-    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_FP16, Acc), 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(RIGHT16, addr=0)
+    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_FP16, Acc), addr=0)
     with pl.section_cube():
         pl.matmul(acc, a, b)  # <- here
 
 
-@case(r"DT_INT8 x DT_INT8 accumulates in DT_INT32; 'dst' is DT_FP32", "acc,")
+@case(r"DT_INT8 x DT_INT8 accumulates in DT_INT32; 'dst_tile' is DT_FP32", "acc,")
 def matmul_int8_into_fp32(x: I8T):
-    a = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Left), 0)
-    b = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Right), 0)
-    acc = pl.make_tile(ACC32, 0)
+    a = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Left), addr=0)
+    b = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Right), addr=0)
+    acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
         pl.matmul(acc, a, b)  # <- here
 
 
-@case(r"pl.matmul_acc: 'acc' must have dst's shape and dtype", "acc2")
+@case(r"pl.matmul_acc: 'acc_tile' must have dst's shape and dtype", "acc2")
 def matmul_acc_other_shape(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(RIGHT16, 0)
-    acc = pl.make_tile(ACC32, 0)
-    acc2 = pl.make_tile(pl.TileType([64, 128], pl.DT_FP32, Acc), 0x8000)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(RIGHT16, addr=0)
+    acc = pl.make_tile(ACC32, addr=0)
+    acc2 = pl.make_tile(pl.TileType([64, 128], pl.DT_FP32, Acc), addr=0x8000)
     with pl.section_cube():
         pl.matmul_acc(acc, acc2, a, b)  # <- here
 
 
 @case(r"pl.matmul: bias must be \[1, 64\] DT_FP32", "bt)")
 def matmul_bias_wrong_width(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(RIGHT16, 0)
-    acc = pl.make_tile(ACC32, 0)
-    bt = pl.make_tile(pl.TileType([1, 32], pl.DT_FP32, Bias), 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(RIGHT16, addr=0)
+    acc = pl.make_tile(ACC32, addr=0)
+    bt = pl.make_tile(pl.TileType([1, 32], pl.DT_FP32, Bias), addr=0)
     with pl.section_cube():
-        pl.matmul(acc, a, b, bias=bt)  # <- here
+        pl.matmul(acc, a, b, bias_tile=bt)  # <- here
 
 
 @case(r"pl.matmul runs on the Cube engine; it cannot be used in section_vector\(\)", "pl.matmul")
 def matmul_in_vector_section(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(RIGHT16, 0)
-    acc = pl.make_tile(ACC32, 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(RIGHT16, addr=0)
+    acc = pl.make_tile(ACC32, addr=0)
     with pl.section_vector():
         pl.matmul(acc, a, b)  # <- here
 
 
 @case(r"pl.matmul_acc must be inside `with pl.section_cube\(\):`", "pl.matmul_acc")
 def matmul_acc_outside_sections(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(RIGHT16, 0)
-    acc = pl.make_tile(ACC32, 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(RIGHT16, addr=0)
+    acc = pl.make_tile(ACC32, addr=0)
     pl.matmul_acc(acc, acc, a, b)  # <- here
     with pl.section_cube():
         pass
@@ -244,121 +244,120 @@ def matmul_acc_outside_sections(x: T16):
 
 @case(r"pl.move takes a 64 x 64 window at \[0, 32\] from 'l1' of shape \[64, 64\]: it does not fit")
 def move_window_past_cols(x: T16):
-    l1 = pl.make_tile(MAT16, 0)
-    a = pl.make_tile(LEFT16, 0)
+    l1 = pl.make_tile(MAT16, addr=0)
+    a = pl.make_tile(LEFT16, addr=0)
     with pl.section_cube():
         pl.move(a, l1, offset=[0, 32])  # <- here
 
 
 @case(r"pl.move takes a 32 x 64 window \(transposed\) at \[48, 0\] from 'l1' of shape \[64, 64\]: it does not fit")
 def move_transposed_window_past_rows(x: T16):
-    l1 = pl.make_tile(MAT16, 0)
-    b = pl.make_tile(pl.TileType([64, 32], pl.DT_FP16, Right), 0)  # transposed: a [32, 64] window of l1
+    l1 = pl.make_tile(MAT16, addr=0)
+    b = pl.make_tile(pl.TileType([64, 32], pl.DT_FP16, Right), addr=0)  # transposed: a [32, 64] window of l1
     with pl.section_cube():
         pl.move(b, l1, offset=[48, 0], transpose=True)  # <- here
 
 
-@case(r"pl.move takes a 64 x 64 window at \[-16, 0\]", None)
+@case(r"offset\[0\] = -16 is negative", "-16")
 def move_negative_offset(x: T16):
-    l1 = pl.make_tile(pl.TileType([128, 64], pl.DT_FP16, Mat), 0)
-    a = pl.make_tile(LEFT16, 0)
+    l1 = pl.make_tile(pl.TileType([128, 64], pl.DT_FP16, Mat), addr=0)
+    a = pl.make_tile(LEFT16, addr=0)
     with pl.section_cube():
         pl.move(a, l1, offset=[-16, 0])  # <- here
 
 
-@case(r"'offset' entries must be compile-time ints", "[0, k]")
-def move_runtime_offset(x: T16):
-    l1 = pl.make_tile(pl.TileType([64, 128], pl.DT_FP16, Mat), 0)
-    a = pl.make_tile(LEFT16, 0)
+@case(r"offset\[1\] must be an integer scalar, got float 0.5", "0.5")
+def move_float_offset(x: T16):
+    l1 = pl.make_tile(pl.TileType([64, 128], pl.DT_FP16, Mat), addr=0)
+    a = pl.make_tile(LEFT16, addr=0)
     with pl.section_cube():
-        for k in pl.range(0, 2, 1):
-            pl.move(a, l1, offset=[0, k])  # <- here
+        pl.move(a, l1, offset=[0, 0.5])  # <- here
 
 
-@case(r"pl.move has no Vec -> Left path \(supported: Vec->Vec, Mat->Left, Mat->Right, Acc->Mat, Acc->Vec, Vec->Mat\)")
+@case(r"pl.move has no Vec -> Left path in this release \(supported: Vec->Vec, Mat->Left, Mat->Right, Acc->Vec, Vec->Mat\)")
 def move_vec_to_left(x: T16):
-    ub = pl.make_tile(VEC16, 0)
-    a = pl.make_tile(LEFT16, 0)
+    ub = pl.make_tile(VEC16, addr=0)
+    a = pl.make_tile(LEFT16, addr=0)
     with pl.section_cube():
         pl.move(a, ub)  # <- here
 
 
 @case(r"pl.move has no Left -> Right path")
 def move_left_to_right(x: T16):
-    a = pl.make_tile(LEFT16, 0)
-    b = pl.make_tile(RIGHT16, 0)
+    a = pl.make_tile(LEFT16, addr=0)
+    b = pl.make_tile(RIGHT16, addr=0)
     with pl.section_cube():
         pl.move(b, a)  # <- here
 
 
-@case(r"pl.move Mat -> Left keeps the dtype: 'src' is DT_FP16, 'dst' is DT_FP32", "a,")
+@case(r"pl.move Mat -> Left keeps the dtype: 'src_tile' is DT_FP16, 'dst_tile' is DT_FP32", "a,")
 def move_mat_to_left_changes_dtype(x: T16):
-    l1 = pl.make_tile(MAT16, 0)
-    a = pl.make_tile(pl.TileType([64, 64], pl.DT_FP32, Left), 0)
+    l1 = pl.make_tile(MAT16, addr=0)
+    a = pl.make_tile(pl.TileType([64, 64], pl.DT_FP32, Left), addr=0)
     with pl.section_cube():
         pl.move(a, l1)  # <- here
 
 
-@case(r"the fixpipe converts DT_INT32 to DT_INT32, not DT_FP16", "l1,")
-def move_int32_acc_to_fp16_mat(x: T16):
-    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_INT32, Acc), 0)
-    l1 = pl.make_tile(MAT16, 0)
+@case(r"the fixpipe converts DT_INT32 to DT_INT32, not DT_FP16", "ub,", archs=("a5",))
+def move_int32_acc_to_fp16_vec(x: T16):
+    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_INT32, Acc), addr=0)
+    ub = pl.make_tile(VEC16, addr=0)
     with pl.section_cube():
-        pl.move(l1, acc)  # <- here
+        pl.move(ub, acc)  # <- here
 
 
-@case(r"pl.move Acc -> Mat takes no offset or transpose")
+@case(r"pl.move has no Acc -> Mat path in this release")
 def move_acc_with_transpose(x: T16):
-    acc = pl.make_tile(ACC32, 0)
-    l1 = pl.make_tile(pl.TileType([64, 64], pl.DT_FP32, Mat), 0)
+    acc = pl.make_tile(ACC32, addr=0)
+    l1 = pl.make_tile(pl.TileType([64, 64], pl.DT_FP32, Mat), addr=0)
     with pl.section_cube():
         pl.move(l1, acc, transpose=True)  # <- here
 
 
-@case(r"only Acc -> Vec moves take a subblock", "1)")
-def move_subblock_on_acc_to_mat(x: T16):
-    acc = pl.make_tile(ACC32, 0)
-    l1 = pl.make_tile(pl.TileType([64, 64], pl.DT_FP32, Mat), 0)
+@case(r"pl.move\(acc_to_vec_mode=...\) applies to Acc -> Vec moves only", "pl.AccToVecMode.SingleModeVec1")
+def move_mode_on_mat_to_left(x: T16):
+    l1 = pl.make_tile(MAT16, addr=0)
+    a = pl.make_tile(LEFT16, addr=0)
     with pl.section_cube():
-        pl.move(l1, acc, subblock=1)  # <- here
+        pl.move(a, l1, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec1)  # <- here
 
 
-@case(r"subblock must be 0, 1 or None", "2)", archs=("a5",))
+@case(r"'AccToVecMode' has no attribute 'SingleModeVec2'", "SingleModeVec2", archs=("a5",))
 def move_acc_to_vec_subblock_2(x: T16):
-    acc = pl.make_tile(ACC32, 0)
-    ub = pl.make_tile(VEC32, 0)
+    acc = pl.make_tile(ACC32, addr=0)
+    ub = pl.make_tile(VEC32, addr=0)
     with pl.section_cube():
-        pl.move(ub, acc, subblock=2)  # <- here
+        pl.move(ub, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec2)  # <- here
 
 
 @case(r"pl.move Vec -> Mat runs on the Vector engine; it cannot be used in section_cube\(\)", archs=("a5",))
 def move_vec_to_mat_in_cube_section(x: T16):
-    ub = pl.make_tile(VEC16, 0)
-    l1 = pl.make_tile(MAT16, 0)
+    ub = pl.make_tile(VEC16, addr=0)
+    l1 = pl.make_tile(MAT16, addr=0)
     with pl.section_cube():
         pl.move(l1, ub)  # <- here
 
 
 @case(r"pl.move Mat -> Left runs on the Cube engine; it cannot be used in section_vector\(\)")
 def move_extract_in_vector_section(x: T16):
-    l1 = pl.make_tile(MAT16, 0)
-    a = pl.make_tile(LEFT16, 0)
+    l1 = pl.make_tile(MAT16, addr=0)
+    a = pl.make_tile(LEFT16, addr=0)
     with pl.section_vector():
         pl.move(a, l1)  # <- here
 
 
 @case(r"pl.move Acc -> Vec runs on the Cube engine; it cannot be used in section_vector\(\)", archs=("a5",))
 def move_acc_to_vec_in_vector_section(x: T16):
-    acc = pl.make_tile(ACC32, 0)
-    ub = pl.make_tile(VEC32, 0)
+    acc = pl.make_tile(ACC32, addr=0)
+    ub = pl.make_tile(VEC32, addr=0)
     with pl.section_vector():
         pl.move(ub, acc)  # <- here
 
 
-@case(r"a Vec -> Vec move takes no offset, transpose or subblock")
+@case(r"pl.move Vec -> Vec cannot transpose; use pl.transpose", "True")
 def move_vec_to_vec_transposed(x: T16):
-    ub = pl.make_tile(VEC16, 0)
-    ub2 = pl.make_tile(VEC16, 0x8000)
+    ub = pl.make_tile(VEC16, addr=0)
+    ub2 = pl.make_tile(VEC16, addr=0x8000)
     with pl.section_vector():
         pl.move(ub2, ub, transpose=True)  # <- here
 
@@ -368,28 +367,28 @@ def move_vec_to_vec_transposed(x: T16):
 
 @case(r"the fixpipe converts DT_INT32 accumulators to DT_INT32, not DT_FP16")
 def store_int32_acc_to_fp16(x: T16):
-    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_INT32, Acc), 0)
+    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_INT32, Acc), addr=0)
     with pl.section_cube():
         pl.store(x, acc, [0, 0])  # <- here
 
 
 @case(r"the fixpipe converts DT_FP32 accumulators to DT_FP32, DT_FP16, DT_BF16, not DT_INT8")
 def store_fp32_acc_to_int8(x: I8T):
-    acc = pl.make_tile(ACC32, 0)
+    acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
         pl.store_tile(x, acc, [0, 0])  # <- here
 
 
-@case(r"pl.load cannot load into a Acc tile \(supported: Vec, Mat\)", "acc")
+@case(r"pl.load loads into Vec \(UB\) or Mat \(L1\) tiles only; 'acc' is in Acc", "acc")
 def load_into_acc(x: T32):
-    acc = pl.make_tile(ACC32, 0)
+    acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
         pl.load(acc, x, [0, 0])  # <- here
 
 
-@case(r"pl.store cannot store from a Left tile \(supported: Vec, Acc\)", "a,")
+@case(r"pl.store stores from Vec \(UB\) or Acc \(L0C\) tiles only; 'a' is in Left", "a,")
 def store_from_left(x: T16):
-    a = pl.make_tile(LEFT16, 0)
+    a = pl.make_tile(LEFT16, addr=0)
     with pl.section_cube():
         pl.store(x, a, [0, 0])  # <- here
 
@@ -440,17 +439,17 @@ def sync_all_outside_section(x: T16):
 
 
 def acc_to_vec_move(x: T32):
-    acc = pl.make_tile(ACC32, 0)
-    ub = pl.make_tile(VEC32, 0)
+    acc = pl.make_tile(ACC32, addr=0)
+    ub = pl.make_tile(VEC32, addr=0)
     with pl.section_cube():
-        pl.move(ub, acc, subblock=0)
+        pl.move(ub, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
     with pl.section_vector():
         pl.store(x, ub, [0, 0])
 
 
 def vec_to_mat_move(x: T16):
-    ub = pl.make_tile(VEC16, 0)
-    l1 = pl.make_tile(MAT16, 0)
+    ub = pl.make_tile(VEC16, addr=0)
+    l1 = pl.make_tile(MAT16, addr=0)
     with pl.section_vector():
         pl.move(l1, ub)
 
@@ -480,10 +479,10 @@ def test_every_case_has_a_distinct_kernel():
 
 
 def acc_to_vec_without_vector_section(x: T32):
-    acc = pl.make_tile(ACC32, 0)
-    ub = pl.make_tile(VEC32, 0)
+    acc = pl.make_tile(ACC32, addr=0)
+    ub = pl.make_tile(VEC32, addr=0)
     with pl.section_cube():
-        pl.move(ub, acc, subblock=0)  # <- here
+        pl.move(ub, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)  # <- here
 
 
 def test_acc_to_vec_move_without_vector_section():

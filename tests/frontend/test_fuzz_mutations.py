@@ -84,8 +84,9 @@ EDGE_ADD = HEADER + textwrap.dedent('''\
                     ta = a_db.next()
                     tb = b_db.next()
                     tc = c_db.next()
-                    pl.set_validshape(ta, rows, cols)
-                    pl.set_validshape(tb, rows, cols)
+                    pl.set_validshape(ta, [rows, cols])
+                    pl.set_validshape(tb, [rows, cols])
+                    pl.set_validshape(tc, [rows, cols])
                     pl.load(ta, x, [i * 64, j * 64])
                     pl.load(tb, y, [i * 64, j * 64])
                     pl.add(tc, ta, tb)
@@ -140,9 +141,9 @@ ROW_REDUCE = HEADER + textwrap.dedent('''\
         out: pl.Tensor[[pl.DYNAMIC, 1], pl.DT_FP32],
     ):
         src_t = pl.TileType(shape=[32, 256], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
-        dst_t = pl.TileType(shape=[32, 8], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+        dst_t = pl.TileType(shape=[32, 1], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec, layout=pl.DN)
         src_g = pl.make_tile_group(type=src_t, addrs=0x0, mutex_ids=[0, 1])
-        tmp = pl.make_tile(src_t, 0x10000)
+        tmp = pl.make_tile(src_t, addr=0x10000)
         dst_g = pl.make_tile_group(type=dst_t, addrs=0x18000, mutex_ids=[2, 3])
         with pl.section_vector():
             rows = x.shape[0]
@@ -150,7 +151,7 @@ ROW_REDUCE = HEADER + textwrap.dedent('''\
                 s = src_g.next()
                 d = dst_g.next()
                 pl.load_tile(s, x, [i, 0])
-                pl.sum(d, s, tmp, dim=1)
+                pl.sum(d, s, tmp, dim=0)
                 pl.store(out, d, [i * 32, 0])
     ''')
 

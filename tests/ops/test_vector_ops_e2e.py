@@ -1,6 +1,8 @@
-"""Every vector op of ``pypto_pro.ops.registry.OPS``, in every dtype it supports, through the whole
-DSL pipeline: a small kernel (load -> op -> store) is built per case by a factory, compiled with
-``pl.jit`` and run on the simulator, and its output is compared with an independent reference.
+"""Every elementwise, unary, reduction, broadcast, cast, fill and Vec-move op declared in
+``pypto_pro/ops`` (the tables of ``ops.elementwise``, ``ops.reduction``, ``ops.conversion``), in every
+dtype it supports, through the whole DSL pipeline: a small kernel (set_validshape -> load -> op ->
+store) is built per case by a factory, compiled with ``pl.jit`` and run on the simulator, and its
+output is compared with an independent reference.
 
 References are written here from scratch, without ``pypto_pro.backends.sim.numerics``:
 
@@ -18,9 +20,10 @@ abs/neg/relu, fill, move, every cast mode, expand ops and max/min reductions; 1 
 exp/log/rsqrt/recip (the simulator models an ideal fp32 unit, hardware is approximate); a
 rounding-error bound for float sums (the accumulation order is the simulator's, see test).
 
-Tiles are [16, 32] (the smallest 32-byte-aligned rows for every dtype); tensors are 13 x 27 so
-every op runs on a partial valid region, and outputs are larger than the region and pre-filled
-with a sentinel that must survive outside it.
+Tiles are [16, 32] (the smallest 32-byte-aligned rows for every dtype); tensors are 13 x 27 and
+every tile's valid shape is set to 13 x 27 (``pl.set_validshape``) so every op runs on a partial
+valid region, and outputs are larger than the region and pre-filled with a sentinel that must survive
+outside it.
 """
 import decimal
 import functools
@@ -32,8 +35,7 @@ import pytest
 
 import pypto_pro.language as pl
 from pypto_pro.errors import CompileError, PyptoError
-from pypto_pro.ops.registry import ALL_DTYPES
-from pypto_pro.ops.registry import CAST_MODES, OPS
+from pypto_pro.ops import conversion, elementwise, reduction
 
 F64 = np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -42,17 +44,39 @@ REGION = (13, 27)   # valid region of every input: rows and columns both partial
 SENTINEL = 96       # exactly representable in every dtype
 VEC = pl.MemorySpace.Vec
 
+CAST_MODES = ("rint", "round", "floor", "ceil", "trunc")
+ROUND = {"rint": pl.RoundMode.CAST_RINT, "round": pl.RoundMode.CAST_ROUND, "floor": pl.RoundMode.CAST_FLOOR,
+         "ceil": pl.RoundMode.CAST_CEIL, "trunc": pl.RoundMode.CAST_TRUNC}
+ALL_DTYPES = conversion.CAST_DTYPES
+
+# name -> (kind, dtypes), from the declarations' own tables; reductions by kind ("sum" = pl.sum,
+# "max" / "min" = the dim= forms of pl.maximum / pl.minimum)
+OPS: dict[str, tuple[str, tuple]] = {}
+for _api, (_ti, _si, _tc, _sc, _dts) in elementwise.BINARY.items():
+    OPS[_api] = ("binary", _dts)
+    OPS[_si] = ("scalar", _dts)
+for _name, (_cpp, _dts) in elementwise.UNARY.items():
+    OPS[_name] = ("unary", _dts)
+for _kind in reduction.KINDS:
+    OPS[_kind] = ("reduce", elementwise.ARITH_DTYPES)
+for _api, _base in reduction.EXPAND.items():
+    OPS[_api] = ("expand", reduction.FLOATS if _base == "div" else elementwise.ARITH_DTYPES)
+OPS["cast"] = ("cast", conversion.CAST_DTYPES)
+OPS["expands"] = ("fill", elementwise.FILL_DTYPES)
+OPS["move"] = ("move", elementwise.FILL_DTYPES)
+REDUCE_API = {"sum": "sum", "max": "maximum", "min": "minimum"}
+
 # p (significand bits), emax, smallest subnormal
 FORMAT = {np.dtype(np.float16): (11, 15, 2.0 ** -24), BF16: (8, 127, 2.0 ** -133),
           np.dtype(np.float32): (24, 127, 2.0 ** -149)}
 
 
 def dtypes_of(name: str):
-    return OPS[name].dtypes
+    return OPS[name][1]
 
 
 def ops_of(kind: str) -> list[str]:
-    return [n for n, s in OPS.items() if s.kind == kind]
+    return [n for n, s in OPS.items() if s[0] == kind]
 
 
 def dt_id(dt) -> str:
@@ -275,6 +299,9 @@ def k_binary(name: str, dt, arch: str = "a5", inplace: bool = False):
         gc = pl.make_tile_group(type=T, addrs=[0x2000], mutex_ids=[2])
         with pl.section_vector():
             ta, tb, tc = ga[0], gb[0], gc[0]
+            pl.set_validshape(ta, list(REGION))
+            pl.set_validshape(tb, list(REGION))
+            pl.set_validshape(tc, list(REGION))
             pl.load(ta, a, [0, 0])
             pl.load(tb, b, [0, 0])
             if inplace:
@@ -291,17 +318,19 @@ def k_unary(name: str, src_dt, dst_dt=None, mode: str | None = None, scalar=None
     compile-time ``scalar`` (a closure constant)."""
     dst_dt = dst_dt or src_dt
     OP, TA, TC, GA, GC = getattr(pl, name), tile_t(src_dt), tile_t(dst_dt), tensor_t(src_dt), tensor_t(dst_dt)
-    KIND = OPS[name].kind
-    MODE, S = mode, scalar
+    KIND = OPS[name][0]
+    MODE, S = (ROUND[mode] if mode else None), scalar
 
     def kernel(a: GA, c: GC):
         ga = pl.make_tile_group(type=TA, addrs=[0x0000], mutex_ids=[0])
         gc = pl.make_tile_group(type=TC, addrs=[0x1000], mutex_ids=[1])
         with pl.section_vector():
             ta, tc = ga[0], gc[0]
+            pl.set_validshape(ta, list(REGION))
+            pl.set_validshape(tc, list(REGION))
             pl.load(ta, a, [0, 0])
             if KIND == "cast":
-                OP(tc, ta, MODE)
+                OP(tc, ta, mode=MODE)
             elif KIND == "scalar":
                 OP(tc, ta, S)
             else:
@@ -319,6 +348,8 @@ def k_scalar_param(name: str, dt, scalar_type: type):
         gc = pl.make_tile_group(type=T, addrs=[0x1000], mutex_ids=[1])
         with pl.section_vector():
             ta, tc = ga[0], gc[0]
+            pl.set_validshape(ta, list(REGION))
+            pl.set_validshape(tc, list(REGION))
             pl.load(ta, a, [0, 0])
             OP(tc, ta, s)
             pl.store(c, tc, [0, 0])
@@ -326,32 +357,36 @@ def k_scalar_param(name: str, dt, scalar_type: type):
 
 
 def reduce_dst_shape(dt, dim: int):
-    return (TILE[0], 32 // dt.itemsize) if dim == 1 else (1, TILE[1])
+    """dim=0 (per row): a [16, 32 B] tile whose column 0 receives the values; dim=1: a [1, 32] row."""
+    return (TILE[0], 32 // dt.itemsize) if dim == 0 else (1, TILE[1])
 
 
 def k_reduce(name: str, dt, dim: int, with_tmp: bool = False):
-    OP, T, TD, G = getattr(pl, name), tile_t(dt), tile_t(dt, reduce_dst_shape(dt, dim)), tensor_t(dt)
+    """``pl.sum`` / ``pl.maximum(dim=)`` / ``pl.minimum(dim=)`` with the real ``dim`` (0 = per row)."""
+    OP, T, TD, G = getattr(pl, REDUCE_API[name]), tile_t(dt), tile_t(dt, reduce_dst_shape(dt, dim)), tensor_t(dt)
     DIM, TMP = dim, with_tmp
+    OUT = [REGION[0], 1] if dim == 0 else [1, REGION[1]]
 
     def kernel(a: G, c: G):
         ga = pl.make_tile_group(type=T, addrs=[0x0000], mutex_ids=[0])
         gc = pl.make_tile_group(type=TD, addrs=[0x1000], mutex_ids=[1])
-        scratch = pl.make_tile(type=T, addr=0x2000)
+        scratch = pl.make_tile(T, addr=0x2000)
         with pl.section_vector():
             ta, tc = ga[0], gc[0]
+            pl.set_validshape(ta, list(REGION))
+            pl.set_validshape(tc, OUT)
             pl.load(ta, a, [0, 0])
-            if TMP:
-                OP(tc, ta, scratch, dim=DIM)
-            else:
-                OP(tc, ta, dim=DIM)
+            OP(tc, ta, scratch if TMP else ta, dim=DIM)   # tmp: required by the API, unused by TROW*/TCOL*
             pl.store(c, tc, [0, 0])
     return jit(kernel, f"{name}_{dt_id(dt)}_dim{dim}{'_tmp' if with_tmp else ''}")
 
 
 def k_expand(name: str, dt, dim: int):
-    vshape = (TILE[0], 32 // dt.itemsize) if dim == 1 else (1, TILE[1])
+    """The real ``dim``: 0 broadcasts one value per row, 1 one value per column."""
+    vshape = (TILE[0], 32 // dt.itemsize) if dim == 0 else (1, TILE[1])
     OP, T, TV, G = getattr(pl, name), tile_t(dt), tile_t(dt, vshape), tensor_t(dt)
     DIM = dim
+    VEC_VALID = [REGION[0], 1] if dim == 0 else [1, REGION[1]]
 
     def kernel(a: G, v: G, c: G):
         ga = pl.make_tile_group(type=T, addrs=[0x0000], mutex_ids=[0])
@@ -359,6 +394,9 @@ def k_expand(name: str, dt, dim: int):
         gc = pl.make_tile_group(type=T, addrs=[0x2000], mutex_ids=[2])
         with pl.section_vector():
             ta, tv, tc = ga[0], gv[0], gc[0]
+            pl.set_validshape(ta, list(REGION))
+            pl.set_validshape(tc, list(REGION))
+            pl.set_validshape(tv, VEC_VALID)
             pl.load(ta, a, [0, 0])
             pl.load(tv, v, [0, 0])
             OP(tc, ta, tv, dim=DIM)
@@ -509,17 +547,17 @@ def test_unary(name, dt):
 # ---- reductions ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dim", [1, 0])
+@pytest.mark.parametrize("dim", [0, 1])
 @pytest.mark.parametrize("name,dt", cases("reduce"))
 def test_reduce(name, dt, dim):
     a = rand(dt, seed=6)
-    out_shape = (TILE[0], 2) if dim == 1 else (2, TILE[1])
+    out_shape = (TILE[0], 2) if dim == 0 else (2, TILE[1])
     c = sentinel(dt, out_shape)
     k_reduce(name, dt, dim)(a, c)
-    r, k = (REGION[0], 1) if dim == 1 else (1, REGION[1])
+    r, k = (REGION[0], 1) if dim == 0 else (1, REGION[1])
     out = c[:r, :k]
     check_border(c, r, k)
-    axis = 1 if dim == 1 else 0
+    axis = 1 if dim == 0 else 0
     if name in ("max", "min"):
         ref = (np.max if name == "max" else np.min)(a, axis=axis, keepdims=True)
         assert_exact(out, ref)
@@ -538,10 +576,10 @@ def test_reduce(name, dt, dim):
 
 @pytest.mark.parametrize("name", ops_of("reduce"))
 def test_reduce_with_tmp_tile(name):
-    """The optional PTO-ISA scratch tile is accepted and does not change the result."""
+    """A separate scratch tile as ``tmp`` does not change the result."""
     a = rand(pl.DT_FP32, seed=7)
     c = sentinel(pl.DT_FP32, (TILE[0], 2))
-    k_reduce(name, pl.DT_FP32, 1, with_tmp=True)(a, c)
+    k_reduce(name, pl.DT_FP32, 0, with_tmp=True)(a, c)
     ref = {"sum": np.sum, "max": np.max, "min": np.min}[name](a.astype(F64), axis=1, keepdims=True)
     assert_within(c[:13, :1], ref, 6 * 2.0 ** -24 * np.abs(a.astype(F64)).sum(axis=1, keepdims=True))
 
@@ -549,11 +587,11 @@ def test_reduce_with_tmp_tile(name):
 # ---- expand (broadcast) ops -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dim", [1, 0])
+@pytest.mark.parametrize("dim", [0, 1])
 @pytest.mark.parametrize("name,dt", cases("expand"))
 def test_expand(name, dt, dim):
     a = rand(dt, seed=8, specials=FLOAT_SPECIALS_A if dt.is_float() else ())
-    vshape = (REGION[0], 1) if dim == 1 else (1, REGION[1])
+    vshape = (REGION[0], 1) if dim == 0 else (1, REGION[1])
     v = rand(dt, vshape, seed=9, specials=(2.0, -0.0, np.inf) if dt.is_float() else ())
     c = sentinel(dt)
     k_expand(name, dt, dim)(a, v, c)
@@ -681,19 +719,22 @@ def k_validshape(where: str):
 
     def kernel(a: G, c: G, rows: int, cols: int):
         ga = pl.make_tile_group(type=TS if WHERE == "static" else T, addrs=[0x0000], mutex_ids=[0])
-        gc = pl.make_tile_group(type=T, addrs=[0x1000], mutex_ids=[1])
+        gc = pl.make_tile_group(type=TS if WHERE == "static" else T, addrs=[0x1000], mutex_ids=[1])
         gd = pl.make_tile_group(type=TD, addrs=[0x2000], mutex_ids=[2])
         with pl.section_vector():
             ta, tc, td = ga[0], gc[0], gd[0]
             if WHERE == "before_load":
-                pl.set_validshape(ga, rows, cols)        # the whole group, at run time
+                pl.set_validshape(ga, [rows, cols])        # the whole group, at run time
             pl.load(ta, a, [0, 0])
             if WHERE in ("after_load", "reduce"):
-                pl.set_validshape(ta, rows, cols)
+                pl.set_validshape(ta, [rows, cols])
             if WHERE == "reduce":
-                pl.sum(td, ta, dim=1)
+                pl.set_validshape(td, [rows, 1])
+                pl.sum(td, ta, ta, dim=0)
                 pl.store(c, td, [0, 0])
             else:
+                if WHERE != "static":
+                    pl.set_validshape(tc, [rows, cols])
                 pl.adds(tc, ta, 1.0)
                 pl.store(c, tc, [0, 0])
     return jit(kernel, f"validshape_{where}")
@@ -719,19 +760,20 @@ def test_set_validshape(where):
 def test_set_validshape_out_of_range():
     kernel = k_validshape("after_load")
     a = np.zeros(TILE, np.float32)
-    with pytest.raises(PyptoError, match="outside the tile"):
+    with pytest.raises(PyptoError, match="outside the tile's"):
         kernel(a, np.zeros(TILE, np.float32), 17, 4)
 
 
 # ---- coverage -------------------------------------------------------------------------------------------
 
 
-def test_every_registry_op_is_covered():
-    """The parametrisations above are derived from OPS by kind; every kind and op is exercised."""
+def test_every_table_op_is_covered():
+    """The parametrisations above are derived from the declarations' tables by kind; every kind and
+    op is exercised, and every op of the table is a declared ``pl`` function."""
     kinds_tested = {"binary", "scalar", "unary", "reduce", "expand"}       # test_<kind> over cases(kind)
     named = {"cast": "test_cast", "expands": "test_fill", "move": "test_move"}
-    assert {s.kind for s in OPS.values()} <= kinds_tested | {"cast", "fill", "move"}
+    assert {s[0] for s in OPS.values()} <= kinds_tested | {"cast", "fill", "move"}
     covered = {n for k in kinds_tested for n in ops_of(k)} | set(named)
     assert covered == set(OPS), f"ops without an end-to-end test: {sorted(set(OPS) - covered)}"
     assert all(callable(globals()[t]) for t in named.values())
-    assert set(dtypes_of("cast")) == set(ALL_DTYPES) and set(dtypes_of("expands")) == set(ALL_DTYPES)
+    assert all(callable(getattr(pl, REDUCE_API.get(n, n))) for n in OPS)

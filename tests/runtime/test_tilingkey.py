@@ -21,6 +21,7 @@ def scaled_copy(x: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32], z: pl.Tensor[[pl.DYN
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), (x.shape[0] + ROWS - 1) // ROWS, pl.get_block_num()):  # noqa: F821
             t = g.next()
+            pl.set_validshape(t, [min(ROWS, x.shape[0] - i * ROWS), 64])  # noqa: F821  (the tail tile)
             pl.load_tile(t, x, [i, 0])
             if SCALE == 2:  # noqa: F821  (folded: no run-time branch is left)
                 pl.muls(t, t, 2.0)

@@ -3,19 +3,13 @@ from __future__ import annotations
 
 from pypto_pro.ir.nodes import Buffer
 from pypto_pro.language.dtypes import DataType
-from pypto_pro.language.enums import MemorySpace, PipeType
+from pypto_pro.language.enums import DN, MemorySpace, PipeType
 
 # Element types as PTO-ISA spells them (pto/common/type.hpp; ``half`` / ``bfloat16_t`` come from it).
 CTYPE: dict[str, str] = {
     "DT_FP16": "half", "DT_BF16": "bfloat16_t", "DT_FP32": "float", "DT_INT8": "int8_t",
     "DT_UINT8": "uint8_t", "DT_INT16": "int16_t", "DT_INT32": "int32_t",
 }
-
-ROUND_MODE: dict[str, str] = {
-    "rint": "RoundMode::CAST_RINT", "round": "RoundMode::CAST_ROUND", "floor": "RoundMode::CAST_FLOOR",
-    "ceil": "RoundMode::CAST_CEIL", "trunc": "RoundMode::CAST_TRUNC",
-}
-
 
 def ctype(dt: DataType) -> str:
     return CTYPE[dt.name]
@@ -31,7 +25,8 @@ def tile_type_expr(b: Buffer) -> str:
     ct, r, c = ctype(t.dtype), t.rows, t.cols
     space = b.space
     if space is MemorySpace.Vec:
-        return f"Tile<TileType::Vec, {ct}, {r}, {c}, BLayout::RowMajor, DYNAMIC, DYNAMIC>"
+        block = "ColMajor" if t.layout is DN else "RowMajor"  # a DN tile is column-major ([R, 1] row results)
+        return f"Tile<TileType::Vec, {ct}, {r}, {c}, BLayout::{block}, DYNAMIC, DYNAMIC>"
     if space is MemorySpace.Mat:  # L1 holds NZ fractals (ND -> NZ on load), as PTO-ISA's matmul tests do
         return f"Tile<TileType::Mat, {ct}, {r}, {c}, BLayout::ColMajor, DYNAMIC, DYNAMIC, SLayout::RowMajor, 512>"
     if space is MemorySpace.Left:

@@ -90,10 +90,9 @@ class ProgramEmitter:
         for b in program.buffers:
             self.tile_names[b.uid] = self.names.fresh(b.name)
             self.type_names[b.uid] = self.names.fresh(b.name + "_t")
-        self.decl_tracked = {s.buffer.uid for s in walk_stmts(program.body) if isinstance(s, SetValidShape)}
         self.cexpr = ExprWriter(self.names, {t.name: t for t in sig.tensors})
         self.ctx = OpContext(self.cexpr, lambda b: self.tile_names[b.uid], lambda b: self.type_names[b.uid],
-                             self.decl_tracked, lambda n: f"{n}_gm_t", self._dims)
+                             lambda n: f"{n}_gm_t", self._dims)
         self.shims: set[str] = set()
         self.lines: list[str] = []
 
@@ -111,7 +110,7 @@ class ProgramEmitter:
             tname, ttype = self.tile_names[b.uid], self.type_names[b.uid]
             where = f"  // {_loc(b)}" if b.loc else ""
             self.lines.append(f"{pad}using {ttype} = {tile_type_expr(b)};")
-            r, c = b.tile_type.valid_shape
+            r, c = b.tile_type.static_valid or b.tile_type.shape  # run-time valid shapes: set where placed
             if b.is_group:
                 self.lines.append(f"{pad}{ttype} {tname}[{b.depth}];{where}")
                 for i, a in enumerate(b.addrs):
@@ -119,10 +118,6 @@ class ProgramEmitter:
             else:
                 self.lines.append(f"{pad}{ttype} {tname};{where}")
                 self.lines.append(f"{pad}TASSIGN({tname}, 0x{b.addrs[0]:05x}); {tname}.SetValidShape({r}, {c});")
-            if b.uid in self.decl_tracked:
-                init = ", ".join(f"{{{r}, {c}}}" for _ in range(b.depth))
-                self.lines.append(f"{pad}int64_t {tname}_decl[{b.depth}][2] = {{{init}}};  "
-                                  f"// declared valid shape per slot (pl.set_validshape)")
 
     def _scalars(self, pad: str) -> None:
         seen: dict[int, Var] = {}
@@ -223,9 +218,7 @@ class ProgramEmitter:
             slots = [self.cexpr(s.slot) if b.is_group else None]
         for slot in slots:
             ref = f"{name}[{slot}]" if slot is not None else name
-            decl = f"{name}_decl[{slot if slot is not None else 0}]"
-            self.lines.append(f"{pad}{ref}.SetValidShape({rows}, {cols}); {decl}[0] = {rows}; "
-                              f"{decl}[1] = {cols};{tail}")
+            self.lines.append(f"{pad}{ref}.SetValidShape({rows}, {cols});{tail}")
 
     # ---- whole function -----------------------------------------------------------------------
 

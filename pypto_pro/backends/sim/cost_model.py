@@ -7,10 +7,6 @@ import math
 from pypto_pro.arch.model import ArchModel
 
 
-EXPAND_BASE = {"expand_add": "add", "expand_sub": "sub", "expand_mul": "mul", "expand_div": "div",
-               "expand_max": "maximum", "expand_min": "minimum"}
-
-
 class CostModel:
     def __init__(self, arch: ArchModel):
         self.arch = arch
@@ -26,31 +22,31 @@ class CostModel:
             return max(1, math.ceil(rows * cols * itemsize / self.repeat))
         return max(1, rows * math.ceil(cols * itemsize / self.repeat))
 
-    def vector(self, op: str, kind: str, rows: int, cols: int, itemsize: int, full_cols: bool,
-               dim: int | None = None) -> float:
+    def vector(self, cost, rows: int, cols: int, itemsize: int, full_cols: bool) -> float:
         """Cycles of an isolated vector instruction (head + body + tail)."""
-        return sum(self.vector_parts(op, kind, rows, cols, itemsize, full_cols, dim))
+        return sum(self.vector_parts(cost, rows, cols, itemsize, full_cols))
 
-    def vector_parts(self, op: str, kind: str, rows: int, cols: int, itemsize: int, full_cols: bool,
-                     dim: int | None = None) -> tuple[float, float, float]:
-        """(head, body, tail) of a vector instruction, as PTO-ISA's a2a3 model charges them: the head
-        only when the V queue was empty, the body always, the tail when the pipe is flushed (a sync
-        that signals another pipe, or the end)."""
+    def vector_parts(self, cost, rows: int, cols: int, itemsize: int, full_cols: bool) -> tuple[float, float, float]:
+        """(head, body, tail) of a vector instruction (``cost``: its declaration's ``ops.decl.Cost``), as
+        PTO-ISA's a2a3 model charges them: the head only when the V queue was empty, the body always,
+        the tail when the pipe is flushed (a sync that signals another pipe, or the end)."""
         reps = self.repeats(rows, cols, itemsize, full_cols)
-        if kind == "reduce":
-            if dim == 1:
-                c = self.vec["row_reduce"]
-                return c.head, c.slope * reps, c.tail
+        shape = cost.shape
+        if shape == "row_reduce":
+            c = self.vec["row_reduce"]
+            return c.head, c.slope * reps, c.tail
+        if shape == "col_reduce":
             c = self.vec["col_reduce_per_row"]
             return c.head, rows * c.slope * math.ceil(cols * itemsize / self.repeat), c.tail
-        if kind == "expand":
-            base = self.vec[EXPAND_BASE[op]]
+        if shape in ("row_expand", "col_expand"):
+            base = self.vec[cost.key]
             bcast = self.vec["row_broadcast_per_row"]
-            extra = bcast.slope * rows if dim == 1 else 0.0
-            return base.head, base.slope * reps + extra, base.tail + (bcast.tail if dim == 1 else 0.0)
-        if kind == "move":
+            row = shape == "row_expand"
+            extra = bcast.slope * rows if row else 0.0
+            return base.head, base.slope * reps + extra, base.tail + (bcast.tail if row else 0.0)
+        if shape == "copy":
             return 0.0, self.path("Vec->Vec", rows * cols * itemsize), 0.0
-        c = self.vec["expands" if kind == "fill" else op]
+        c = self.vec[cost.key]
         return c.head, c.slope * reps, c.tail
 
     def path(self, name: str, nbytes: int) -> float:

@@ -270,14 +270,16 @@ def _int_to_f64_round_to_odd(v: int) -> float:
 def _scalar(dt: np.dtype, s: Scalar) -> np.generic:
     """Convert a Python/NumPy scalar to ``dt`` the way the scalar register holds it.
 
-    Integer dtypes: the int is wrapped (two's complement) to the dtype width; a float
-    scalar is rejected.  Float dtypes: the value is rounded once, to nearest even.
+    Integer dtypes: the int is wrapped (two's complement) to the dtype width; a float scalar
+    converts as C++ does for the instruction's scalar parameter (truncation toward zero; NaN gives
+    0).  Float dtypes: the value is rounded once, to nearest even.
     """
     if isinstance(s, (bool, np.bool_)):
         s = int(s)
     if dt in _INTS:
         if isinstance(s, (float, np.floating)):
-            raise ValueError(f"float scalar {s!r} is not allowed for an integer tile ({_name(dt)})")
+            s = 0 if math.isnan(s) else int(math.trunc(s)) if math.isfinite(s) else (
+                int(np.iinfo(dt).max) if s > 0 else int(np.iinfo(dt).min))
         if not isinstance(s, (int, np.integer)):
             raise TypeError(f"scalar must be int or float, got {type(s).__name__}")
         width = dt.itemsize * 8

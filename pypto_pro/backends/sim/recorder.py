@@ -21,7 +21,6 @@ from pypto_pro.backends.sim.inst import BARRIER, OP, PIPE_INDEX, SET, Inst, Sync
 from pypto_pro.errors import SimulationError
 from pypto_pro.language.enums import PipeType
 from pypto_pro.ir.nodes import SetValidShape, SyncOp, TileOp, TileRef
-from pypto_pro.ops.registry import OPS
 
 _PRE = ("wait_flag", "lock", "xwait")
 SYNC_ALL_EVENT = 1 << 20  # event numbers of the flags a sync_all expands into (apart from user ids)
@@ -98,19 +97,22 @@ class RecorderPlan:
 
 
 def _static_cost_info(stmt: TileOp) -> tuple:
-    if stmt.op in ("load", "store"):
-        tile = stmt.dst if stmt.op == "load" else stmt.srcs[0]
-        space = tile.buffer.space
-        path = f"GM->{space.name}" if stmt.op == "load" else f"{space.name}->GM"
-        return ("move", path)
-    if stmt.op in ("extract", "fixpipe", "ub_to_l1"):
+    """The static part of an instruction's price, from its declaration's cost class."""
+    from pypto_pro.ops import INSTRUCTIONS
+    cost = INSTRUCTIONS[stmt.op].cost
+    if cost.kind == "gm":
+        tile = stmt.dst if isinstance(stmt.dst, TileRef) else stmt.srcs[0]
+        space = tile.buffer.space.name
+        return ("move", f"GM->{space}" if isinstance(stmt.dst, TileRef) else f"{space}->GM")
+    if cost.kind == "path":
         return ("xfer", f"{stmt.srcs[0].buffer.space.name}->{stmt.dst.buffer.space.name}")
-    if stmt.op in ("matmul", "matmul_acc"):
+    if cost.kind == "cube":
         lhs = stmt.srcs[0].tile_type.dtype
         return ("cube", lhs.itemsize, lhs.is_float())
-    spec = OPS[stmt.op]
+    if cost.kind == "scalar":
+        return ("scalar",)
     items = [t.tile_type.dtype.itemsize for t in (stmt.dst, *stmt.srcs) if isinstance(t, TileRef)]
-    return ("vector", spec.kind, max(items), stmt.attrs.get("dim"))
+    return ("vector", cost, max(items))
 
 
 class Recorder:
@@ -185,15 +187,19 @@ class Recorder:
             cycles = self.cost.cube(m, n, k, item, is_float)
             ideal = cycles - self.cost.arch.cost["cube_fixed_cycles"].value
             return cycles, 0.0, 2 * m * n * k, ideal, 0.0, 0.0, None, nbytes, None, cls
-        _, kind, item, dim = info
-        head, body, tail = self.cost.vector_parts(stmt.op, kind, prep.rows, prep.cols, item, prep.full_cols, dim)
-        flops = 0 if kind in ("move", "cast", "fill") else prep.rows * prep.cols
+        if cls == "scalar":
+            return self.cost.sync, 0.0, 0, 0.0, 0.0, 0.0, None, nbytes, None, cls
+        _, cost, item = info
+        head, body, tail = self.cost.vector_parts(cost, prep.rows, prep.cols, item, prep.full_cols)
+        flops = prep.rows * prep.cols if cost.flops else 0
         return body, 0.0, flops, body, head, tail, None, nbytes, None, cls
 
     def _op_logger(self, stmt: TileOp, dispatch: Callable, info: tuple) -> Callable:
         static, pipe, caches = info
         by_size = caches.setdefault(self.port_bpc, {})  # (rows, cols, full_cols, k) -> cost entry
         nslots = sum(isinstance(t, TileRef) for t in (stmt.dst, *stmt.srcs))  # the first call arguments
+        if stmt.attrs.get("access_scalars"):  # run-time operands that move its on-chip window (an offset)
+            nslots = None
         tokens, used, preps, windows, log = self.tokens, self.used, self.preps, self.windows, self.log
         tracker = self.l2 if static[0] == "move" else None
         counted = tracker.windows if tracker is not None else {}

@@ -1,7 +1,9 @@
-"""Run-time state of every tile slot: its views and its two valid shapes.
+"""Run-time state of every tile slot: its views and its valid shape.
 
-``declared`` is what the author declared (TileType.valid_shape or ``pl.set_validshape``): loads
-move at most that much. ``valid`` is the region the last op wrote: the next op computes on it.
+The valid shape is tile state, as in PTO-ISA: it starts as the TileType's ``valid_shape`` (the
+full shape where that is ``-1``) and changes only through ``pl.set_validshape`` (a run-time
+``valid_shape`` in the TileType is lowered to one at the tile's placement). Instructions compute
+over the valid shapes of their tiles; they never change them.
 """
 from __future__ import annotations
 
@@ -15,18 +17,17 @@ from pypto_pro.ir.nodes import Buffer
 @dataclass
 class SlotState:
     views: list[np.ndarray]
-    declared: list[list[int]]
     valid: list[list[int]]
     buffer: Buffer
     core: int = 0  # which core of the block owns the memory these views are in
+    initial: tuple[int, int] = (0, 0)
 
     @classmethod
     def create(cls, buf: Buffer, views: list[np.ndarray], core: int = 0) -> "SlotState":
-        dv = list(buf.tile_type.valid_shape)
-        return cls(views, [list(dv) for _ in views], [list(dv) for _ in views], buf, core)
+        tt = buf.tile_type
+        init = tt.static_valid or tt.shape
+        return cls(views, [list(init) for _ in views], buf, core, init)
 
     def reset(self) -> None:
-        dv = self.buffer.tile_type.valid_shape
-        for i in range(len(self.views)):
-            self.declared[i][:] = dv
-            self.valid[i][:] = dv
+        for v in self.valid:
+            v[0], v[1] = self.initial

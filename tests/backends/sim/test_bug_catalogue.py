@@ -64,8 +64,8 @@ def line_of(fn: Callable, marker: str) -> str:
 def scale_ok(x: F32, z: F32):
     """z = 2 x. One slot per stage; every producer -> consumer hand-off and every back-edge
     ("slot free again") is a set_flag/wait_flag pair."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
@@ -83,9 +83,9 @@ def scale_ok(x: F32, z: F32):
 
 def add_ok(x: F32, y: F32, z: F32):
     """z = x + y, two input slots, two distinct MTE2 -> V events (one per load)."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    b = pl.make_tile(type=TT, addr=B_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    b = pl.make_tile(TT, addr=B_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
@@ -109,7 +109,7 @@ def ring_ok(x: F32, z: F32):
     "slot free") is pre-set for both slots before the loop, waited before each load, set after
     the muls that read the slot, and drained for both slots after the loop."""
     a_db = pl.make_tile_group(type=TT, addrs=A_ADDR, depth=2)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         b, nb = pl.get_block_idx(), pl.get_block_num()
         count = (x.shape[0] // R - b + nb - 1) // nb   # tiles of this block
@@ -134,16 +134,17 @@ def ring_ok(x: F32, z: F32):
 
 
 def colsum_ok(x: F32, z: F32):
-    """z[i, :] = column sums of row tile i of x; the last tile may be partial (ragged M): the
-    load marks only its in-bounds rows valid and the sum covers exactly those."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    s = pl.make_tile(type=ROW, addr=C_ADDR)
+    """z[i, :] = column sums of row tile i of x; the last tile may be partial (ragged M): its valid
+    shape is set to the rows it really has before the load, and the sum covers exactly those."""
+    a = pl.make_tile(TT, addr=A_ADDR)
+    s = pl.make_tile(ROW, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), (x.shape[0] + R - 1) // R, pl.get_block_num()):
+            pl.set_validshape(a, [min(R, x.shape[0] - i * R), C])
             pl.load_tile(a, x, [i, 0])
             set_flag(MTE2, V, 0)
             wait_flag(MTE2, V, 0)
-            pl.sum(s, a, dim=0)
+            pl.sum(s, a, a, dim=1)
             set_flag(V, MTE2, 0)
             wait_flag(V, MTE2, 0)
             set_flag(V, MTE3, 0)
@@ -156,9 +157,9 @@ def colsum_ok(x: F32, z: F32):
 def workspace_ok(x: F32, w: F32, z: F32):
     """Two passes through a GM workspace: w = 2 x (stored), then z = w + 1 (w loaded back).
     The reload waits for the store (MTE3 -> MTE2)."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    b = pl.make_tile(type=TT, addr=B_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    b = pl.make_tile(TT, addr=B_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
@@ -188,8 +189,8 @@ def workspace_ok(x: F32, w: F32, z: F32):
 def mutex_ok(x: F32, z: F32):
     """z = 2 x ordered by a5 buffer ids: id 0 guards a (MTE2 writes, V reads), id 1 guards c
     (V writes, MTE3 reads); ids are granted in dispatch order."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             lock(MTE2, 0)
@@ -217,8 +218,8 @@ def raw_race(x: F32, z: F32):
     "a free" flag for the next trip while MTE2 has not consumed the previous one (the set is lost,
     so MTE2 later waits forever). The catalogue runs it with one trip per block, where the race
     is the only fault."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])  # <- load
@@ -235,8 +236,8 @@ def raw_race(x: F32, z: F32):
 def barrier_not_sync(x: F32, z: F32):
     """RAW despite a barrier: pipe_barrier(MTE2) sits in MTE2's own queue and drains MTE2; it
     does not hold V back, so V still reads a while it is being loaded."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])  # <- load
@@ -257,7 +258,7 @@ def war_ring(x: F32, z: F32):
     slot k % 2 can overwrite it before (or while) the muls of tile k reads it. Two tiles per
     block use each slot once (clean); the third reuses slot 0 (race)."""
     a_db = pl.make_tile_group(type=TT, addrs=A_ADDR, depth=2)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         b, nb = pl.get_block_idx(), pl.get_block_num()
         count = (x.shape[0] // R - b + nb - 1) // nb
@@ -278,8 +279,8 @@ def war_ring(x: F32, z: F32):
 def war_output(x: F32, z: F32):
     """WAR on the output tile: no MTE3 -> V back edge, so the next muls may overwrite c while
     MTE3 is still storing it (nothing orders the store before the next write)."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
@@ -296,8 +297,8 @@ def war_output(x: F32, z: F32):
 def waw_race(x: F32, z: F32):
     """WAW: to zero the rows a partial load leaves untouched, V fills a with 0 and MTE2 then
     loads into it, with nothing ordering the two writes (the V -> MTE2 pair is missing)."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.expands(a, 0.0)  # <- fill
@@ -317,8 +318,8 @@ def waw_race(x: F32, z: F32):
 def wrong_event(x: F32, z: F32):
     """Wrong event id: MTE2 sets event 0, V waits for event 1, which nobody sets -> deadlock
     (V blocked at its wait; MTE2 and MTE3 blocked behind it; event 0 left pending)."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
@@ -342,7 +343,7 @@ def ring_drain_one_trip(x: F32, z: F32):
     core inherits it and its first wait passes too early). With >= 2 trips both slots were used
     and drained: clean."""
     a_db = pl.make_tile_group(type=TT, addrs=A_ADDR, depth=2)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         b, nb = pl.get_block_idx(), pl.get_block_num()
         count = (x.shape[0] // R - b + nb - 1) // nb
@@ -370,17 +371,18 @@ def ring_drain_one_trip(x: F32, z: F32):
 def edge_validshape(x: F32, z: F32):
     """Bug on the last partial tile only: the author assumes a partial load zero-fills the rows
     past the tensor's edge and widens the valid region back to the full tile before the column
-    sum. A load moves only in-bounds rows, so the sum of the last tile reads rows nothing wrote.
+    sum. A load moves only its valid rows, so the sum of the last tile reads rows nothing wrote.
     On exact multiples of R every tile is full and the call is harmless."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    s = pl.make_tile(type=ROW, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    s = pl.make_tile(ROW, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), (x.shape[0] + R - 1) // R, pl.get_block_num()):
+            pl.set_validshape(a, [min(R, x.shape[0] - i * R), C])
             pl.load_tile(a, x, [i, 0])  # <- load
-            pl.set_validshape(a, R, C)
+            pl.set_validshape(a, [R, C])
             set_flag(MTE2, V, 0)
             wait_flag(MTE2, V, 0)
-            pl.sum(s, a, dim=0)  # <- sum
+            pl.sum(s, a, a, dim=1)  # <- sum
             set_flag(V, MTE2, 0)
             wait_flag(V, MTE2, 0)
             set_flag(V, MTE3, 0)
@@ -393,19 +395,20 @@ def edge_validshape(x: F32, z: F32):
 def padded_colsum(x: F32, z: F32):
     """Correct padding: every trip zero-fills the whole tile, then loads what the tensor has and
     sums the full tile (the zero rows add nothing)."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    s = pl.make_tile(type=ROW, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    s = pl.make_tile(ROW, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), (x.shape[0] + R - 1) // R, pl.get_block_num()):
-            pl.set_validshape(a, R, C)
+            pl.set_validshape(a, [R, C])
             pl.expands(a, 0.0)
             set_flag(V, MTE2, 0)
             wait_flag(V, MTE2, 0)
+            pl.set_validshape(a, [min(R, x.shape[0] - i * R), C])
             pl.load_tile(a, x, [i, 0])
-            pl.set_validshape(a, R, C)
+            pl.set_validshape(a, [R, C])
             set_flag(MTE2, V, 0)
             wait_flag(MTE2, V, 0)
-            pl.sum(s, a, dim=0)
+            pl.sum(s, a, a, dim=1)
             set_flag(V, MTE3, 0)
             wait_flag(V, MTE3, 0)
             pl.store(z, s, [i, 0])
@@ -415,8 +418,8 @@ def padded_colsum(x: F32, z: F32):
 
 def unpaired_set(x: F32, z: F32):
     """Unpaired set: after the loop MTE3 signals "output written" to MTE2, and nobody waits."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
@@ -437,9 +440,9 @@ def set_twice(x: F32, y: F32, z: F32):
     """A flag set twice while pending: copy-paste of the first load's set_flag after the second
     load keeps event 0, so V, which waits for event 1 first, is blocked while event 0 is set a
     second time (and then waits for event 1 forever)."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    b = pl.make_tile(type=TT, addr=B_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    b = pl.make_tile(TT, addr=B_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
@@ -462,8 +465,8 @@ def cyclic_wait(x: F32, z: F32):
     """Cyclic wait: the back edge's wait was moved to the top of the loop (before the load)
     without a pre-set. MTE2 waits for V's "a free", which V sets only after its muls, which waits
     for MTE2's "a loaded", which follows the load MTE2 cannot start."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             wait_flag(V, MTE2, 0)  # <- mte2 wait
@@ -481,8 +484,8 @@ def cyclic_wait(x: F32, z: F32):
 
 def double_lock(x: F32, z: F32):
     """a5: V locks buffer id 0 twice without unlocking (a duplicated line): the hardware hangs."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             lock(MTE2, 0)
@@ -502,8 +505,8 @@ def double_lock(x: F32, z: F32):
 def wrong_mutex(x: F32, z: F32):
     """a5: the load guards a with buffer id 0 but the muls that reads a takes id 2 (meant for
     another tile): the two accesses of a are not ordered by any id."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             lock(MTE2, 0)
@@ -523,8 +526,8 @@ def lock_never_released(x: F32, z: F32):
     """a5: V never releases buffer id 0 after reading a (its unlock was deleted). With one trip per
     block no pipe asks for id 0 again, so nothing hangs in the block, but the id is still held
     when the kernel ends: the next acquire of id 0 on this core (the next block or kernel) hangs."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         i = pl.get_block_idx()
         lock(MTE2, 0)
@@ -542,9 +545,9 @@ def lock_never_released(x: F32, z: F32):
 def uninit_read(x: F32, y: F32, z: F32):
     """Never-written read: a typo loads y into a (again) instead of b; the add reads b, which
     nothing in the block ever wrote."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    b = pl.make_tile(type=TT, addr=B_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    b = pl.make_tile(TT, addr=B_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
@@ -566,8 +569,8 @@ def uninit_read(x: F32, y: F32, z: F32):
 def gm_out_of_bounds(x: F32, z: F32):
     """GM access outside the tensor: an off-by-one tile index (i + 1) makes the last block's
     load start one tile past the end of x."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i + 1, 0])  # <- load
@@ -585,8 +588,8 @@ def gm_out_of_bounds(x: F32, z: F32):
 
 def blocks_same_gm(x: F32, z: F32):
     """Two blocks write the same GM bytes: every block stores its result to tile [0, 0]."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
@@ -605,9 +608,9 @@ def blocks_same_gm(x: F32, z: F32):
 def gm_workspace_race(x: F32, w: F32, z: F32):
     """GM read-after-write between pipes of one block: the second pass reloads the workspace
     tile MTE3 just stored, with no MTE3 -> MTE2 pair, so MTE2 may read w before it is written."""
-    a = pl.make_tile(type=TT, addr=A_ADDR)
-    b = pl.make_tile(type=TT, addr=B_ADDR)
-    c = pl.make_tile(type=TT, addr=C_ADDR)
+    a = pl.make_tile(TT, addr=A_ADDR)
+    b = pl.make_tile(TT, addr=B_ADDR)
+    c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])

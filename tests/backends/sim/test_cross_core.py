@@ -24,6 +24,7 @@ import pytest
 
 import pypto_pro.language as pl
 from pypto_pro import DeadlockError, RaceError, SyncError
+from pypto_pro.errors_sim import UninitializedReadError
 from example_modules import load_example
 
 DYN = pl.DYNAMIC
@@ -239,7 +240,8 @@ def make_direct_kernel(bug: str | None = None):
                 pl.matmul(acc, xa, xb)
                 pl.system.wait_cross_core(pipe=FIX, event_id=FREE)
                 for s in range(2):
-                    pl.move(ub, pl.make_view(acc, half_t, offset=s * HALF * N * 4), subblock=s)  # <- cube_move
+                    mode = pl.AccToVecMode.SingleModeVec0 if s == 0 else pl.AccToVecMode.SingleModeVec1
+                    pl.move(ub, pl.make_view(acc, half_t, offset=s * HALF * N * 4), acc_to_vec_mode=mode)  # <- cube_move
                 pl.system.set_cross_core(pipe=FIX, event_id=READY)
             pl.system.wait_cross_core(pipe=FIX, event_id=FREE)
         with pl.section_vector():
@@ -322,8 +324,9 @@ def test_cube_wait_needs_a_signal_from_each_vector_core():
         pl.jit(SRC_ONE_SIDED, arch="a5")[None, 1](x, out)
 
 
-def make_broadcast_move_kernel():
-    """pl.move(ub, acc) with subblock=None: documented as "into the UB of every AIV"."""
+def make_default_mode_move_kernel():
+    """pl.move(ub, acc) without acc_to_vec_mode: PTO-ISA's TMOV defaults to SingleModeVec0, so only
+    the first Vector core's UB receives the tile."""
     def broadcast(x: pl.Tensor[[DYN, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
                   out: pl.Tensor[[DYN, N], pl.DT_FP32]):
         a1 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Mat), addrs=[0], mutex_ids=[0])[0]
@@ -338,7 +341,7 @@ def make_broadcast_move_kernel():
             pl.move(a0, a1)
             pl.move(b0, b1)
             pl.matmul(acc, a0, b0)
-            pl.move(ub, acc)  # subblock=None: every Vector core's UB
+            pl.move(ub, acc)  # no acc_to_vec_mode: AIV0 only
             pl.system.set_cross_core(pipe=FIX, event_id=READY)
         with pl.section_vector():
             pl.system.wait_cross_core(pipe=pl.PipeType.MTE3, event_id=READY)
@@ -346,15 +349,18 @@ def make_broadcast_move_kernel():
     return broadcast
 
 
-def test_acc_to_vec_move_without_subblock_reaches_every_vector_core():
+def test_acc_to_vec_move_without_mode_reaches_the_first_vector_core_only():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((R, K)).astype(np.float16)
     w = rng.standard_normal((K, N)).astype(np.float16)
     out = np.full((2 * R, N), np.nan, np.float32)
-    pl.jit(make_broadcast_move_kernel(), arch="a5")[None, 1](x, w, out)
+    with pytest.raises(UninitializedReadError, match="AIV1"):  # AIV1 stores a UB tile nothing wrote
+        pl.jit(make_default_mode_move_kernel(), arch="a5")[None, 1](x, w, out)
+    out[:] = np.nan
+    pl.jit(make_default_mode_move_kernel(), arch="a5", check="off")[None, 1](x, w, out)
     exact = x.astype(np.float64) @ w.astype(np.float64)
     np.testing.assert_allclose(out[:R], exact, rtol=1e-5, atol=1e-4)
-    np.testing.assert_allclose(out[R:], exact, rtol=1e-5, atol=1e-4)
+    assert not np.allclose(out[R:], exact)
 
 
 def make_signal_only_cube_kernel():

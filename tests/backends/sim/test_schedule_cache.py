@@ -32,8 +32,8 @@ _SCHEDULE = scheduler.CoreScheduler.run
 
 def racy_scale(x: F32, z: F32):
     """No MTE2 -> V pair: the multiply may read the tile before its load has written it."""
-    a = pl.make_tile(type=TT, addr=0x0000)
-    c = pl.make_tile(type=TT, addr=0x4000)
+    a = pl.make_tile(TT, addr=0x0000)
+    c = pl.make_tile(TT, addr=0x4000)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])

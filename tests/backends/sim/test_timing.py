@@ -20,6 +20,7 @@ import pytest
 import pypto_pro.language as pl
 from pypto_pro.arch import get_arch
 from pypto_pro.backends.sim.cost_model import CostModel
+from pypto_pro.ops import INSTRUCTIONS
 from example_modules import load_example
 from kernels import add_fn
 
@@ -46,7 +47,7 @@ PTO_TLOAD_FP32_128x128 = 776
 
 
 def test_tadd_fp32_64x64_within_20_percent_of_pto_isa(a2a3_cost):
-    cycles = a2a3_cost.vector("add", "binary", 64, 64, 4, True)
+    cycles = a2a3_cost.vector(INSTRUCTIONS["add"].cost, 64, 64, 4, True)
     assert abs(cycles - PTO_TADD_FP32_64x64) <= 0.2 * PTO_TADD_FP32_64x64, cycles
 
 
@@ -64,8 +65,8 @@ def test_cube_formula_exact(a2a3_cost):
 
 
 def test_vector_cost_grows_with_repeats(a2a3_cost):
-    small = a2a3_cost.vector("add", "binary", 16, 64, 4, True)
-    big = a2a3_cost.vector("add", "binary", 128, 64, 4, True)
+    small = a2a3_cost.vector(INSTRUCTIONS["add"].cost, 16, 64, 4, True)
+    big = a2a3_cost.vector(INSTRUCTIONS["add"].cost, 128, 64, 4, True)
     assert 0 < small < big
 
 
@@ -95,7 +96,7 @@ def test_launched_tadd_and_tload_costs_match_the_model(a2a3_cost):
     rng = np.random.default_rng(0)
     x, y = rng.random((64, 64), np.float32), rng.random((64, 64), np.float32)
     report = pl.jit(_one_tile_kernel(64, 64), arch="a2a3")[None, 1](x, y, np.zeros_like(x))
-    tadd = a2a3_cost.vector("add", "binary", 64, 64, 4, True)
+    tadd = a2a3_cost.vector(INSTRUCTIONS["add"].cost, 64, 64, 4, True)
     assert tadd <= report.pipe_busy["V"] <= tadd + 8
     assert abs(report.pipe_busy["V"] - PTO_TADD_FP32_64x64) <= 0.2 * PTO_TADD_FP32_64x64
 

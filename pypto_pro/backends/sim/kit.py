@@ -1,0 +1,183 @@
+"""The simulator's toolkit for instruction rules: what an op declaration's ``sim`` builder uses.
+
+A sim rule is ``rule(stmt, env) -> dispatch``: built once per program, it captures everything
+static (views, dtypes, numerics). ``dispatch(*run_time_args)`` runs in program order (as the
+scalar unit issues the instruction): it reads the tiles' valid shapes, computes the region, and
+returns a :class:`Prepared` record: the work size, the memory touched, and ``run`` — the numerics.
+``run(defer)`` reads the inputs; with ``defer`` it returns a ``commit`` that writes the outputs
+(called at the instruction's end time), otherwise it writes them at once.
+
+Invariant the schedule cache relies on: an instruction's on-chip accesses and commits are a
+function of its statement, its tile slots and its work size (rows, cols, full_cols, k); only its
+global-memory window may depend on other run-time operands.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from pypto_pro.backends.sim.tile_state import SlotState
+from pypto_pro.errors import SimulationError
+from pypto_pro.ir.nodes import TileOp, TileRef
+
+
+class GMBinding:
+    """The launch's global tensors as NumPy arrays (by parameter position) and, for each, a small
+    id of the memory it views, so two parameters bound to the same tensor are seen as one."""
+
+    def __init__(self, count: int):
+        self.arrays: list[np.ndarray | None] = [None] * count
+        self.objs: list[int] = list(range(count))
+
+    def bind(self, arrays: list[np.ndarray | None]) -> None:
+        self.arrays[:] = arrays
+        seen: dict[tuple, int] = {}
+        for i, a in enumerate(arrays):
+            key = (a.__array_interface__["data"][0], a.shape, a.strides) if a is not None else ("none", i)
+            self.objs[i] = seen.setdefault(key, i)
+
+
+@dataclass
+class SimEnv:
+    """What a sim rule may bind: the program's tile states, its GM binding, and ``remote(k)``, the
+    tile states of Vector core ``k`` of the block (for Cube-side moves into a UB)."""
+
+    states: dict[int, SlotState]
+    gm: GMBinding
+    remote: Callable[[int], dict[int, SlotState]] | None = None
+
+
+class Prepared:
+    """A dispatched tile instruction: work size, memory touched, and its numerics."""
+
+    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits", "k")
+
+    def __init__(self, rows: int, cols: int, full_cols: bool, accesses: tuple, gm: tuple, nbytes: int,
+                 run: Callable[[bool], Callable | None], commits: tuple = (), k: int = 0):
+        self.k = k                # reduction depth of a matmul (for its cost)
+        self.rows = rows
+        self.cols = cols
+        self.full_cols = full_cols
+        self.accesses = accesses  # ((space, lo, hi, core), is_write, label, rows, row_bytes, used_bytes)
+        self.gm = gm              # (param index, param name, rect, is_write)
+        self.nbytes = nbytes
+        self.run = run
+        self.commits = commits    # ((core, space), lo, rows, row_bytes, used_bytes) marked written at commit
+
+
+def fault(op, message: str, cls: type[SimulationError] = SimulationError) -> SimulationError:
+    """A located simulation error for ``op`` (a statement with ``.loc``)."""
+    loc = op.loc
+    text = f"{loc.path}:{loc.line}: {message}" if loc else message
+    if loc and loc.source_line:
+        text += f"\n    {loc.source_line.strip()}"
+    return cls(text)
+
+
+class TileAccess:
+    """Static facts of one tile operand, for building access records cheaply."""
+
+    __slots__ = ("st", "space", "addrs", "keys", "labels", "row_bytes", "item", "label", "views", "valid")
+
+    def __init__(self, st: SlotState):
+        b = st.buffer
+        self.st = st
+        self.views = st.views
+        self.valid = st.valid
+        self.space = b.space
+        self.addrs = b.addrs
+        self.keys = [(b.space, a, a + b.slot_bytes, st.core) for a in b.addrs]
+        self.labels = [f"{b.name}[{i}]" if b.depth > 1 else b.name for i in range(b.depth)]
+        self.item = b.tile_type.dtype.itemsize
+        self.row_bytes = b.tile_type.cols * self.item
+        self.label = b.name
+
+    def access(self, slot: int, rows: int, cols: int, write: bool) -> tuple:
+        return (self.keys[slot], write, self.labels[slot], rows, self.row_bytes, cols * self.item)
+
+    def window(self, slot: int, r0: int, rows: int, cols_end: int, write: bool = False) -> tuple:
+        """Rows ``r0 .. r0+rows`` up to column ``cols_end`` (accesses cover whole leading rows)."""
+        return (self.keys[slot], write, self.labels[slot], r0 + rows, self.row_bytes, cols_end * self.item)
+
+    def written(self, slot: int, rows: int, cols: int) -> tuple:
+        return ((self.st.core, self.space), self.addrs[slot], rows, self.row_bytes, cols * self.item)
+
+
+def tiles(op: TileOp, env: SimEnv) -> list[TileAccess]:
+    """Access helpers for the op's tile operands, destination first, then sources in order."""
+    return [TileAccess(env.states[t.buffer.uid]) for t in (op.dst, *op.srcs) if isinstance(t, TileRef)]
+
+
+def deferred(compute: Callable[[np.ndarray], None], dst: np.ndarray) -> Callable[[bool], Callable | None]:
+    """Numerics with reads at start and writes at commit: compute into scratch, copy at commit."""
+    def run(defer: bool) -> Callable | None:
+        if not defer:
+            compute(dst)
+            return None
+        scratch = np.empty_like(dst)
+        compute(scratch)
+
+        def commit() -> None:
+            dst[...] = scratch
+        return commit
+    return run
+
+
+def deferred_many(compute: Callable[[list[np.ndarray]], None], dsts: list[np.ndarray]) -> Callable:
+    """Like :func:`deferred` for an instruction that writes several outputs."""
+    def run(defer: bool) -> Callable | None:
+        if not defer:
+            compute(dsts)
+            return None
+        scratch = [np.empty_like(d) for d in dsts]
+        compute(scratch)
+
+        def commit() -> None:
+            for d, s in zip(dsts, scratch):
+                d[...] = s
+        return commit
+    return run
+
+
+def no_run(defer: bool) -> None:
+    return None
+
+
+def broadcast(parts: list[Callable]) -> Callable:
+    """One instruction writing the same data into several cores' memories (Acc -> every AIV's UB)."""
+    def dispatch(*args) -> Prepared:
+        preps = [d(*args) for d in parts]
+        first = preps[0]
+
+        def run(defer: bool):
+            commits = [p.run(defer) for p in preps]
+            if not defer:
+                return None
+
+            def commit() -> None:
+                for c in commits:
+                    if c is not None:
+                        c()
+            return commit
+        return Prepared(first.rows, first.cols, first.full_cols, sum((p.accesses for p in preps), ()), (),
+                        sum(p.nbytes for p in preps), run, sum((p.commits for p in preps), ()))
+    return dispatch
+
+
+def require_valid(op: TileOp, t: TileAccess, slot: int, rows: int, cols: int, name: str) -> None:
+    """PTO-ISA asserts that a source's valid shape equals the region an instruction computes."""
+    vr, vc = t.valid[slot]
+    if vr != rows or vc != cols:
+        raise fault(op, f"pl.{op.attrs.get('api', op.op)}: '{name}' ({t.label}) has valid shape {vr} x {vc} but the "
+                        f"instruction computes {rows} x {cols} (the destination's valid shape); PTO-ISA requires them "
+                        "to match: set both with pl.set_validshape")
+
+
+def require_covers(op: TileOp, t: TileAccess, slot: int, rows: int, cols: int, name: str) -> None:
+    """A source must hold at least the ``rows x cols`` region an instruction reads from it."""
+    vr, vc = t.valid[slot]
+    if vr < rows or vc < cols:
+        raise fault(op, f"pl.{op.attrs.get('api', op.op)}: '{name}' ({t.label}) has valid shape {vr} x {vc}, smaller "
+                        f"than the {rows} x {cols} region the instruction reads")

@@ -1,0 +1,138 @@
+"""Generic simulator rules for the common instruction shapes, parameterised by their numerics.
+
+Each template follows PTO-ISA's valid-shape rules (``include/pto/cpu/T*.hpp``): an elementwise
+instruction computes over its destination's valid shape and requires every tile source to have
+that same valid shape; a row reduction reads its source's valid shape and writes one value per
+row; a column reduction one per column; expands broadcast a per-row ``[R, 1]`` or per-column
+``[1, C]`` operand. Numerics callables take NumPy arrays (the regions) and write ``out`` in place.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, require_valid, tiles
+from pypto_pro.ir.nodes import TileOp
+
+
+def _names(op: TileOp, n: int) -> tuple[str, ...]:
+    names = op.attrs.get("operand_names")
+    return tuple(names) if names else ("dst",) + tuple(f"src{i}" for i in range(n - 1))
+
+
+def elementwise(numerics: Callable[..., None], full_width: bool = False) -> Callable:
+    """``dst = f(src...[, scalars...])`` over dst's valid region; every tile source must have the
+    same valid shape. ``numerics(out, *src_views, *scalars)``. Scalars follow the tile slots in the
+    run-time arguments (see ``tile_ops.operand_exprs``)."""
+    def rule(op: TileOp, env: SimEnv) -> Callable:
+        ts = tiles(op, env)
+        d, srcs = ts[0], ts[1:]
+        n = len(srcs)
+        names = _names(op, n + 1)
+        item = max(t.item for t in ts)
+        widest = max(t.row_bytes for t in ts)
+
+        def dispatch(sd: int, *rest) -> Prepared:
+            slots, scalars = rest[:n], rest[n:]
+            r, c = d.valid[sd]
+            views = []
+            for t, s, name in zip(srcs, slots, names[1:]):
+                require_valid(op, t, s, r, c, name)
+                views.append(t.views[s][:r, :c])
+            run = deferred(lambda out: numerics(out, *views, *scalars), d.views[sd][:r, :c])
+            acc = tuple(t.access(s, r, c, False) for t, s in zip(srcs, slots)) + (d.access(sd, r, c, True),)
+            return Prepared(r, c, c * item == widest, acc, (), r * c * d.item, run, (d.written(sd, r, c),))
+        return dispatch
+    return rule
+
+
+def fill(numerics: Callable[..., None]) -> Callable:
+    """``dst = f(scalars...)`` over dst's valid region (TEXPANDS and alike)."""
+    def rule(op: TileOp, env: SimEnv) -> Callable:
+        d = tiles(op, env)[0]
+
+        def dispatch(sd: int, *scalars) -> Prepared:
+            r, c = d.valid[sd]
+            run = deferred(lambda out: numerics(out, *scalars), d.views[sd][:r, :c])
+            return Prepared(r, c, c * d.item == d.row_bytes, (d.access(sd, r, c, True),), (), r * c * d.item, run,
+                            (d.written(sd, r, c),))
+        return dispatch
+    return rule
+
+
+def row_reduce(numerics: Callable[..., None], tmp_written: bool = False) -> Callable:
+    """One value per row of ``src``'s valid region into column 0 of ``dst`` (TROWSUM / TROWMAX ...).
+    ``numerics(out_column, src_region)``; a ``tmp`` source (3rd tile) is scratch the instruction may
+    overwrite (recorded as a write when ``tmp_written``)."""
+    def rule(op: TileOp, env: SimEnv) -> Callable:
+        ts = tiles(op, env)
+        d, a = ts[0], ts[1]
+        tmp = ts[2] if len(ts) > 2 else None
+
+        def dispatch(sd: int, sa: int, *rest) -> Prepared:
+            r, c = a.valid[sa]
+            if r == 0 or c == 0:
+                raise fault(op, f"pl.{op.attrs.get('api', op.op)}: source '{a.label}' has an empty valid region")
+            dr, dc = d.valid[sd]
+            if dr < r:
+                raise fault(op, f"pl.{op.attrs.get('api', op.op)}: destination '{d.label}' has {dr} valid rows, "
+                                f"the source {r}")
+            av = a.views[sa][:r, :c]
+            run = deferred(lambda out: numerics(out, av), d.views[sd][:r, :1])
+            acc = [a.access(sa, r, c, False), d.access(sd, r, 1, True)]
+            if tmp is not None and tmp_written:
+                acc.append(tmp.access(rest[0], r, c, True))
+            return Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run,
+                            (d.written(sd, r, 1),))
+        return dispatch
+    return rule
+
+
+def col_reduce(numerics: Callable[..., None], tmp_written: bool = False) -> Callable:
+    """One value per column of ``src``'s valid region into row 0 of ``dst`` (TCOLSUM / TCOLMAX ...)."""
+    def rule(op: TileOp, env: SimEnv) -> Callable:
+        ts = tiles(op, env)
+        d, a = ts[0], ts[1]
+        tmp = ts[2] if len(ts) > 2 else None
+
+        def dispatch(sd: int, sa: int, *rest) -> Prepared:
+            r, c = a.valid[sa]
+            if r == 0 or c == 0:
+                raise fault(op, f"pl.{op.attrs.get('api', op.op)}: source '{a.label}' has an empty valid region")
+            dr, dc = d.valid[sd]
+            if dc < c:
+                raise fault(op, f"pl.{op.attrs.get('api', op.op)}: destination '{d.label}' has {dc} valid columns, "
+                                f"the source {c}")
+            av = a.views[sa][:r, :c]
+            run = deferred(lambda out: numerics(out, av), d.views[sd][:1, :c])
+            acc = [a.access(sa, r, c, False), d.access(sd, 1, c, True)]
+            if tmp is not None and tmp_written:
+                acc.append(tmp.access(rest[0], r, c, True))
+            return Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run,
+                            (d.written(sd, 1, c),))
+        return dispatch
+    return rule
+
+
+def expand(numerics: Callable[..., None], per_row: bool) -> Callable:
+    """``dst = src (op) broadcast(vec)`` over dst's valid region: ``vec`` holds one value per row
+    (``[R, 1]``, its valid rows must cover dst's) or per column (``[1, C]``)."""
+    def rule(op: TileOp, env: SimEnv) -> Callable:
+        ts = tiles(op, env)
+        d, a, v = ts[0], ts[1], ts[2]
+        names = _names(op, 3)
+
+        def dispatch(sd: int, sa: int, sv: int) -> Prepared:
+            r, c = d.valid[sd]
+            require_valid(op, a, sa, r, c, names[1])
+            vr, vc = v.valid[sv]
+            if per_row and vr < r or not per_row and vc < c:
+                raise fault(op, f"pl.{op.attrs.get('api', op.op)}: '{names[2]}' ({v.label}) has valid shape {vr} x "
+                                f"{vc}; it needs one value per {'row' if per_row else 'column'} of the {r} x {c} region")
+            vec = v.views[sv][:r, :1] if per_row else v.views[sv][:1, :c]
+            av = a.views[sa][:r, :c]
+            run = deferred(lambda out: numerics(out, av, vec), d.views[sd][:r, :c])
+            vacc = v.access(sv, r, 1, False) if per_row else v.access(sv, 1, c, False)
+            return Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), vacc, d.access(sd, r, c, True)),
+                            (), r * c * d.item, run, (d.written(sd, r, c),))
+        return dispatch
+    return rule

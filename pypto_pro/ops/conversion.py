@@ -1,0 +1,57 @@
+"""Type conversion: ``pl.cast(out, src, *, mode=pl.RoundMode.CAST_ROUND)`` (real page
+``memory_vector_computation/type_conversion/cast.md``; PTO-ISA TCVT).
+
+The real default rounds half away from zero (CAST_ROUND). Float -> int saturates and maps NaN to
+0; float -> float rounds once by the mode; CAST_NONE is the conversion PTO-ISA's TCVT does when no
+rounding is asked for (float -> int truncates, anything else rounds to nearest even).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pypto_pro.backends.sim import numerics
+from pypto_pro.backends.sim.templates import elementwise
+from pypto_pro.frontend.operands import Args, in_section, same_shape, tile_in, want_enum
+from pypto_pro.language.dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8
+from pypto_pro.language.enums import MemorySpace, RoundMode, SectionKind
+from pypto_pro.ops.decl import declare, instruction, vector
+from pypto_pro.ops.elementwise import emit
+
+if TYPE_CHECKING:
+    from pypto_pro.frontend.parser import FunctionParser
+
+FAMILY = "type_conversion"
+CAST_DTYPES = (DT_FP16, DT_BF16, DT_FP32, DT_INT8, DT_UINT8, DT_INT16, DT_INT32)
+# RoundMode -> the numerics' mode name
+MODES = {RoundMode.CAST_RINT: "rint", RoundMode.CAST_ROUND: "round", RoundMode.CAST_FLOOR: "floor",
+         RoundMode.CAST_CEIL: "ceil", RoundMode.CAST_TRUNC: "trunc"}
+
+
+def _cast_check(p: "FunctionParser", node, a: Args) -> None:
+    in_section(p, node, SectionKind.VECTOR, a.display)
+    out = tile_in(p, a, "out", (MemorySpace.Vec,), CAST_DTYPES)
+    src = tile_in(p, a, "src", (MemorySpace.Vec,), CAST_DTYPES)
+    same_shape(p, a, out, "out", src, "src")
+    mode = want_enum(p, a, "mode", RoundMode)
+    if mode is RoundMode.CAST_ODD:
+        p.fail(a.node("mode"), "pl.cast(mode=pl.RoundMode.CAST_ODD) is not supported yet in this release")
+    if mode is RoundMode.CAST_NONE:
+        name = "trunc" if src.tile_type.dtype.is_float() and not out.tile_type.dtype.is_float() else "rint"
+    else:
+        name = MODES[mode]
+    emit(p, node, a, "cast", out, (src,), (), ("out", "src"), mode=name, round_mode=mode)
+
+
+def _cast_sim(op, env):
+    mode = op.attrs["mode"]
+    return elementwise(lambda out, x: numerics.cast(out, x, mode))(op, env)
+
+
+def _cast_cpp(op, ctx, arch: str) -> list[str]:
+    return [f"TCVT({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, RoundMode::{op.attrs['round_mode'].name});"]
+
+
+instruction("cast", FAMILY, _cast_sim, vector("cast", flops=False), _cast_cpp)
+declare(FAMILY, "cast", "out, src, *, mode=RoundMode.CAST_ROUND",
+        "Convert ``src`` to ``out``'s dtype over out's valid shape (TCVT); ``mode`` a pl.RoundMode, default "
+        "CAST_ROUND (ties away from zero).", _cast_check)

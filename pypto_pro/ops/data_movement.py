@@ -1,0 +1,319 @@
+"""Data movement between global memory and tiles: ``pl.load``, ``pl.load_tile``, ``pl.store``,
+``pl.store_tile`` (real pages: ``api/SIMD-API/operation/memory_data_movement/{load,load_tile,store,
+store_tile}.md``).
+
+A transfer moves the tile's **valid region** (its valid shape: TileType ``valid_shape`` or
+``pl.set_validshape``), as the real codegen does (it sets the GlobalTensor's shape from the tile):
+``rows x cols`` elements at ``offsets`` along the two tensor axes ``order`` selects (default the
+last two; a descending ``order`` transposes). A window that leaves the tensor is a located
+out-of-bounds fault (the chip would read or write past the tensor).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from pypto_pro.backends.pto.ctypes_map import ctype
+from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
+from pypto_pro.backends.sim import numerics
+from pypto_pro.errors_sim import OutOfBoundsError
+from pypto_pro.frontend.operands import (Args, element_node, in_section, want_enum, want_index, want_tensor,
+                                         want_tile)
+from pypto_pro.ir.expr import BinOp, Const, Expr
+from pypto_pro.ir.nodes import GMRef, TileOp, TileRef
+from pypto_pro.language.enums import AtomicType, MemorySpace, PipeType, ReluPreMode, SectionKind, STPhase
+from pypto_pro.ops.decl import GM, api, instruction
+
+if TYPE_CHECKING:
+    from pypto_pro.frontend.parser import FunctionParser
+
+FAMILY = "memory_data_movement"
+LOAD_SPACES = {MemorySpace.Vec: SectionKind.VECTOR, MemorySpace.Mat: SectionKind.CUBE}
+STORE_SPACES = {MemorySpace.Vec: (PipeType.MTE3, SectionKind.VECTOR), MemorySpace.Acc: (PipeType.FIX, SectionKind.CUBE)}
+# the fixpipe converts an accumulator on its way out (PTO-ISA TSTORE from Acc)
+ACC_STORE_DTYPES = {"DT_FP32": ("DT_FP32", "DT_FP16", "DT_BF16"), "DT_INT32": ("DT_INT32",)}
+
+
+# ---- stubs (the real signatures) ---------------------------------------------------------------
+
+
+@api(FAMILY)
+def load(dst_tile: Any, src_tensor: Any, offsets: Any, *, order: Any = None) -> None:
+    """GM -> tile (Vec or Mat): the tile's valid region from element ``offsets`` (one per tensor axis).
+
+    ``order``: the two tensor axes the tile's rows and columns run along (default the last two;
+    descending = transposed)."""
+
+
+@api(FAMILY)
+def load_tile(dst_tile: Any, src_tensor: Any, tile_offsets: Any, *, order: Any = None) -> None:
+    """GM -> tile at tile coordinates: on the ``order`` axes the offset is the index times the tile's
+    extent; other axes take ``tile_offsets`` as element offsets."""
+
+
+@api(FAMILY)
+def store(dst_tensor: Any, src_tile: Any, offsets: Any, *, relu_pre_mode: Any = None, scale: Any = None,
+          order: Any = None, atomic: Any = AtomicType.AtomicNone, phase: Any = None) -> None:
+    """Tile (Vec via MTE3, Acc via the fixpipe) -> GM: the tile's valid region at element ``offsets``.
+
+    ``atomic=pl.AtomicType.AtomicAdd`` adds into GM; ``relu_pre_mode``, ``scale`` and ``phase`` are
+    the fixpipe's options for Acc tiles."""
+
+
+@api(FAMILY)
+def store_tile(dst_tensor: Any, src_tile: Any, tile_offsets: Any, *, relu_pre_mode: Any = None, scale: Any = None,
+               order: Any = None, atomic: Any = AtomicType.AtomicNone, phase: Any = None) -> None:
+    """Tile -> GM at tile coordinates (see ``pl.load_tile``)."""
+
+
+# ---- frontend checks ---------------------------------------------------------------------------
+
+
+def _order(p: "FunctionParser", a: Args, rank: int, store: bool) -> tuple[int, int]:
+    order = a["order"]
+    if order is None:
+        return (0, 0) if rank == 1 else (rank - 2, rank - 1)
+    node = a.node("order")
+    if not isinstance(order, (list, tuple)) or len(order) != 2 or \
+            not all(isinstance(x, int) and not isinstance(x, bool) for x in order):
+        p.fail(node, f"order must be a list of two compile-time tensor axes, got {p.describe(order)}")
+    a0, a1 = order
+    if not (0 <= a0 < rank and 0 <= a1 < rank) or a0 == a1:
+        p.fail(node, f"order {list(order)} must name two different axes of the rank-{rank} tensor")
+    if store and a0 > a1:
+        p.fail(node, f"{a.display} supports ascending order only (got {list(order)}); transposed stores are not "
+                     "supported by the real API")
+    return a0, a1
+
+
+def gm_offsets(p: "FunctionParser", a: Args, argname: str, tensor, tile: TileRef, axes: tuple[int, int],
+               tile_coords: bool) -> tuple[Expr, ...]:
+    """Element offsets of the window, one per tensor axis (tile coordinates scaled on ``axes``)."""
+    coords = a[argname]
+    node = a.node(argname)
+    rank = tensor.param.type.rank
+    if not isinstance(coords, (list, tuple)):
+        p.fail(node, f"'{argname}' must be a list with one entry per tensor axis")
+    if len(coords) != rank:
+        p.fail(node, f"tensor '{tensor.param.name}' has rank {rank}; {len(coords)} {argname} given")
+    tt = tile.tile_type
+    if rank == 1 and tt.rows != 1:
+        p.fail(node, f"a rank-1 tensor moves [1, N] tiles; tile '{tile.buffer.name}' has {tt.rows} rows")
+    extents = {axes[1]: tt.cols} if rank == 1 else {axes[0]: tt.rows, axes[1]: tt.cols}
+    out: list[Expr] = []
+    for axis, c in enumerate(coords):
+        at = element_node(node, rank, axis)
+        c = want_index(p, at, c, f"{argname}[{axis}]")
+        if isinstance(c, int) and c < 0:
+            p.fail(at, f"{argname}[{axis}] = {c} is negative (negative indices are not supported)")
+        ext = extents.get(axis, 1) if tile_coords else 1
+        off = c * ext if isinstance(c, int) else (BinOp("*", c, Const(ext)) if ext != 1 else c)
+        dim = tensor.param.type.dims[axis]
+        if isinstance(off, int) and isinstance(dim, int) and off >= dim:
+            p.fail(at, f"offset {off} on axis {axis} is outside tensor '{tensor.param.name}' (size {dim})")
+        out.append(off if isinstance(off, Expr) else Const(off))
+    return tuple(out)
+
+
+def _check_dtype(p: "FunctionParser", node, tile: TileRef, tensor, verb: str) -> None:
+    td, gd = tile.tile_type.dtype, tensor.param.type.dtype
+    if td.bits != gd.bits:
+        p.fail(node, f"{verb} moves bytes, it does not convert: tile '{tile.buffer.name}' is {td.name}, tensor "
+                     f"'{tensor.param.name}' is {gd.name} (different widths; move the data, then pl.cast)")
+
+
+def _load_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
+    tile = want_tile(p, a, "dst_tile")
+    tensor = want_tensor(p, a, "src_tensor")
+    space = tile.buffer.space
+    if space not in LOAD_SPACES:
+        p.fail(a.node("dst_tile"), f"{a.display} loads into Vec (UB) or Mat (L1) tiles only; "
+                                   f"'{tile.buffer.name}' is in {space.name} (use pl.move for the other spaces)")
+    in_section(p, node, LOAD_SPACES[space], f"{a.display} into a {space.name} tile")
+    _check_dtype(p, node, tile, tensor, a.display)
+    axes = _order(p, a, tensor.param.type.rank, store=False)
+    offsets = gm_offsets(p, a, "tile_offsets" if tile_coords else "offsets", tensor, tile, axes, tile_coords)
+    p.ctx.builder.emit(TileOp("load", PipeType.MTE2, tile, (GMRef(tensor.param, offsets),),
+                              attrs={"order": axes, "api": a.name}, loc=p.loc(node)))
+
+
+def _store_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
+    tile = want_tile(p, a, "src_tile")
+    tensor = want_tensor(p, a, "dst_tensor")
+    space = tile.buffer.space
+    if space not in STORE_SPACES:
+        p.fail(a.node("src_tile"), f"{a.display} stores from Vec (UB) or Acc (L0C) tiles only; "
+                                   f"'{tile.buffer.name}' is in {space.name}")
+    pipe, section = STORE_SPACES[space]
+    in_section(p, node, section, f"{a.display} from a {space.name} tile")
+    attrs: dict = {"api": a.name}
+    if space is MemorySpace.Acc:
+        allowed = ACC_STORE_DTYPES.get(tile.tile_type.dtype.name, ())
+        if tensor.param.type.dtype.name not in allowed:
+            p.fail(node, f"the fixpipe converts {tile.tile_type.dtype.name} accumulators to {', '.join(allowed)}, "
+                         f"not {tensor.param.type.dtype.name}")
+        attrs["relu"] = want_enum(p, a, "relu_pre_mode", ReluPreMode, optional=True) is not None
+        if a["phase"] is not None:
+            attrs["phase"] = want_enum(p, a, "phase", STPhase)
+    else:
+        _check_dtype(p, node, tile, tensor, a.display)
+        for k in ("relu_pre_mode", "phase"):
+            if a[k] is not None:
+                p.fail(a.node(k), f"{a.display}({k}=...) is a fixpipe option: it applies to Acc tiles only")
+    if a["scale"] is not None:
+        p.fail(a.node("scale"), f"{a.display}(scale=...): fixpipe quantisation is not supported yet in this release")
+    atomic = want_enum(p, a, "atomic", AtomicType)
+    attrs["atomic"] = atomic is AtomicType.AtomicAdd
+    axes = _order(p, a, tensor.param.type.rank, store=True)
+    attrs["order"] = axes
+    offsets = gm_offsets(p, a, "tile_offsets" if tile_coords else "offsets", tensor, tile, axes, tile_coords)
+    p.ctx.builder.emit(TileOp("store", pipe, GMRef(tensor.param, offsets), (tile,), attrs=attrs, loc=p.loc(node)))
+
+
+load.check(lambda p, node, a: _load_check(p, node, a, False))
+load_tile.check(lambda p, node, a: _load_check(p, node, a, True))
+store.check(lambda p, node, a: _store_check(p, node, a, False))
+store_tile.check(lambda p, node, a: _store_check(p, node, a, True))
+
+
+# ---- simulator ------------------------------------------------------------------------------------
+
+
+def _window(op: TileOp, g: np.ndarray, offs: tuple, rows: int, cols: int, axes: tuple[int, int], verb: str,
+            pname: str) -> tuple[tuple, tuple, bool]:
+    """NumPy index, GM rect and transpose flag of a rows x cols window; a located fault when it leaves
+    the tensor."""
+    shape = g.shape
+    for axis, o in enumerate(offs):
+        if not 0 <= o < shape[axis]:
+            raise fault(op, f"{verb} '{pname}': offset {o} on axis {axis} is outside the tensor's shape {list(shape)}",
+                        OutOfBoundsError)
+    a0, a1 = axes
+    if g.ndim == 1:
+        ext = {0: cols}
+    else:
+        ext = {a0: rows, a1: cols}
+    idx: list = []
+    rect: list = []
+    for axis, o in enumerate(offs):
+        n = ext.get(axis, 1)
+        if o + n > shape[axis]:
+            raise fault(op, f"{verb} '{pname}': the {rows} x {cols} window at offsets {list(offs)} ends at {o + n} on "
+                            f"axis {axis}, past the tensor's size {shape[axis]}; set the tile's valid shape with "
+                            "pl.set_validshape for a tail block", OutOfBoundsError)
+        idx.append(slice(o, o + n) if axis in ext else o)
+        rect.append((o, o + n))
+    return tuple(idx), tuple(rect), g.ndim > 1 and a0 > a1
+
+
+def _load_sim(op: TileOp, env: SimEnv) -> Callable:
+    tile, ref = op.dst, op.srcs[0]
+    assert isinstance(tile, TileRef) and isinstance(ref, GMRef)
+    t = TileAccess(env.states[tile.buffer.uid])
+    pidx, pname = ref.param.index, ref.param.name
+    arrays, axes = env.gm.arrays, op.attrs["order"]
+
+    def dispatch(slot: int, *offs: int) -> Prepared:
+        g = arrays[pidx]
+        r, c = t.valid[slot]
+        idx, rect, transposed = _window(op, g, offs, r, c, axes, "load from", pname)
+        src = g[idx]
+        src = src.T if transposed else (src if g.ndim > 1 else src[None, :])
+        view = t.views[slot][:r, :c]
+        src = src if src.dtype == view.dtype else src.view(view.dtype)  # same width: the bytes move as they are
+        run = deferred(lambda out: np.copyto(out, src), view)
+        return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, True),),
+                        ((pidx, pname, rect, False),), r * c * t.item, run, (t.written(slot, r, c),))
+    return dispatch
+
+
+def _store_sim(op: TileOp, env: SimEnv) -> Callable:
+    ref, tile = op.dst, op.srcs[0]
+    assert isinstance(tile, TileRef) and isinstance(ref, GMRef)
+    t = TileAccess(env.states[tile.buffer.uid])
+    pidx, pname = ref.param.index, ref.param.name
+    arrays, axes = env.gm.arrays, op.attrs["order"]
+    relu, atomic = op.attrs.get("relu", False), op.attrs.get("atomic", False)
+
+    def dispatch(slot: int, *offs: int) -> Prepared:
+        g = arrays[pidx]
+        r, c = t.valid[slot]
+        idx, rect, _ = _window(op, g, offs, r, c, axes, "store to", pname)
+        dst = g[idx]
+        view = t.views[slot][:r, :c]
+
+        def compute(out: np.ndarray) -> None:
+            data = view
+            if relu:
+                data = np.where(data > 0, data, np.zeros((), data.dtype))
+            if dst.dtype != data.dtype and dst.dtype.itemsize != data.dtype.itemsize or \
+                    t.space is MemorySpace.Acc and dst.dtype != data.dtype:
+                converted = np.empty(data.shape, dst.dtype)
+                numerics.cast(converted, np.ascontiguousarray(data), "rint")  # the fixpipe converts on the way out
+                data = converted
+            elif dst.dtype != data.dtype:
+                data = data.view(dst.dtype)
+            shaped = data if g.ndim > 1 else data[0]
+            if atomic:
+                out[...] = np.add(out, shaped, dtype=out.dtype) if out.dtype.kind == "f" else out + shaped
+            else:
+                out[...] = shaped
+        run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
+        return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),),
+                        ((pidx, pname, rect, True),), r * c * t.item, run)
+    return dispatch
+
+
+def _read_modify(compute: Callable[[np.ndarray], None], dst: np.ndarray) -> Callable:
+    """An atomic add reads GM at its end, when the write lands (the hardware adds at the destination)."""
+    def run(defer: bool):
+        if not defer:
+            compute(dst)
+            return None
+        return lambda: compute(dst)
+    return run
+
+
+# ---- C++ ---------------------------------------------------------------------------------------------
+
+
+def _cpp_window(op: TileOp, ctx, ref: GMRef, tile: TileRef) -> list[str]:
+    """GlobalTensor over the window: shape = the tile's valid shape (as the real codegen sets it)."""
+    name = ref.param.name
+    dims = ctx.dims(name)
+    offs = [ctx.cexpr(o) for o in ref.offsets]
+    strides = []
+    for axis in range(len(dims)):
+        rest = dims[axis + 1:]
+        strides.append(" * ".join(rest) if rest else "1")
+    flat = " + ".join(o if s == "1" else f"({o}) * {s}" for o, s in zip(offs, strides))
+    gm_t = ctx.gm_type(name)
+    a0, a1 = op.attrs["order"]
+    t = ctx.tile(tile)
+    row_stride = strides[a0] if len(dims) > 1 else "cols"
+    return [f"const int64_t rows = {t}.GetValidRow(), cols = {t}.GetValidCol();",
+            f"{gm_t} gm({name} + {flat}, {gm_t}::Shape(1, 1, 1, rows, cols), "
+            f"{gm_t}::Stride(1, 1, 1, {row_stride}, {strides[a1] if len(dims) > 1 else '1'}));"]
+
+
+def _load_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    tile, ref = op.dst, op.srcs[0]
+    if op.attrs["order"][0] > op.attrs["order"][1]:
+        return ['#error "transposed pl.load (descending order) is not emitted by this backend yet"']
+    return _cpp_window(op, ctx, ref, tile) + [f"TLOAD({ctx.tile(tile)}, gm);"]
+
+
+def _store_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    ref, tile = op.dst, op.srcs[0]
+    if op.attrs.get("relu") or op.attrs.get("phase") is not None:
+        return ['#error "pl.store fixpipe options (relu_pre_mode, phase) are not emitted by this backend yet"']
+    if op.attrs.get("atomic"):
+        return ['#error "pl.store(atomic=AtomicAdd) is not emitted by this backend yet"']
+    return _cpp_window(op, ctx, ref, tile) + [f"TSTORE(gm, {ctx.tile(tile)});"]
+
+
+instruction("load", FAMILY, _load_sim, GM, _load_cpp)
+instruction("store", FAMILY, _store_sim, GM, _store_cpp)
+
+__all__ = ["load", "load_tile", "store", "store_tile", "ctype"]

@@ -1,0 +1,148 @@
+"""Matrix computation on the Cube: ``pl.matmul`` and ``pl.matmul_acc`` (real pages
+``matrix_computation/{matmul,matmul_acc}.md``).
+
+Left [M, K] x Right [K, N] -> Acc [M, N] over the operands' valid shapes (M and K from the left
+tile, N from the right; the destination's valid shape must cover M x N). Products are exact and
+summed in float64, then rounded once to the accumulator dtype, so the result does not depend on
+any BLAS blocking; int8 accumulates exactly in int32 (wrapping).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, tiles
+from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
+from pypto_pro.ir.nodes import TileOp, TileRef
+from pypto_pro.language.dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32
+from pypto_pro.language.enums import AccPhase, MemorySpace, PipeType, SectionKind
+from pypto_pro.ops.decl import CUBE, api, instruction
+
+if TYPE_CHECKING:
+    from pypto_pro.frontend.parser import FunctionParser
+
+FAMILY = "matrix_computation"
+L, R, A, B = MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias
+# (lhs dtype, rhs dtype) -> accumulator dtype (PTO-ISA TMATMUL)
+MATMUL_DTYPES = {(DT_FP16, DT_FP16): DT_FP32, (DT_BF16, DT_BF16): DT_FP32, (DT_INT8, DT_INT8): DT_INT32,
+                 (DT_FP32, DT_FP32): DT_FP32}
+
+
+@api(FAMILY)
+def matmul(dst_tile: Any, lhs_tile: Any, rhs_tile: Any, bias_tile: Any = None, *, phase: Any = None) -> None:
+    """``dst = lhs @ rhs (+ bias)`` on the Cube: Left [M, K] x Right [K, N] -> Acc [M, N]; ``bias_tile`` is a
+    [1, N] Bias tile broadcast over the rows; ``phase`` the unit-flag drain phase (pl.AccPhase)."""
+
+
+@api(FAMILY)
+def matmul_acc(dst_tile: Any, acc_tile: Any, lhs_tile: Any, rhs_tile: Any, *, phase: Any = None) -> None:
+    """``dst = acc + lhs @ rhs`` on the Cube (``dst`` may be ``acc``): accumulate over K."""
+
+
+def _cube_tile(p: "FunctionParser", a: Args, name: str, space: MemorySpace) -> TileRef:
+    t = want_tile(p, a, name)
+    if t.buffer.space is not space:
+        p.fail(a.node(name), f"'{name}' must be a {space.name} tile, '{t.buffer.name}' is in {t.buffer.space.name}")
+    return t
+
+
+def _matmul_check(p: "FunctionParser", node, a: Args, with_acc: bool) -> None:
+    in_section(p, node, SectionKind.CUBE, a.display)
+    dst = _cube_tile(p, a, "dst_tile", A)
+    lhs, rhs = _cube_tile(p, a, "lhs_tile", L), _cube_tile(p, a, "rhs_tile", R)
+    lt, rt, dt = lhs.tile_type, rhs.tile_type, dst.tile_type
+    acc_dtype = MATMUL_DTYPES.get((lt.dtype, rt.dtype))
+    if acc_dtype is None:
+        pairs = ", ".join(f"{x.name} x {y.name}" for x, y in MATMUL_DTYPES)
+        p.fail(node, f"the Cube multiplies {pairs}; not {lt.dtype.name} x {rt.dtype.name}")
+    if dt.dtype is not acc_dtype:
+        p.fail(a.node("dst_tile"), f"{lt.dtype.name} x {rt.dtype.name} accumulates in {acc_dtype.name}; 'dst_tile' is "
+                                   f"{dt.dtype.name}")
+    if lt.cols != rt.rows:
+        p.fail(a.node("rhs_tile"), f"{a.display}: lhs is [{lt.rows}, {lt.cols}] and rhs is [{rt.rows}, {rt.cols}]: "
+                                   "K differs")
+    if (dt.rows, dt.cols) != (lt.rows, rt.cols):
+        p.fail(a.node("dst_tile"), f"{a.display}: dst must be [{lt.rows}, {rt.cols}], is [{dt.rows}, {dt.cols}]")
+    srcs: tuple = (lhs, rhs)
+    attrs: dict = {"api": a.name}
+    if a["phase"] is not None:
+        attrs["phase"] = want_enum(p, a, "phase", AccPhase)
+    if with_acc:
+        acc = _cube_tile(p, a, "acc_tile", A)
+        if acc.tile_type.shape != dt.shape or acc.tile_type.dtype is not dt.dtype:
+            p.fail(a.node("acc_tile"), f"{a.display}: 'acc_tile' must have dst's shape and dtype")
+        srcs = (lhs, rhs, acc)
+    elif a["bias_tile"] is not None:
+        bias = _cube_tile(p, a, "bias_tile", B)
+        if bias.tile_type.cols != dt.cols or bias.tile_type.dtype is not dt.dtype:
+            p.fail(a.node("bias_tile"), f"{a.display}: bias must be [1, {dt.cols}] {dt.dtype.name}")
+        srcs = (lhs, rhs, bias)
+        attrs["bias"] = True
+    p.ctx.builder.emit(TileOp("matmul_acc" if with_acc else "matmul", PipeType.M, dst, srcs, (), attrs, p.loc(node)))
+
+
+matmul.check(lambda p, node, a: _matmul_check(p, node, a, False))
+matmul_acc.check(lambda p, node, a: _matmul_check(p, node, a, True))
+
+
+def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
+    ts = tiles(op, env)
+    d, lhs, rhs = ts[0], ts[1], ts[2]
+    extra = ts[3] if len(ts) > 3 else None
+    accumulate = op.op == "matmul_acc"
+    acc_np = op.dst.tile_type.dtype.np_dtype  # type: ignore[union-attr]
+    comp = np.int64 if acc_np == np.int32 else np.float64
+
+    def dispatch(sd: int, sl: int, sr: int, *rest: int) -> Prepared:
+        m, k = lhs.valid[sl]
+        k2, n = rhs.valid[sr]
+        if k != k2:
+            raise fault(op, f"pl.{op.op}: lhs '{lhs.label}' has valid K {k} but rhs '{rhs.label}' has valid K {k2}")
+        dm, dn = d.valid[sd]
+        if dm < m or dn < n:
+            raise fault(op, f"pl.{op.op}: dst '{d.label}' has valid shape {dm} x {dn}, smaller than the {m} x {n} "
+                            "product")
+        av, bv = lhs.views[sl][:m, :k], rhs.views[sr][:k, :n]
+        acc_view = None
+        accesses = [lhs.access(sl, m, k, False), rhs.access(sr, k, n, False)]
+        if extra is not None:
+            se = rest[0]
+            er, ec = extra.valid[se]
+            if accumulate:
+                if er < m or ec < n:
+                    raise fault(op, f"pl.matmul_acc: acc '{extra.label}' has valid shape {er} x {ec}, smaller than "
+                                    f"{m} x {n}")
+                acc_view = extra.views[se][:m, :n]
+                accesses.append(extra.access(se, m, n, False))
+            else:
+                if ec < n:
+                    raise fault(op, f"pl.matmul: bias '{extra.label}' has {ec} valid columns, fewer than N = {n}")
+                acc_view = extra.views[se][:1, :n]
+                accesses.append(extra.access(se, 1, n, False))
+        accesses.append(d.access(sd, m, n, True))
+
+        def compute(out: np.ndarray) -> None:
+            prod = av.astype(comp) @ bv.astype(comp)
+            if acc_view is not None:
+                prod = prod + acc_view.astype(comp)
+            out[...] = prod.astype(acc_np) if comp is not np.int64 else \
+                (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+        run = deferred(compute, d.views[sd][:m, :n])
+        return Prepared(m, n, True, tuple(accesses), (), 0, run, (d.written(sd, m, n),), k)
+    return dispatch
+
+
+def _matmul_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    t = [ctx.tile(x) for x in (op.dst, *op.srcs)]
+    if op.attrs.get("phase") is not None:
+        return ['#error "pl.matmul(phase=...) unit-flag phases are not emitted by this backend yet"']
+    if op.op == "matmul_acc":
+        return [f"TMATMUL_ACC({t[0]}, {t[3]}, {t[1]}, {t[2]});"]
+    if len(t) > 3:
+        return [f"TMATMUL_BIAS({t[0]}, {t[1]}, {t[2]}, {t[3]});"]
+    return [f"TMATMUL({t[0]}, {t[1]}, {t[2]});"]
+
+
+instruction("matmul", FAMILY, _matmul_sim, CUBE, _matmul_cpp)
+instruction("matmul_acc", FAMILY, _matmul_sim, CUBE, _matmul_cpp)

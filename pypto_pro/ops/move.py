@@ -1,0 +1,250 @@
+"""``pl.move``: data between on-chip tiles, with the path (and so the pipe) chosen by the two memory
+spaces (real page ``memory_data_movement/move.md``, declaration ``language/_api.py::move``).
+
+Paths: Vec -> Vec (V, TMOV), Mat -> Left / Right (MTE1: TEXTRACT of a window at ``offset``, or TMOV
+of the same shape), Acc -> Vec (FIX, a5; ``acc_to_vec_mode`` picks the Vector core(s): default
+SingleModeVec0, as PTO-ISA's TMOV without a mode), Vec -> Mat (MTE3, a5). On a2a3 the last two do
+not exist: Cube and Vector exchange data through global memory (a located CompileError says so).
+``transpose=`` is ours (a transposing MTE1 copy) until the byte-exact fractal layouts land; the
+real language transposes through ``order=`` loads into ZN tiles.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from pypto_pro.backends.sim import numerics
+from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, broadcast, deferred, fault, tiles
+from pypto_pro.backends.sim.templates import elementwise
+from pypto_pro.errors import CompileError
+from pypto_pro.frontend.operands import Args, element_node, in_section, want_enum, want_index, want_tile
+from pypto_pro.ir.expr import as_expr
+from pypto_pro.ir.nodes import TileOp
+from pypto_pro.language.enums import AccToVecMode, MemorySpace, PipeType, ReluPreMode, SectionKind
+from pypto_pro.ops.cpp import call_cpp
+from pypto_pro.ops.data_movement import ACC_STORE_DTYPES
+from pypto_pro.ops.decl import PATH, api, instruction, vector
+
+if TYPE_CHECKING:
+    from pypto_pro.frontend.parser import FunctionParser
+
+FAMILY = "memory_data_movement"
+V, M, L, R, A = MemorySpace.Vec, MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc
+
+# (src space, dst space) -> (instruction, pipe, section that issues it, needs a5's direct Cube<->Vector path)
+PATHS: dict[tuple[MemorySpace, MemorySpace], tuple[str, PipeType, SectionKind, bool]] = {
+    (V, V): ("copy", PipeType.V, SectionKind.VECTOR, False),
+    (M, L): ("extract", PipeType.MTE1, SectionKind.CUBE, False),
+    (M, R): ("extract", PipeType.MTE1, SectionKind.CUBE, False),
+    (A, V): ("fixpipe", PipeType.FIX, SectionKind.CUBE, True),
+    (V, M): ("ub_to_l1", PipeType.MTE3, SectionKind.VECTOR, True),
+}
+GM_ROUND_TRIP = ("Cube and Vector exchange data through global memory on {arch}: pl.store the tile to a GM "
+                 "workspace in section_cube(), pl.system.set_cross_core / wait_cross_core, then pl.load it in "
+                 "section_vector() (the direct {path} path exists on a5)")
+
+
+@api(FAMILY)
+def move(dst_tile: Any, src_tile: Any, offset: Any = None, *, acc_to_vec_mode: Any = None, relu_pre_mode: Any = None,
+         scale: Any = None, transpose: bool = False) -> None:
+    """Move a tile between on-chip buffers; the path follows from the two memory spaces (see the module).
+
+    ``offset`` [row, col]: take ``dst_tile``'s shape from ``src_tile`` at that element offset (Mat -> Left /
+    Right); ``acc_to_vec_mode``: which Vector core(s) an Acc -> Vec move writes; ``relu_pre_mode``: ReLU in the
+    fixpipe; ``transpose`` (ours): transpose a Mat -> Left / Right window or a Vec -> Vec copy."""
+
+
+def _offset(p: "FunctionParser", a: Args, name: str) -> tuple[Any, Any]:
+    """``[row, col]`` element offsets: compile-time ints or run-time integer scalars."""
+    v = a[name]
+    if not isinstance(v, (list, tuple)) or len(v) != 2:
+        p.fail(a.node(name), f"'{name}' must be [row, col] element offsets, got {p.describe(v)}")
+    out = []
+    for i, x in enumerate(v):
+        x = want_index(p, element_node(a.node(name), 2, i), x, f"{name}[{i}]")
+        if isinstance(x, int) and x < 0:
+            p.fail(element_node(a.node(name), 2, i), f"{name}[{i}] = {x} is negative")
+        out.append(x)
+    return out[0], out[1]
+
+
+@move.check
+def _move_check(p: "FunctionParser", node, a: Args) -> None:
+    dst, src = want_tile(p, a, "dst_tile"), want_tile(p, a, "src_tile")
+    key = (src.buffer.space, dst.buffer.space)
+    path = PATHS.get(key)
+    if path is None:
+        supported = ", ".join(f"{s.name}->{d.name}" for s, d in PATHS)
+        p.fail(node, f"pl.move has no {key[0].name} -> {key[1].name} path in this release (supported: {supported})")
+    instr, pipe, section, direct = path
+    arch = p.ctx.arch
+    if direct and not arch.direct_cube_vector_paths:
+        p.fail(node, f"{arch.name} has no {key[0].name} -> {key[1].name} path. "
+               + GM_ROUND_TRIP.format(arch=arch.name, path=f"{key[0].name}->{key[1].name}"))
+    in_section(p, node, section, f"pl.move {key[0].name} -> {key[1].name}")
+    st, dt = src.tile_type, dst.tile_type
+    attrs: dict = {"api": "move"}
+    transpose = a["transpose"]
+    if not isinstance(transpose, bool):
+        p.fail(a.node("transpose"), "transpose must be True or False")
+    for k in ("acc_to_vec_mode", "relu_pre_mode") if key != (A, V) else ():
+        if a[k] is not None:
+            p.fail(a.node(k), f"pl.move({k}=...) applies to Acc -> Vec moves only")
+    if a["scale"] is not None:
+        p.fail(a.node("scale"), "pl.move(scale=...): fixpipe quantisation is not supported yet in this release")
+    if instr == "extract":
+        if st.dtype is not dt.dtype:
+            p.fail(a.node("dst_tile"), f"pl.move Mat -> {key[1].name} keeps the dtype: 'src_tile' is {st.dtype.name}, "
+                                       f"'dst_tile' is {dt.dtype.name}")
+        r0, c0 = _offset(p, a, "offset") if a["offset"] is not None else (0, 0)
+        rows, cols = (dt.cols, dt.rows) if transpose else (dt.rows, dt.cols)
+        if rows > st.rows or cols > st.cols or isinstance(r0, int) and r0 + rows > st.rows or \
+                isinstance(c0, int) and c0 + cols > st.cols:
+            p.fail(node, f"pl.move takes a {rows} x {cols} window{' (transposed)' if transpose else ''} at "
+                         f"[{r0 if isinstance(r0, int) else 'r'}, {c0 if isinstance(c0, int) else 'c'}] from "
+                         f"'{src.buffer.name}' of shape {list(st.shape)}: it does not fit")
+        attrs.update(transpose=transpose, access_scalars=True)
+        p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (as_expr(r0), as_expr(c0)), attrs, p.loc(node)))
+        return
+    else:
+        if a["offset"] is not None:
+            p.fail(a.node("offset"), f"pl.move {key[0].name} -> {key[1].name} takes no offset")
+        if transpose:
+            hint = "; use pl.transpose" if instr == "copy" else ""
+            p.fail(a.node("transpose"), f"pl.move {key[0].name} -> {key[1].name} cannot transpose{hint}")
+        want = (st.cols, st.rows) if transpose else st.shape
+        mode = want_enum(p, a, "acc_to_vec_mode", AccToVecMode, optional=True) if key == (A, V) else None
+        if mode is AccToVecMode.DualModeSplitM:
+            want = (st.rows // 2, st.cols)
+        elif mode is AccToVecMode.DualModeSplitN:
+            want = (st.rows, st.cols // 2)
+        if tuple(dt.shape) != tuple(want):
+            p.fail(a.node("dst_tile"), f"pl.move: 'dst_tile' has shape {list(dt.shape)}; this move needs "
+                                       f"{list(want)}")
+        if instr == "fixpipe":
+            allowed = ACC_STORE_DTYPES.get(st.dtype.name, ())
+            if dt.dtype.name not in allowed:
+                p.fail(a.node("dst_tile"), f"the fixpipe converts {st.dtype.name} to {', '.join(allowed)}, not "
+                                           f"{dt.dtype.name}")
+            attrs["mode"] = mode or AccToVecMode.SingleModeVec0
+            attrs["relu"] = want_enum(p, a, "relu_pre_mode", ReluPreMode, optional=True) is not None
+        elif st.dtype is not dt.dtype:
+            p.fail(a.node("dst_tile"), f"pl.move {key[0].name} -> {key[1].name} keeps the dtype: {st.dtype.name} vs "
+                                       f"{dt.dtype.name}")
+        attrs["transpose"] = transpose
+    p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (), attrs, p.loc(node)))
+
+
+# ---- simulator ----------------------------------------------------------------------------------
+
+
+def _copy_sim(op: TileOp, env: SimEnv) -> Callable:
+    """Vec -> Vec: dst's valid region from src (same valid shape)."""
+    return elementwise(lambda out, x: np.copyto(out, x))(op, env)
+
+
+def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
+    """Mat -> Left/Right (MTE1): dst's valid region from ``src`` at ``offset``, optionally transposed."""
+    d, a = tiles(op, env)
+    transpose = op.attrs["transpose"]
+    srows, scols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
+
+    def dispatch(sd: int, sa: int, r0: int, c0: int) -> Prepared:
+        dr, dc = d.valid[sd]
+        r, c = (dc, dr) if transpose else (dr, dc)
+        vr, vc = a.valid[sa]
+        if r0 < 0 or c0 < 0 or r0 + r > srows or c0 + c > scols:
+            raise fault(op, f"pl.move reads a {r} x {c} window at [{r0}, {c0}] of '{a.label}', outside its "
+                            f"{srows} x {scols} shape")
+        if r0 + r > vr or c0 + c > vc:
+            raise fault(op, f"pl.move reads a {r} x {c} window at [{r0}, {c0}] of '{a.label}', whose valid shape is "
+                            f"{vr} x {vc}: set the destination's valid shape to what the source holds")
+        src = a.views[sa][r0:r0 + r, c0:c0 + c]
+        run = deferred(lambda out: np.copyto(out, src.T if transpose else src), d.views[sd][:dr, :dc])
+        return Prepared(r, c, True, (a.window(sa, r0, r, c0 + c), d.access(sd, dr, dc, True)), (),
+                        dr * dc * d.item, run, (d.written(sd, dr, dc),))
+    return dispatch
+
+
+def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable:
+    """Acc -> Vec into Vector core ``core``'s UB: the whole tile, or half of it (dual modes, part ``k``).
+
+    The destination's bytes are that core's; its valid shape is the Cube program's own tile state
+    (each core's program holds its own tile objects, as on the chip)."""
+    uid = op.dst.buffer.uid  # type: ignore[union-attr]
+    local = env.states[uid]
+    d = TileAccess(dataclasses.replace(env.remote(core)[uid], valid=local.valid))  # type: ignore[misc]
+    a = TileAccess(env.states[op.srcs[0].buffer.uid])  # type: ignore[union-attr]
+    mode = op.attrs["mode"]
+    same = op.dst.tile_type.dtype is op.srcs[0].tile_type.dtype  # type: ignore[union-attr]
+    relu = op.attrs.get("relu", False)
+
+    def dispatch(sd: int, sa: int) -> Prepared:
+        r, c = a.valid[sa]
+        if mode is AccToVecMode.DualModeSplitM:
+            r = (r + 1) // 2  # the real codegen rounds the Acc's valid M up to even
+            src = a.views[sa][k * r:(k + 1) * r, :c]
+            acc_src = a.window(sa, k * r, r, c)
+        elif mode is AccToVecMode.DualModeSplitN:
+            c = (c + 31) // 32 * 32 // 2  # valid N rounded up to 32, then halved
+            src = a.views[sa][:r, k * c:(k + 1) * c]
+            acc_src = a.window(sa, 0, r, (k + 1) * c)
+        else:
+            src = a.views[sa][:r, :c]
+            acc_src = a.access(sa, r, c, False)
+        dr, dc = d.valid[sd]
+        if dr < r or dc < c:
+            raise fault(op, f"pl.move Acc -> Vec writes {r} x {c} into '{d.label}', whose valid shape is {dr} x {dc}")
+
+        def compute(out: np.ndarray) -> None:
+            data = np.maximum(src, np.zeros((), src.dtype)) if relu else src
+            if same:
+                np.copyto(out, data)
+            else:
+                numerics.cast(out, np.ascontiguousarray(data), "rint")
+        run = deferred(compute, d.views[sd][:r, :c])
+        return Prepared(r, c, True, (acc_src, d.access(sd, r, c, True)), (), r * c * d.item, run,
+                        (d.written(sd, r, c),))
+    return dispatch
+
+
+def _fixpipe_sim(op: TileOp, env: SimEnv) -> Callable:
+    if env.remote is None:
+        raise CompileError("an Acc -> Vec move needs the block's Vector cores, but the kernel has no section_vector()",
+                           op.loc)
+    mode = op.attrs["mode"]
+    if mode in (AccToVecMode.SingleModeVec0, AccToVecMode.SingleModeVec1):
+        return _fixpipe_part(op, env, 0 if mode is AccToVecMode.SingleModeVec0 else 1, None)
+    return broadcast([_fixpipe_part(op, env, k, k) for k in (0, 1)])
+
+
+def _ub_to_l1_sim(op: TileOp, env: SimEnv) -> Callable:
+    return elementwise(lambda out, x: np.copyto(out, x))(op, env)
+
+
+# ---- C++ ----------------------------------------------------------------------------------------------
+
+
+def _extract_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    if op.attrs.get("transpose"):
+        return ['#error "pl.move(..., transpose=True): PTO-ISA TEXTRACT has no transpose flag (a transposed operand '
+                'is a ZN tile loaded with order=[1, 0]); not emitted"']
+    r0, c0 = (ctx.cexpr(e) for e in op.scalars)
+    return [f"TEXTRACT({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {r0}, {c0});"]
+
+
+def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    if arch != "a5":
+        return ['#error "Acc -> Vec moves are a5 only"']
+    mode = op.attrs["mode"].name
+    relu = ", ReluPreMode::NormalRelu" if op.attrs.get("relu") else ""
+    return [f"TMOV<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}{relu}>"
+            f"({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])});"]
+
+
+instruction("copy", FAMILY, _copy_sim, vector("copy", "copy", flops=False), call_cpp("TMOV"))
+instruction("extract", FAMILY, _extract_sim, PATH, _extract_cpp)
+instruction("fixpipe", FAMILY, _fixpipe_sim, PATH, _fixpipe_cpp)
+instruction("ub_to_l1", FAMILY, _ub_to_l1_sim, PATH, call_cpp("TMOV"))
