@@ -1,5 +1,8 @@
 """The ``pypto-pro`` command.
 
+    pypto-pro run [--arch a5] [--npu auto] SCRIPT [args...]   run an NPU script (torch_npu, pypto.options)
+    pypto-pro run [--arch a5] [--npu auto] -m MODULE [args...] unchanged on the simulator, as python would
+                                                   (-m pytest tests/ for a test suite); see docs/npu_scripts.md
     pypto-pro trace SCRIPT [--out DIR] [args...]   run a script; write each launch's timeline files
                                                    (arguments it does not know are passed to the script)
     pypto-pro build FILE.py::KERNEL [--arch a5] [--out dist/]
@@ -17,6 +20,80 @@ import sys
 from pathlib import Path
 
 from pypto_pro.errors import PyptoError
+
+
+RUN_USAGE = "usage: pypto-pro run [--arch NAME] [--npu auto|emulate|real] (SCRIPT | -m MODULE) [args ...]"
+RUN_HELP = f"""{RUN_USAGE}
+
+Run a script or module written for an NPU (import torch_npu, device="npu:0", .npu(), torch.npu.synchronize(),
+@pypto.options(...)) unchanged on the simulator: NPU tensors are host tensors and kernels run on the simulator.
+Everything after SCRIPT or -m MODULE goes to it, as with python.
+
+  --arch NAME   the emulated NPU: a5 (Ascend950PR_9589, default), a2a3 or a2 (Ascend910B1), a3 (Ascend910_9391);
+                also $PYPTO_PRO_NPU_ARCH. Kernels without pl.jit(arch=...) compile for its arch.
+  --npu MODE    auto (default): emulate torch_npu / pypto unless a real one is importable;
+                emulate: always; real: never (plain python)
+"""
+
+
+def _parse_run(argv: list[str]) -> tuple[dict, str | None]:
+    """Options of ``pypto-pro run`` (before the script, as with python); an error message or None."""
+    opts: dict = {"arch": None, "npu": "auto", "script": None, "module": None, "args": []}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        name, eq, value = a.partition("=")
+        if a in ("-h", "--help"):
+            opts["help"] = True
+            return opts, None
+        if name in ("--arch", "--npu"):
+            if not eq:
+                if i + 1 >= len(argv):
+                    return opts, f"{name} needs a value"
+                i, value = i + 1, argv[i + 1]
+            opts[name[2:]] = value
+        elif a == "-m" or (a.startswith("-m") and not a.startswith("--")):
+            module = a[2:] or (argv[i + 1] if i + 1 < len(argv) else "")
+            if not module:
+                return opts, "-m needs a module name"
+            opts["module"], opts["args"] = module, argv[i + (1 if a[2:] else 2):]
+            return opts, None
+        elif a.startswith("-"):
+            return opts, f"unknown option {a!r} (options of the script go after it)"
+        else:
+            opts["script"], opts["args"] = a, argv[i + 1:]
+            return opts, None
+        i += 1
+    return opts, "give a SCRIPT or -m MODULE"
+
+
+def _run(argv: list[str]) -> int:
+    from pypto_pro.runtime import npu_emulation as emulation
+    from pypto_pro.runtime.npu_emulation import program
+    opts, error = _parse_run(argv)
+    if opts.get("help"):
+        print(RUN_HELP)
+        return 0
+    arch = opts["arch"] or os.environ.get(emulation.ARCH_ENV) or "a5"
+    try:
+        emulation.devices.lookup(arch)
+        what = emulation.plan(opts["npu"])
+    except ValueError as exc:
+        error = error or str(exc)
+    if error:
+        print(f"{RUN_USAGE}\npypto-pro run: error: {error}", file=sys.stderr)
+        return 2
+    script = opts["script"]
+    if script is not None and not os.path.isfile(script):
+        print(f"pypto-pro run: can't open file {os.path.abspath(script)!r}: [Errno 2] No such file or directory",
+              file=sys.stderr)
+        return 2
+    if what.note:
+        print(f"pypto-pro run: {what.note}", file=sys.stderr)
+    device = emulation.install(what, arch)
+    if what.torch_npu or what.pypto:
+        os.environ.update(emulation.environment_for_children(what, device, arch))
+    return program.run(script, opts["module"], opts["args"])
 
 
 def _trace(args: argparse.Namespace) -> int:
@@ -183,8 +260,13 @@ def _arch(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run"]:  # python's own command line, not argparse: everything after the script is its
+        return _run(argv[1:])
     ap = argparse.ArgumentParser(prog="pypto-pro", description="pypto_pro kernel tools")
     sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("run", help="run an NPU script or test suite (-m pytest) unchanged on the simulator",
+                   add_help=False)
     t = sub.add_parser("trace", help="run a script and write Perfetto/HTML timelines of its launches")
     t.add_argument("script")
     t.add_argument("--out", help="directory for the trace files (default: traces/<script name>)")

@@ -50,9 +50,12 @@ class JitKernel:
 
     __pypto_kernel__ = True
 
-    def __init__(self, fn: Callable, *, arch: str, auto_mutex: bool, device: str, check: str,
+    def __init__(self, fn: Callable, *, arch: str | None, auto_mutex: bool, device: str, check: str,
                  build_dir: str | None, timing: bool = True, trace: str | None = None, pipeline: Any = None,
                  tiling_key: Any = None):
+        if arch is None:  # the emulated NPU's arch under pypto-pro run, as the real jit detects the device's
+            from pypto_pro.runtime.npu_emulation import default_kernel_arch
+            arch = default_kernel_arch()
         if arch not in ARCHS:
             raise CompileError(f"unknown arch {arch!r} for kernel '{fn.__name__}'; choose one of {', '.join(sorted(ARCHS))}")
         if device != "sim":
