@@ -62,8 +62,9 @@ def display(name: str) -> str:
 
 def call(p: "FunctionParser", node: ast.Call, name: str, func: Any, args: list, kwargs: dict) -> Any:
     sig = inspect.signature(func)
+    any_keyword = any(q.kind is q.VAR_KEYWORD for q in sig.parameters.values())  # pl.struct(field=...)
     for k in node.keywords:
-        if k.arg not in sig.parameters:
+        if k.arg not in sig.parameters and not any_keyword:
             p.fail(k, f"{display(name)}() has no parameter '{k.arg}'{did_you_mean(k.arg, sig.parameters)}")
     try:
         bound = sig.bind(*args, **kwargs)

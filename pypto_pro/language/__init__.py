@@ -12,6 +12,13 @@ from pypto_pro.language.ops import (abs, add, adds, cast, div, divs, exp, expand
                                     make_tile_group, make_view, matmul, matmul_acc, max, maximum, maxs, min, minimum, mins, move, mul,
                                     muls, neg, range, recip, relu, rsqrt, section_cube, section_vector,
                                     set_validshape, sqrt, store, store_tile, sub, subs, sum)
-from pypto_pro.language.types import DYNAMIC, Constexpr, DTypeVar, Tensor, TileType
+from pypto_pro.language.types import (DYNAMIC, STATIC, Constexpr, DTypeVar, MemRef, Ptr, Scalar, Tensor, Tile,
+                                      TileType)
+from pypto_pro.language.resources import addptr, make_ptr, make_tensor, make_tuple, setval, struct, struct_array
+from pypto_pro.language import dtypes as _dtypes, enums as _enums
+from pypto_pro.language.enums import DN, ND, NN, NZ, ZN, ZZ
+
+globals().update({d.name: d for d in _dtypes.ALL_DTYPES})  # every pl.DT_* of the real language
+globals().update({n: getattr(_enums, n) for n in _enums.PUBLIC_ENUMS})
 
 __all__ = [n for n in dir() if not n.startswith("_") and n != "annotations"]

@@ -103,6 +103,8 @@ def _static_cost_info(stmt: TileOp) -> tuple:
         space = tile.buffer.space
         path = f"GM->{space.name}" if stmt.op == "load" else f"{space.name}->GM"
         return ("move", path)
+    if stmt.op == "setval":  # a scalar-unit write to GM
+        return ("scalar",)
     if stmt.op in ("extract", "fixpipe", "ub_to_l1"):
         return ("xfer", f"{stmt.srcs[0].buffer.space.name}->{stmt.dst.buffer.space.name}")
     if stmt.op in ("matmul", "matmul_acc"):
@@ -177,6 +179,8 @@ class Recorder:
             l2 = self.cost.arch.l2
             hit = l2.hit_latency.value + nbytes / l2.hit_bytes_per_cycle.value if l2 is not None else None
             return max(cycles, port), port, 0, 0.0, 0.0, 0.0, hit, nbytes, info[1], cls
+        if cls == "scalar":  # one S-pipe instruction (assumed: as long as an issue slot, arch issue_cycles)
+            return self.issue_cycles, 0.0, 0, 0.0, 0.0, 0.0, None, nbytes, None, cls
         if cls == "xfer":
             return self.cost.path(info[1], nbytes), 0.0, 0, 0.0, 0.0, 0.0, None, nbytes, info[1], cls
         if cls == "cube":

@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from pypto_pro.backends.sim import numerics
+from pypto_pro.backends.sim import gm_views, numerics
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import CompileError, SimulationError
 from pypto_pro.errors_sim import OutOfBoundsError
@@ -30,18 +30,24 @@ from pypto_pro.ops.registry import OPS
 
 class GMBinding:
     """The launch's global tensors as NumPy arrays (by parameter position) and, for each, a small
-    id of the memory it views, so two parameters bound to the same tensor are seen as one."""
+    id of the memory it views, so two parameters bound to the same tensor are seen as one.
+    ``pl.make_tensor`` views (``views``) take the indices after the parameters (``gm_views``)."""
 
-    def __init__(self, count: int):
-        self.arrays: list[np.ndarray | None] = [None] * count
-        self.objs: list[int] = list(range(count))
+    def __init__(self, count: int, views: list | tuple = ()):
+        self.count = count
+        self.views = list(views)
+        extra = max((v.gm_index + 1 for v in self.views), default=count) - count
+        self.arrays: list[np.ndarray | None] = [None] * (count + max(0, extra))
+        self.objs: list[int] = list(range(len(self.arrays)))
 
     def bind(self, arrays: list[np.ndarray | None]) -> None:
-        self.arrays[:] = arrays
+        self.arrays[:self.count] = arrays
         seen: dict[tuple, int] = {}
         for i, a in enumerate(arrays):
             key = (a.__array_interface__["data"][0], a.shape, a.strides) if a is not None else ("none", i)
             self.objs[i] = seen.setdefault(key, i)
+        for v in self.views:
+            self.objs[v.gm_index] = gm_views.view_obj(v, self.objs[v.base.index])
 
 
 class Prepared:
@@ -81,6 +87,7 @@ def operand_exprs(stmt: TileOp | SetValidShape) -> list[Expr]:
     for o in (stmt.dst, *stmt.srcs):
         if isinstance(o, GMRef):
             args.extend(o.offsets)
+            args.extend(getattr(o.param, "view_exprs", tuple)())  # a pl.make_tensor view's shape, strides, offset
     args.extend(stmt.scalars)
     return args
 
@@ -93,6 +100,8 @@ def build(stmt: TileOp | SetValidShape, states: dict[int, SlotState], gm: GMBind
         return _set_validshape(stmt, states[stmt.buffer.uid])
     if stmt.op in ("load", "store"):
         return _movement(stmt, states, gm)
+    if stmt.op == "setval":
+        return gm_views.scalar_write(stmt, gm.arrays, lambda m: fault(stmt, m, OutOfBoundsError))
     if stmt.op in _CUBE_BUILDERS:
         if stmt.op == "fixpipe" and stmt.dst.buffer.space is MemorySpace.Vec:
             if remote is None:
@@ -170,9 +179,16 @@ def _movement(op: TileOp, states: dict[int, SlotState], gm: GMBinding) -> Callab
     pidx, pname, rank = ref.param.index, ref.param.name, ref.param.type.rank
     arrays = gm.arrays
     item = t.item
+    tview = ref.param if isinstance(ref.param, gm_views.TensorView) else None
 
     def dispatch(slot: int, *offs: int) -> Prepared:
-        g = arrays[pidx]
+        if tview is not None:  # offsets, then the view's shape, strides and byte offset
+            offs, v = offs[:rank], offs[rank:]
+            base = arrays[tview.base.index]
+            g = gm_views.window(lambda m: fault(op, m, OutOfBoundsError), tview, base, v[:rank], v[rank:2 * rank],
+                                v[-1])
+        else:
+            g = arrays[pidx]
         shape = g.shape
         for axis, o in enumerate(offs):
             if not 0 <= o < shape[axis]:
@@ -188,13 +204,17 @@ def _movement(op: TileOp, states: dict[int, SlotState], gm: GMBinding) -> Callab
             r, c = min(limit[0], shape[-2] - o0), min(limit[1], shape[-1] - o1)
             idx = (*offs[:-2], slice(o0, o0 + r), slice(o1, o1 + c))
             rect = (*((o, o + 1) for o in offs[:-2]), (o0, o0 + r), (o1, o1 + c))
+        if tview is not None:  # the checker sees a view's accesses as byte ranges of its base (gm_views)
+            gm_acc = tuple((pidx, pname, rr, not load) for rr in gm_views.row_rects(g, base, idx))
+        else:
+            gm_acc = ((pidx, pname, rect, not load),)
         view = views[slot][:r, :c]
         if load:
             valid[slot][0], valid[slot][1] = r, c
             src = g[idx] if rank > 1 else g[idx][None, :]
             run = _deferred(lambda out: np.copyto(out, src), view)
             return Prepared(r, c, c == t.row_bytes // item, (t.access(slot, r, c, True),),
-                            ((pidx, pname, rect, False),), r * c * item, run, (t.written(slot, r, c),))
+                            gm_acc, r * c * item, run, (t.written(slot, r, c),))
         dst = g[idx]
         convert = dst.dtype != view.dtype  # the fixpipe converts accumulators on the way out
 
@@ -208,7 +228,7 @@ def _movement(op: TileOp, states: dict[int, SlotState], gm: GMBinding) -> Callab
             out[...] = data
         run = _deferred(compute, dst)
         return Prepared(r, c, c == t.row_bytes // item, (t.access(slot, r, c, False),),
-                        ((pidx, pname, rect, True),), r * c * item, run)
+                        gm_acc, r * c * item, run)
     return dispatch
 
 
