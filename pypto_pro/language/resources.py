@@ -37,9 +37,11 @@ def struct_array(size: int, *args: Any, **fields: Any) -> Any:
 
 
 @_host_and_kernel("make_tuple")
-def make_tuple(**fields: Any) -> Any:
+def make_tuple(*args: Any, **fields: Any) -> Any:
     """``pl.make_tuple(field=value, ...)``: values (scalars, tiles, groups, tensors, structs,
     tuples) grouped under names at compile time; ``t.field`` is the value. Nothing is stored."""
+    if args:
+        raise TypeError("pl.make_tuple() does not accept positional arguments; use keyword args")
     return SimpleNamespace(**fields)
 
 
