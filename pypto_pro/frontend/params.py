@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -71,11 +73,13 @@ class Classified:
     error_kind: str = "type"
 
 
-def annotations_of(fn: Callable) -> dict[str, Any]:
-    """The kernel's evaluated annotations (``from __future__ import annotations`` strings are
-    evaluated in the kernel's globals and closure; tiling arrays ``int[N]`` stay strings inside
-    the dataclass, which is never evaluated here)."""
-    return inspect.get_annotations(fn, eval_str=True, locals=closure_vars(fn))
+def annotations_of(fn: Callable, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The kernel's evaluated annotations. ``from __future__ import annotations`` strings are
+    evaluated in the kernel's closure, then ``scope`` (the names where ``@pl.jit`` ran, as the real
+    runtime does: a class defined in the decorating function is found), then its globals; tiling
+    arrays ``int[N]`` stay strings inside the dataclass, which is never evaluated here."""
+    names: Mapping[str, Any] = ChainMap(closure_vars(fn), scope) if scope is not None else closure_vars(fn)
+    return inspect.get_annotations(fn, eval_str=True, locals=names)
 
 
 def classify(fn: Callable, hints: dict[str, Any]) -> list[Classified]:
@@ -115,11 +119,11 @@ def _show(ann: Any) -> str:
     return getattr(ann, "__name__", None) or repr(ann)
 
 
-def signature_params(fn: Callable) -> list[Param] | None:
+def signature_params(fn: Callable, scope: Mapping[str, Any] | None = None) -> list[Param] | None:
     """The parameters as the annotations declare them (tensor dims unbound), or None if an
     annotation is wrong (compiling reports it, located)."""
     try:
-        hints = annotations_of(fn)
+        hints = annotations_of(fn, scope)
     except Exception:
         return None
     params: list[Param] = []
@@ -151,7 +155,8 @@ def tiling_storage(cls: type, name: str) -> StructStorage:
 
 
 def kernel_params(parser: "FunctionParser", fn: Callable, node: ast.FunctionDef, constexprs: dict[str, Any],
-                  shapes: dict[str, tuple[int, ...]] | None = None) -> list[Param]:
+                  shapes: dict[str, tuple[int, ...]] | None = None,
+                  scope: Mapping[str, Any] | None = None) -> list[Param]:
     """Classify, check and bind the kernel's parameters into ``parser``'s scope. ``shapes`` gives
     the launch shape of each tensor parameter whose annotation has ``pl.STATIC`` dims or ``...``."""
     from pypto_pro.frontend.structs import tiling_value
@@ -159,9 +164,10 @@ def kernel_params(parser: "FunctionParser", fn: Callable, node: ast.FunctionDef,
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
         parser.fail(node, "kernel parameters must be plain positional parameters", kind="type")
     try:
-        hints = annotations_of(fn)
-    except Exception as exc:
-        parser.fail(node, f"cannot evaluate the kernel's annotations: {type(exc).__name__}: {exc}", kind="type")
+        hints = annotations_of(fn, scope)
+    except Exception as exc:  # the real runtime: TypeError("Failed to evaluate annotations ...")
+        parser.fail(node, f"Failed to evaluate annotations for kernel '{fn.__name__}': {type(exc).__name__}: {exc}",
+                    kind="typeerror")
     params: list[Param] = []
     for c, a in zip(classify(fn, hints), args.args):
         if c.kind == "error":

@@ -82,12 +82,13 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
 
 def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | None = None,
                  fold: dict[str, Any] | None = None, pipeline: Any = None,
-                 dtypes: dict[str, Any] | None = None, shapes: dict[str, tuple[int, ...]] | None = None) -> KernelIR:
+                 dtypes: dict[str, Any] | None = None, shapes: dict[str, tuple[int, ...]] | None = None,
+                 jit_scope: Any = None) -> KernelIR:
     """Parse ``fn``'s source into a ``KernelIR``. ``constexprs`` gives values of ``pl.Constexpr``
     parameters; ``fold`` adds extra compile-time names (TilingKey fields, ``datatype=`` variables);
     ``dtypes`` binds ``pl.DTypeVar``s; ``shapes`` the launch shapes of tensors with ``pl.STATIC``
     dims or ``...``; ``pipeline`` (a ``PipelineConfig``) first rewrites the kernel's AST with the
-    pipeline transform."""
+    pipeline transform; ``jit_scope`` is where ``@pl.jit`` ran (annotations are evaluated there too)."""
     node, src = parse_function(fn)
     ctx = KernelContext(arch, fn.__name__)
     ctx.dtype_bindings = dict(dtypes or {})
@@ -99,7 +100,7 @@ def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | Non
         node = ast.parse(generated.kernel_text).body[0]  # type: ignore[assignment]
         src = SourceFile(src.path, 0, 0, generated.line_map)
     parser = FunctionParser(ctx, src, scope)
-    params = kernel_params(parser, fn, node, constexprs or {}, shapes)
+    params = kernel_params(parser, fn, node, constexprs or {}, shapes, jit_scope)
     if fold:
         scope.locals.update(fold)
     try:

@@ -90,6 +90,7 @@ class JitKernel:
         self._tilingkey_schema = TilingKeySchema(tiling_key) if tiling_key is not None else None
         if self._tilingkey_schema is not None:
             check_name_conflicts(self._tilingkey_schema, fn, scope if scope is not None else dict(fn.__globals__))
+        self._scope = scope  # where @pl.jit ran: TilingKey name checks, annotation names
         self._datatype_schema = validate_datatype_schema(datatype)
         validate_datatype_context(self._datatype_schema, fn,
                                   self._tilingkey_schema.field_names() if self._tilingkey_schema else [])
@@ -129,7 +130,8 @@ class JitKernel:
     def _compile(self, spec: "Specialization") -> CompiledKernel:
         fold = {**(spec.key or {}), **spec.datatype}
         kernel: KernelIR = parse_kernel(self.fn, self.arch, spec.constexprs, fold=fold or None,
-                                        pipeline=self.pipeline, dtypes=spec.dtypes, shapes=spec.shapes)
+                                        pipeline=self.pipeline, dtypes=spec.dtypes, shapes=spec.shapes,
+                                        jit_scope=self._scope)
         self._kernel_def_by_static_signature[spec.cache_key(self.arch.name)] = kernel
         directory = kernel_build_dir(self.name, self.build_dir)
         if kernel.generated is not None:
@@ -259,7 +261,7 @@ class JitKernel:
         """Parameter kinds from the annotations alone, so argument errors are reported before
         compiling (None if an annotation is wrong: compiling reports it, located)."""
         if self._params is None:
-            self._params = signature_params(self.fn)
+            self._params = signature_params(self.fn, self._scope)
         return self._params
 
     def options(self, *, check: str | None = None, timing: bool | None = None, trace: str | None = None) -> "JitKernel":
