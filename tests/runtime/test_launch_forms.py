@@ -52,17 +52,26 @@ def scaled(x: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32], z: pl.Tensor[[pl.DYNAMIC,
             pl.store_tile(z, t, [i, 0])
 
 
-def typed_copy(x: pl.Ptr[pl.DT_UINT8], z: pl.Ptr[pl.DT_UINT8], n: int):
-    xt = pl.make_tensor(x, [n, 64], dtype=dt)  # noqa: F821  (dt: the datatype= variable)
-    zt = pl.make_tensor(z, [n, 64], dtype=dt)  # noqa: F821
-    g = pl.make_tile_group(type=pl.TileType([16, 64], dt, pl.MemorySpace.Vec), addrs=0, mutex_ids=[0, 1])  # noqa: F821
+@pl.inline
+def _copy_views(x, z, n, dtype, doubled):
+    xt = pl.make_tensor(x, [n, 64], dtype=dtype)
+    zt = pl.make_tensor(z, [n, 64], dtype=dtype)
+    g = pl.make_tile_group(type=pl.TileType([16, 64], dtype, pl.MemorySpace.Vec), addrs=0, mutex_ids=[0, 1])
     with pl.section_vector():
         for i in pl.range(0, n // 16):
             t = g.next()
             pl.load_tile(t, xt, [i, 0])
-            if SCALE == 2:  # noqa: F821
+            if doubled:
                 pl.muls(t, t, 2.0)
             pl.store_tile(zt, t, [i, 0])
+
+
+def typed_copy(x: pl.Ptr[pl.DT_UINT8], z: pl.Ptr[pl.DT_UINT8], n: int):
+    _copy_views(x, z, n, dt, SCALE == 2)  # noqa: F821  (dt: the datatype= variable; SCALE: the key)
+
+
+def _dt_only(x: pl.Ptr[pl.DT_UINT8], z: pl.Ptr[pl.DT_UINT8], n: int):
+    _copy_views(x, z, n, dt, False)  # noqa: F821
 
 
 def test_tilingkey_form_and_datatype_forms():
@@ -85,17 +94,6 @@ def test_tilingkey_form_and_datatype_forms():
     zs = np.zeros_like(xs)
     only_dt[None, 1, {"x": pl.DT_FP16}](xs, zs, 16)  # a third item is the datatype dict
     assert np.array_equal(zs, xs)
-
-
-def _dt_only(x: pl.Ptr[pl.DT_UINT8], z: pl.Ptr[pl.DT_UINT8], n: int):
-    xt = pl.make_tensor(x, [n, 64], dtype=dt)  # noqa: F821
-    zt = pl.make_tensor(z, [n, 64], dtype=dt)  # noqa: F821
-    g = pl.make_tile_group(type=pl.TileType([16, 64], dt, pl.MemorySpace.Vec), addrs=0, mutex_ids=[0, 1])  # noqa: F821
-    with pl.section_vector():
-        for i in pl.range(0, n // 16):
-            t = g.next()
-            pl.load_tile(t, xt, [i, 0])
-            pl.store_tile(zt, t, [i, 0])
 
 
 @pytest.mark.parametrize("datatype,needle", [
