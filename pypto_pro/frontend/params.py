@@ -32,6 +32,7 @@ from pypto_pro.ir.storage import ScalarArray, StructStorage, TilingParam
 from pypto_pro.ir.views import PtrParam
 from pypto_pro.language import tiling as tiling_mod
 from pypto_pro.language.dtypes import DataType
+from pypto_pro.language.enums import ND
 from pypto_pro.language.types import Constexpr, DTypeVar, PtrType, TensorType
 
 if TYPE_CHECKING:
@@ -174,6 +175,10 @@ def kernel_params(parser: "FunctionParser", fn: Callable, node: ast.FunctionDef,
             parser.fail(a.annotation or a, c.error or "bad annotation", kind=c.error_kind)
         if c.kind == "tensor":
             ann: TensorType = c.ann
+            if ann.layout is not None and ann.layout is not ND:
+                parser.fail(a.annotation or a, f"parameter '{a.arg}': GM tensors with layout {ann.layout.name} are not "
+                                               "supported yet (loads and stores read GM row-major, pl.ND)",
+                            kind="unsupported")
             if isinstance(ann.dtype, DTypeVar):
                 if ann.dtype.name not in parser.ctx.dtype_bindings:
                     parser.fail(a, f"parameter '{a.arg}' has dtype variable {ann.dtype.name}, which no launch "
@@ -202,6 +207,7 @@ def kernel_params(parser: "FunctionParser", fn: Callable, node: ast.FunctionDef,
                 parser.ctx.unbound_constexprs.add(a.arg)
         else:
             storage = tiling_storage(c.ann, a.arg)
+            parser.ctx.reserved_struct_names.add(c.ann.__name__)
             p = TilingParam(a.arg, c.ann, c.index, storage)
             parser.scope.locals[a.arg] = tiling_value(storage)
         params.append(p)

@@ -268,6 +268,8 @@ def _field_specs(p: "FunctionParser", node: ast.Call, fields: dict[str, Any], wh
 def _declare(p: "FunctionParser", node: ast.Call, type_name: str, slots: int, is_array: bool,
              specs: list[tuple]) -> StructStorage:
     layout = tuple((name, ty, width) for name, ty, width, _ in specs)
+    if type_name in p.ctx.reserved_struct_names:
+        p.fail(node, f"struct type name {type_name!r} is the kernel's tiling class (its C struct); use another name")
     known = p.ctx.struct_types.setdefault(type_name, layout)
     if known != layout:
         p.fail(node, f"struct type {type_name!r} is already defined with fields "

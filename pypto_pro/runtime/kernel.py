@@ -285,6 +285,12 @@ class JitKernel:
         if not toolchain.available():
             raise LaunchError(f"{self.name}: arguments are on an NPU but the CANN toolkit is not available "
                               "(ASCEND_HOME_PATH and bisheng on PATH); pass CPU tensors to run on the simulator")
+        from pypto_pro.ir.storage import TilingParam
+        from pypto_pro.ir.views import PtrParam
+        unsupported = [p.name for p in params if isinstance(p, (TilingParam, PtrParam))]
+        if unsupported:
+            raise LaunchError(f"{self.name}: pl.Ptr and tiling parameters ({', '.join(unsupported)}) do not run on the "
+                              "NPU path yet; pass CPU tensors to run on the simulator", kind="runtime")
         values = dict(zip((p.name for p in params), args), **kwargs)
         from pypto_pro.ir.nodes import TensorParam
         dtypes: dict[str, Any] = {}

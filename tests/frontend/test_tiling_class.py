@@ -159,3 +159,24 @@ def test_max_size_array_and_is_tiling_class():
 
     assert tl.is_tiling_class(Max) and tl.tiling_fields(Max)[0].size == 2048
     assert not tl.is_tiling_class(int) and not tl.is_tiling_class(Dup)
+
+
+def test_struct_name_of_the_tiling_class_is_taken():
+    def kernel(out: pl.Tensor[[16], pl.DT_FP32], tiling: Fine):
+        s = pl.struct("Fine", v=0)
+        with pl.section_vector():
+            pl.setval(out, 0, s.v * 1.0)
+    with pytest.raises(CompileError, match="'Fine' is the kernel's tiling class"):
+        pl.jit(kernel)(np.zeros(16, np.float32), Fine(1))
+
+
+def test_gm_layouts_other_than_nd_are_refused_not_misread():
+    def kernel(out: pl.Tensor[[16, 16], pl.DT_FP32, pl.NZ]):
+        with pl.section_vector():
+            pl.setval(out, 0, 1.0)
+    with pytest.raises(CompileError, match="layout NZ are not supported yet") as err:
+        pl.jit(kernel)(np.zeros((16, 16), np.float32))
+    from pypto_pro.language.parser.diagnostics import UnsupportedFeatureError
+    assert isinstance(err.value, UnsupportedFeatureError)
+    nd = pl.Tensor[[16, 16], pl.DT_FP32, pl.ND]
+    assert nd.layout is pl.ND and pl.Tensor[[4], pl.DT_FP32, pl.MemRef(pl.MemorySpace.DDR, 0, 64)].memref.size == 64
