@@ -82,9 +82,10 @@ def _dtype(p: "FunctionParser", a: Args, default: DataType) -> DataType:
 
 
 def taken(p: "FunctionParser", node: ast.AST, v: Any, base: str) -> Expr:
-    """``v`` as an expression whose value is fixed now (a run-time one is copied into a variable)."""
+    """``v`` as an expression whose value is fixed now: a run-time one (even a variable, which later
+    code may assign) is copied into a fresh variable."""
     e = v if isinstance(v, Expr) else Const(v)
-    if isinstance(e, (Const, Var)) and not (isinstance(e, Var) and e.name.endswith("_carried")):
+    if isinstance(e, Const):
         return e
     var = Var(p.ctx.fresh_name(base))
     p.ctx.builder.emit(Assign(var, e, p.loc(node)))

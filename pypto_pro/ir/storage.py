@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto_pro.errors import SourceLocation
-from pypto_pro.ir.expr import Expr
-from pypto_pro.ir.nodes import Stmt
+from pypto_pro.ir.expr import Expr, walk
+from pypto_pro.ir.nodes import (Assign, For, GMRef, If, SetValidShape, StageSync, Stmt, SyncOp, TileOp, TileRef,
+                                walk_stmts)
 
 _uid = itertools.count()
 
@@ -136,7 +137,7 @@ def storage_exprs(s: Stmt) -> list[Expr]:
     return []
 
 
-def arrays_used(body: list[Stmt], walk_stmts, walk) -> list[ScalarArray]:
+def arrays_used(body: list[Stmt]) -> list[ScalarArray]:
     """Every field array a program reads, writes or initialises, in first-use order."""
     seen: dict[int, ScalarArray] = {}
 
@@ -155,7 +156,6 @@ def arrays_used(body: list[Stmt], walk_stmts, walk) -> list[ScalarArray]:
 
 def stmt_exprs(s: Stmt) -> list[Expr]:
     """Every scalar expression a statement evaluates (any statement kind)."""
-    from pypto_pro.ir.nodes import Assign, For, GMRef, If, SetValidShape, StageSync, SyncOp, TileOp, TileRef
     if isinstance(s, Assign):
         return [s.value]
     if isinstance(s, For):

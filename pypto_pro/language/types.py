@@ -126,16 +126,13 @@ class TensorType:
             out.append(int(shape[axis]) if d is STATIC else d)
         return TensorType(tuple(out), self.dtype, self.layout, self.memref)
 
-    def static_key(self, shape: Sequence[int]) -> tuple[int, ...]:
-        """The values of ``shape`` this annotation specialises on (part of the compile cache key)."""
-        key: list[int] = []
-        for axis, d in enumerate(self.dims):
-            if d is Ellipsis:
-                key.extend(int(x) for x in shape[axis:])
-                break
-            if d is STATIC:
-                key.append(int(shape[axis]))
-        return tuple(key)
+    def static_axes(self, rank: int) -> list[int]:
+        """The axes of a rank-``rank`` argument this annotation specialises on (``pl.STATIC`` dims
+        and the ``...`` tail): their sizes are part of the compile cache key."""
+        axes = [a for a, d in enumerate(self.dims) if d is STATIC]
+        if self.has_ellipsis:
+            axes += list(range(len(self.dims) - 1, rank))
+        return axes
 
     def __repr__(self) -> str:
         dims = ", ".join("..." if d is Ellipsis else (repr(d) if isinstance(d, _ShapePolicy) else str(d))

@@ -19,7 +19,7 @@ from pypto_pro.ir.storage import TilingParam
 from pypto_pro.ir.views import PtrParam
 from pypto_pro.language import tiling as tiling_mod
 from pypto_pro.language.dtypes import BY_NUMPY, DataType
-from pypto_pro.language.types import DYNAMIC, STATIC, DTypeVar
+from pypto_pro.language.types import DYNAMIC, DTypeVar
 
 
 def _torch():
@@ -91,12 +91,7 @@ def bind_arguments(kernel_name: str, params: list, args: tuple, kwargs: dict,
             arrays[p.index] = arr
             if p.type.needs_binding:
                 bound.shapes[p.name] = tuple(arr.shape)
-                key = p.type.static_key(arr.shape)
-                axes = [a for a, d in enumerate(p.type.dims) if d is STATIC]
-                if p.type.has_ellipsis:
-                    axes += list(range(len(p.type.dims) - 1, arr.ndim))
-                static += [(p.index, a, int(arr.shape[a])) for a in axes]
-                assert len(key) == len(axes)
+                static += [(p.index, a, int(arr.shape[a])) for a in p.type.static_axes(arr.ndim)]
         elif isinstance(p, TilingParam):
             bound.scalars[p.name] = check_tiling(kernel_name, p, v)
         elif p.ty == "constexpr":

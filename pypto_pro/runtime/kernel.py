@@ -21,7 +21,6 @@ from pypto_pro.errors import CompileError, LaunchError, PyptoError
 from pypto_pro.frontend.params import signature_params
 from pypto_pro.frontend.parser import parse_kernel
 from pypto_pro.ir.nodes import GMRef, KernelIR, TensorParam, TileOp, walk_stmts
-from pypto_pro.language.types import STATIC
 from pypto_pro.passes.manager import CompiledPrograms, PassOptions, run_passes, write_dumps
 from pypto_pro.runtime.binding import bind_arguments
 from pypto_pro.runtime.build_dir import kernel_build_dir
@@ -157,7 +156,7 @@ class JitKernel:
         params = self._signature_params() or []
         static = tuple((p.index, a, shapes[p.name][a]) for p in params if isinstance(p, TensorParam)
                        and p.type.needs_binding and p.name in shapes
-                       for a in _static_axes(p.type, len(shapes[p.name])))
+                       for a in p.type.static_axes(len(shapes[p.name])))
         return Specialization(constexprs, key, self._resolve_dtypes(dtypes), consts, shapes, static)
 
     @_hide_internals
@@ -335,11 +334,12 @@ class JitKernel:
         key = self._resolve_key(launch.tiling_key)
         return functools.partial(self._launch, block_dim, key, launch.datatype)
 
+    @_hide_internals
     def __call__(self, *args: Any, **kwargs: Any) -> LaunchReport:
         """A launch of one block on the default stream (kernels without compile-time specialisation)."""
         if self._tilingkey_schema is not None or self._datatype_schema is not None:
             raise LaunchError(f"Kernel '{self.name}' has compile-time specialization and cannot be called directly; "
-                              "use bracket-launch syntax", kind="value").with_traceback(None)
+                              "use bracket-launch syntax", kind="value")
         return self._launch(1, None, None, *args, **kwargs)
 
     @_hide_internals
@@ -393,13 +393,6 @@ class Specialization:
                 tuple(sorted(self.key.items())) if self.key else (),
                 tuple(sorted((k, v.name) for k, v in self.dtypes.items())),
                 tuple(sorted((k, v.name) for k, v in self.datatype.items())), self.static)
-
-
-def _static_axes(t, rank: int) -> list[int]:
-    axes = [a for a, d in enumerate(t.dims) if d is STATIC]
-    if t.has_ellipsis:
-        axes += list(range(len(t.dims) - 1, rank))
-    return axes
 
 
 def variant_symbol(name: str, code: int | None, dtypes: dict[str, Any]) -> str:

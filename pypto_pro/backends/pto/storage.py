@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from pypto_pro.ir.expr import Expr, walk
-from pypto_pro.ir.nodes import GMRef, KernelIR, TileOp, walk_stmts
+from pypto_pro.ir.expr import Expr
+from pypto_pro.ir.nodes import GMRef, KernelIR, TileOp
 from pypto_pro.ir.storage import ArrayInit, ArrayLoad, ArrayStore, ScalarArray, StructStorage, arrays_used
 from pypto_pro.language import tiling as tiling_mod
 
@@ -28,7 +28,7 @@ def _c_type(a: ScalarArray) -> str:
 
 def storages(program: KernelIR) -> list[StructStorage]:
     seen: dict[int, StructStorage] = {}
-    for a in arrays_used(program.body, walk_stmts, walk):
+    for a in arrays_used(program.body):
         seen.setdefault(a.storage.uid, a.storage)
     return list(seen.values())
 

@@ -9,8 +9,8 @@ import re
 
 from pypto_pro.backends.sim.tile_ops import operand_exprs
 from pypto_pro.backends.sim.storage_ops import StorageCodegen
-from pypto_pro.ir.expr import Const, Expr, Special, TensorDim, Var, walk
-from pypto_pro.ir.nodes import Assign, For, If, KernelIR, SetValidShape, Stmt, SyncOp, TileOp, walk_stmts
+from pypto_pro.ir.expr import Const, Expr, Special, TensorDim, Var
+from pypto_pro.ir.nodes import Assign, For, If, KernelIR, SetValidShape, Stmt, SyncOp, TileOp
 from pypto_pro.ir.storage import ArrayInit, ArrayLoad, ArrayStore, arrays_used
 from pypto_pro.ir.printer import PyExprWriter, sync_str
 
@@ -74,7 +74,7 @@ class ProgramSource:
                 self.lines.append(f"    dim_{t.name}_{axis} = ctx.dims[{t.index}][{axis}]")
         for name, v in p.param_vars.items():
             self.lines.append(f"    {var_name(v)} = ctx.scalars[{name!r}]")
-        self.lines += self.storage.declarations(arrays_used(p.body, walk_stmts, walk))
+        self.lines += self.storage.declarations(arrays_used(p.body))
         self.block(p.body, 1)
         self.lines.append("    return None")
         return "\n".join(self.lines) + "\n"

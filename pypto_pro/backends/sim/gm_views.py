@@ -17,7 +17,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.ir.nodes import GMRef, KernelIR, TileOp, walk_stmts
 from pypto_pro.ir.views import PtrParam, TensorView
 
