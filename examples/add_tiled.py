@@ -17,7 +17,8 @@ class AddKey:
     DEPTH = TilingKeyField(bits=1, values=[1, 2])
 
     def is_valid(self, key):
-        return key.TILE_M * 128 * 2 * key.DEPTH <= 0x10000  # a ring must fit before the next one
+        tile_m, depth = key  # the field values, in definition order
+        return tile_m * 128 * 2 * depth <= 0x10000  # a ring must fit before the next one
 
 
 T = pl.DTypeVar("T", [pl.DT_FP16, pl.DT_BF16])

@@ -34,6 +34,10 @@ class KernelContext:
         self.cross_owner: dict[int, Buffer] = {}
         self.dtype_bindings: dict[str, Any] = {}  # DTypeVar name -> DataType bound at launch
         self.unbound_constexprs: set[str] = set()  # pl.Constexpr parameters compiled without a value
+        self.struct_types: dict[str, tuple] = {}  # pl.struct type name -> its field layout (one per name)
+        self.reserved_struct_names: set[str] = set()  # C struct names taken (the tiling class)
+        self.param_count = 0  # kernel parameters (views are numbered after them)
+        self.views: list = []  # pl.make_tensor views, numbered after the parameters (ir/views.py)
 
     def fresh_name(self, base: str) -> str:
         n = self.names_used.get(base, 0)

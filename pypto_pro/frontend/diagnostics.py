@@ -30,8 +30,10 @@ class SourceFile:
         return SourceLocation(self.path, line, col, linecache.getline(self.path, line))
 
 
-def fail(src: SourceFile, node: ast.AST | None, message: str, notes: Iterable[str] = ()) -> NoReturn:
-    raise CompileError(message, src.loc(node), list(notes))
+def fail(src: SourceFile, node: ast.AST | None, message: str, notes: Iterable[str] = (),
+         kind: str | None = None) -> NoReturn:
+    """Raise a located ``CompileError``; ``kind`` picks its real PyPTO Pro class (``pypto_pro.errors``)."""
+    raise CompileError(message, src.loc(node), list(notes), kind=kind)
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:

@@ -5,14 +5,14 @@ import ast
 import operator
 from typing import Any
 
-from pypto_pro.frontend import intrinsics
 from pypto_pro.ops import resources
 from pypto_pro.frontend.diagnostics import did_you_mean
 from pypto_pro.frontend.scalars import (_BINOPS, _CMPOPS, _RUNTIME_BINOPS, _as_float, _expr, _ty, is_const,
                                         is_scalar_value, simplify)
 from pypto_pro.frontend.scope import MISSING
 from pypto_pro.frontend.statements import _not_supported
-from pypto_pro.frontend.values import BoundGroupMethod, GroupValue, ShapeValue, TensorValue, TileValue
+from pypto_pro.frontend.values import (BoundGroupMethod, FrontendObject, GroupValue, ShapeValue, TensorValue,
+                                       TileValue)
 from pypto_pro.ir.expr import BinOp, BoolOp, Compare, Const, Expr, ListIndex, Select, TensorDim, UnaryOp
 from pypto_pro.ir.nodes import TensorParam
 from pypto_pro.language.types import DTypeVar
@@ -31,10 +31,10 @@ class ExpressionParser:
     def eval(self, node: ast.expr) -> Any:
         for kind, what in _UNSUPPORTED_EXPRS.items():
             if isinstance(node, kind):
-                self.fail(node, _not_supported(what))
+                self.fail(node, _not_supported(what), kind="unsupported")
         method = getattr(self, "ev_" + type(node).__name__, None)
         if method is None:
-            self.fail(node, f"unsupported expression: {type(node).__name__}")
+            self.fail(node, f"unsupported expression: {type(node).__name__}", kind="unsupported")
         return method(node)
 
     def ev_Constant(self, node: ast.Constant) -> Any:
@@ -56,7 +56,8 @@ class ExpressionParser:
             if not self.in_inline and node.id in self.ctx.unbound_constexprs:
                 self.fail(node, f"pl.Constexpr parameter '{node.id}' has no value: pass it at launch or as "
                                 f"kernel.compile({node.id}=...)")
-            self.fail(node, f"name '{node.id}' is not defined{did_you_mean(node.id, self.scope.known_names())}")
+            self.fail(node, f"name '{node.id}' is not defined{did_you_mean(node.id, self.scope.known_names())}",
+                      kind="undefined")
         return value
 
     def ev_Tuple(self, node: ast.Tuple) -> tuple:
@@ -69,6 +70,8 @@ class ExpressionParser:
         base = self.eval(node.value)
         attr = node.attr
         at = _attr_name_node(node)  # errors point at the attribute's name
+        if isinstance(base, FrontendObject):  # structs, tuples, tiling values (frontend/structs.py)
+            return base.frontend_getattr(self, at, attr)
         if isinstance(base, TensorValue):
             if attr == "shape":
                 return ShapeValue(base.param)
@@ -112,6 +115,8 @@ class ExpressionParser:
                 self.fail(node.slice, "slice bounds must be compile-time constants")
             return self.py_call(node, lambda: base[lo:hi:st])
         index = self.eval(node.slice)
+        if isinstance(base, FrontendObject):
+            return base.frontend_getitem(self, node, index)
         if isinstance(base, ShapeValue):
             return self.shape_dim(node, base.param, index)
         if isinstance(base, GroupValue):
@@ -133,6 +138,8 @@ class ExpressionParser:
         if not -rank <= index < rank:
             self.fail(node, f"tensor '{param.name}' has rank {rank}; shape index {index} is out of range")
         axis = index % rank
+        if hasattr(param, "dim_expr"):  # a pl.make_tensor view: its shape expressions (ir/views.py)
+            return param.dim_expr(axis)
         dim = param.type.dims[axis]
         return dim if isinstance(dim, int) else TensorDim(param.name, axis)
 

@@ -7,10 +7,7 @@ expressions. Tile operations become ``TileOp`` statements. Every mistake is a lo
 """
 from __future__ import annotations
 
-from __future__ import annotations
-
 import ast
-import inspect
 from typing import Any, Callable
 
 from pypto_pro.arch.model import ArchModel
@@ -19,15 +16,16 @@ from pypto_pro.frontend.calls import CallParser
 from pypto_pro.frontend.context import KernelContext, _Return
 from pypto_pro.frontend.diagnostics import SourceFile, fail
 from pypto_pro.frontend.expressions import ExpressionParser
+from pypto_pro.frontend.params import kernel_params
 from pypto_pro.frontend.scope import Scope, closure_vars
 from pypto_pro.frontend.source import parse_function
 from pypto_pro.frontend.statements import StatementParser
-from pypto_pro.frontend.values import (BoundGroupMethod, GroupValue, RangeValue, SectionValue, ShapeValue,
-                                       TensorValue, TileValue)
-from pypto_pro.ir.expr import Expr, Var
-from pypto_pro.ir.nodes import KernelIR, ScalarParam, TensorParam
+from pypto_pro.frontend import resources, structs  # noqa: F401  (register their pl.* handlers)
+from pypto_pro.frontend.values import (BoundGroupMethod, FrontendObject, GroupValue, RangeValue, SectionValue,
+                                       ShapeValue, TensorValue, TileValue)
+from pypto_pro.ir.expr import Expr
+from pypto_pro.ir.nodes import KernelIR
 from pypto_pro.language.enums import SectionKind
-from pypto_pro.language.types import Constexpr, DTypeVar, TensorType
 
 
 class FunctionParser(StatementParser, ExpressionParser, CallParser):
@@ -43,8 +41,8 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
 
     # ---- diagnostics -----------------------------------------------------------------------
 
-    def fail(self, node: ast.AST | None, message: str, notes: list[str] | tuple = ()) -> Any:
-        fail(self.src, node, message, notes)
+    def fail(self, node: ast.AST | None, message: str, notes: list[str] | tuple = (), kind: str | None = None) -> Any:
+        fail(self.src, node, message, notes, kind)
 
     def loc(self, node: ast.AST | None):
         return self.src.loc(node)
@@ -70,6 +68,8 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
             return f"tile group '{v.buffer.name}'"
         if isinstance(v, TensorValue):
             return f"tensor '{v.param.name}'"
+        if isinstance(v, FrontendObject):
+            return v.describe()
         if isinstance(v, Expr):
             return "a run-time scalar"
         if isinstance(v, (RangeValue, SectionValue, BoundGroupMethod, ShapeValue)):
@@ -82,10 +82,13 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
 
 def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | None = None,
                  fold: dict[str, Any] | None = None, pipeline: Any = None,
-                 dtypes: dict[str, Any] | None = None) -> KernelIR:
+                 dtypes: dict[str, Any] | None = None, shapes: dict[str, tuple[int, ...]] | None = None,
+                 jit_scope: Any = None) -> KernelIR:
     """Parse ``fn``'s source into a ``KernelIR``. ``constexprs`` gives values of ``pl.Constexpr``
-    parameters; ``fold`` adds extra compile-time names (TilingKey fields); ``pipeline`` (a
-    ``PipelineConfig``) first rewrites the kernel's AST with the pipeline transform."""
+    parameters; ``fold`` adds extra compile-time names (TilingKey fields, ``datatype=`` variables);
+    ``dtypes`` binds ``pl.DTypeVar``s; ``shapes`` the launch shapes of tensors with ``pl.STATIC``
+    dims or ``...``; ``pipeline`` (a ``PipelineConfig``) first rewrites the kernel's AST with the
+    pipeline transform; ``jit_scope`` is where ``@pl.jit`` ran (annotations are evaluated there too)."""
     node, src = parse_function(fn)
     ctx = KernelContext(arch, fn.__name__)
     ctx.dtype_bindings = dict(dtypes or {})
@@ -97,7 +100,7 @@ def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | Non
         node = ast.parse(generated.kernel_text).body[0]  # type: ignore[assignment]
         src = SourceFile(src.path, 0, 0, generated.line_map)
     parser = FunctionParser(ctx, src, scope)
-    params = kernel_params(parser, fn, node, constexprs or {})
+    params = kernel_params(parser, fn, node, constexprs or {}, shapes, jit_scope)
     if fold:
         scope.locals.update(fold)
     try:
@@ -117,41 +120,3 @@ def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | Non
                       param_vars=ctx.param_vars, subblocks=2 if SectionKind.CUBE in ctx.sections_seen else 1)
     kernel.generated = generated
     return kernel
-
-
-def kernel_params(parser: FunctionParser, fn: Callable, node: ast.FunctionDef,
-                  constexprs: dict[str, Any]) -> list[TensorParam | ScalarParam]:
-    args = node.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
-        parser.fail(node, "kernel parameters must be plain positional parameters")
-    if args.defaults:
-        parser.fail(args.defaults[0], "kernel parameters cannot have default values")
-    try:
-        hints = inspect.get_annotations(fn, eval_str=True, locals=closure_vars(fn))
-    except Exception as exc:
-        parser.fail(node, f"cannot evaluate the kernel's annotations: {exc}")
-    params: list[TensorParam | ScalarParam] = []
-    for i, a in enumerate(args.args):
-        ann = hints.get(a.arg)
-        if isinstance(ann, TensorType):
-            if isinstance(ann.dtype, DTypeVar):
-                if ann.dtype.name not in parser.ctx.dtype_bindings:
-                    parser.fail(a, f"parameter '{a.arg}' has dtype variable {ann.dtype.name}, which no launch "
-                                   f"argument (or compile(dtypes=...)) binds")
-                ann = ann.bind(parser.ctx.dtype_bindings)
-            p = TensorParam(a.arg, ann, i)
-            parser.scope.locals[a.arg] = TensorValue(p)
-        elif ann is int or ann is float:
-            p = ScalarParam(a.arg, ann.__name__, i)
-            parser.scope.locals[a.arg] = parser.ctx.param_vars.setdefault(a.arg, Var(a.arg, ann.__name__))
-        elif ann is Constexpr:
-            p = ScalarParam(a.arg, "constexpr", i)
-            if a.arg in constexprs:
-                parser.scope.locals[a.arg] = constexprs[a.arg]
-            else:
-                parser.ctx.unbound_constexprs.add(a.arg)
-        else:
-            parser.fail(a, f"parameter '{a.arg}' needs an annotation: pl.Tensor[[dims], dtype], int, float "
-                           "or pl.Constexpr")
-        params.append(p)
-    return params

@@ -5,8 +5,8 @@ import ast
 import operator
 from typing import Any, Callable
 
-from pypto_pro.frontend.values import (BoundGroupMethod, GroupValue, InlineFunction, RangeValue, SectionValue,
-                                       ShapeValue, TensorValue, TileValue)
+from pypto_pro.frontend.values import (BoundGroupMethod, FrontendObject, GroupValue, InlineFunction, RangeValue,
+                                       SectionValue, ShapeValue, TensorValue, TileValue)
 from pypto_pro.ir.expr import BinOp, Const, Expr
 
 _BINOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
@@ -28,7 +28,7 @@ _CMPOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
 def is_const(v: Any) -> bool:
     """True for a compile-time value (no run-time scalar, tile, tensor or group inside)."""
     if isinstance(v, (Expr, TileValue, GroupValue, TensorValue, ShapeValue, RangeValue, BoundGroupMethod,
-                      SectionValue, InlineFunction)):
+                      SectionValue, InlineFunction, FrontendObject)):
         return False
     if isinstance(v, (list, tuple)):
         return all(is_const(x) for x in v)

@@ -8,7 +8,7 @@ from pypto_pro.frontend.context import _Return
 from pypto_pro.frontend.scalars import (_expr, _range_len, _same_const, _ty, assigned_names, is_const,
                                         is_scalar_value)
 from pypto_pro.frontend.scope import MISSING
-from pypto_pro.frontend.values import GroupValue, InlineFunction, RangeValue, SectionValue, TileValue
+from pypto_pro.frontend.values import FrontendObject, GroupValue, InlineFunction, RangeValue, SectionValue, TileValue
 from pypto_pro.ir.expr import Const, Expr, Var
 from pypto_pro.ir.nodes import Assign, For, If, Section, TileRef
 from pypto_pro.language.intrinsic import intrinsic_name
@@ -43,10 +43,10 @@ class StatementParser:
     def visit_stmt(self, node: ast.stmt) -> None:
         for kind, what in _UNSUPPORTED_STMTS.items():
             if isinstance(node, kind):
-                self.fail(node, _not_supported(what))
+                self.fail(node, _not_supported(what), kind="unsupported")
         method = getattr(self, "st_" + type(node).__name__, None)
         if method is None:
-            self.fail(node, f"unsupported statement: {type(node).__name__}")
+            self.fail(node, f"unsupported statement: {type(node).__name__}", kind="unsupported")
         method(node)
 
     def st_Pass(self, node: ast.Pass) -> None:
@@ -96,6 +96,11 @@ class StatementParser:
         self.assign_target(node.target, self.eval(node.value), node)
 
     def st_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, (ast.Attribute, ast.Subscript)):  # s.total += i on a struct field
+            load = type(node.target)(**{**vars(node.target), "ctx": ast.Load()})
+            value = self.binop(node, node.op, self.eval(load), self.eval(node.value))
+            if self.assign_member(node.target, value):
+                return
         if not isinstance(node.target, ast.Name):
             self.fail(node.target, "augmented assignment is only supported to a plain name")
         current = self.load_name(node.target)
@@ -112,8 +117,23 @@ class StatementParser:
                 self.fail(target, f"cannot unpack {len(value)} values into {len(target.elts)} names")
             for t, v in zip(target.elts, value):
                 self.assign_target(t, v, node)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)) and self.assign_member(target, value):
+            pass
         else:
             self.fail(target, "only assignment to names (or tuples of names) is supported in kernels")
+
+    def assign_member(self, target: ast.Attribute | ast.Subscript, value: Any) -> bool:
+        """``obj.field = v`` / ``obj[i] = v`` on a run-time object (a struct field, ...); False if
+        ``obj`` is not one (the caller reports the unsupported target)."""
+        base = self.eval(target.value)
+        if not isinstance(base, FrontendObject) or isinstance(target, ast.Subscript) and \
+                isinstance(target.slice, ast.Slice):
+            return False
+        if isinstance(target, ast.Attribute):
+            base.frontend_setattr(self, target, target.attr, value)
+        else:
+            base.frontend_setitem(self, target, self.eval(target.slice), value)
+        return True
 
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
         """Bind ``name``; run-time scalars live in IR variables so loops and branches can update them."""

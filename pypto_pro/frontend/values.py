@@ -11,6 +11,16 @@ from pypto_pro.ir.nodes import Buffer, TensorParam, TileRef
 from pypto_pro.language.enums import SectionKind
 
 
+class FrontendObject:
+    """Base of run-time objects defined outside this module (structs, tuples, tiling values, ...):
+    never compile-time constants; kernel code's attribute and subscript reads and writes on them
+    go to their ``frontend_getattr`` / ``frontend_setattr`` / ``frontend_getitem`` /
+    ``frontend_setitem`` methods (each takes the parser and the AST node first)."""
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
 @dataclass(frozen=True)
 class TensorValue:
     """A tensor parameter inside the kernel."""

@@ -7,6 +7,7 @@ from pypto_pro.ir.expr import (BinOp, BoolOp, Compare, Const, Expr, ListIndex, S
                                TensorDim, UnaryOp, Var)
 from pypto_pro.ir.nodes import (Assign, Buffer, For, GMRef, If, KernelIR, Section, SetValidShape,
                                 StageSync, Stmt, SyncOp, TileOp, TileRef)
+from pypto_pro.ir.storage import ArrayInit, ArrayStore
 
 
 class PyExprWriter:
@@ -56,7 +57,17 @@ class PyExprWriter:
         return str(list(values))
 
     def unknown(self, e: Expr) -> str:
+        from pypto_pro.ir.storage import ArrayLoad
+        if isinstance(e, ArrayLoad):
+            return storage_ref(e.array, e.slot, e.elem, self)
         return f"<{type(e).__name__}>"
+
+
+def storage_ref(array, slot: Expr, elem: Expr | None, write) -> str:
+    """``s.f`` / ``s.f[e]`` / ``arr[i].f[e]`` of a struct or tiling field, as the user wrote it."""
+    st = array.storage
+    head = f"{st.var}[{write(slot)}]" if st.is_array else st.var
+    return f"{head}.{array.field}" + (f"[{write(elem)}]" if elem is not None else "")
 
 
 expr_str = PyExprWriter()
@@ -108,6 +119,13 @@ def stmt_lines(body: list[Stmt], indent: int = 0, show_pipes: bool = True) -> li
             out.append(f"{pad}{sync_str(s)}{_loc(s)}")
         elif isinstance(s, StageSync):
             out.append(f"{pad}[S   ] pipeline.{s.kind}({s.buffer.name}[{expr_str(s.slot)}]){_loc(s)}")
+        elif isinstance(s, ArrayStore):
+            out.append(f"{pad}{storage_ref(s.array, s.slot, s.elem, expr_str)} = {expr_str(s.value)}{_loc(s)}")
+        elif isinstance(s, ArrayInit):
+            st = s.array.storage
+            what = f"{st.type_name}[{st.slots}]" if st.is_array else st.type_name
+            vals = ", ".join(expr_str(v) for v in s.values)
+            out.append(f"{pad}{st.var}.{s.array.field} = init {what}: [{vals}]{_loc(s)}")
         else:
             out.append(f"{pad}<{type(s).__name__}>")
     return out

@@ -5,6 +5,7 @@ from pypto_pro.errors import InternalCompilerError
 from pypto_pro.ir.expr import Var, walk
 from pypto_pro.ir.nodes import (Assign, For, GMRef, If, KernelIR, Section, SetValidShape, StageSync, Stmt,
                                 SyncOp, TileOp, TileRef)
+from pypto_pro.ir.storage import ArrayInit, ArrayStore, storage_exprs
 
 
 def verify(kernel: KernelIR, stage: str) -> None:
@@ -23,7 +24,7 @@ def verify(kernel: KernelIR, stage: str) -> None:
                 raise InternalCompilerError(f"after {stage}: unknown buffer {o.buffer.name}")
             check_expr(o.slot, where)
         elif isinstance(o, GMRef):
-            for x in o.offsets:
+            for x in (*o.offsets, *getattr(o.param, "view_exprs", tuple)()):
                 check_expr(x, where)
 
     def visit(body: list[Stmt], in_section: bool) -> None:
@@ -58,6 +59,9 @@ def verify(kernel: KernelIR, stage: str) -> None:
                     check_expr(s.event, s)
             elif isinstance(s, StageSync):
                 check_expr(s.slot, s)
+            elif isinstance(s, (ArrayStore, ArrayInit)):
+                for e in storage_exprs(s):
+                    check_expr(e, s)
             else:
                 raise InternalCompilerError(f"after {stage}: unknown statement {type(s).__name__}")
 

@@ -1,35 +1,51 @@
 """``@pl.jit`` (a kernel, compiled on first launch) and ``@pl.inline`` (a helper inlined into kernels)."""
 from __future__ import annotations
 
+import inspect
+from collections import ChainMap
 from typing import Any, Callable, TypeVar
 
 F = TypeVar("F", bound=Callable)
 
 
-def jit(fn: Callable | None = None, *, arch: str | None = None, auto_mutex: bool = True, device: str = "sim",
-        check: str = "raise", build_dir: str | None = None, timing: bool = True, trace: str | None = None,
-        pipeline: Any = None, tiling_key: Any = None) -> Any:
+def jit(target: Callable | None = None, *, arch: str | None = None, auto_mutex: bool = True, name: str | None = None,
+        pipeline: Any = None, tiling_key: Any = None, datatype: dict[str, str] | None = None,
+        compile_timeout: int | None = None, device: str = "sim", check: str = "raise",
+        build_dir: str | None = None, timing: bool = True, trace: str | None = None, **unknown: Any) -> Any:
     """Turn a Python function into a kernel. Use bare (``@pl.jit``) or with options.
 
-    ``arch``: ``"a5"`` or ``"a2a3"``; None (default): the arch of the NPU ``pypto-pro run`` emulates
-    (``--arch``), else ``"a5"``; ``auto_mutex``: order ops on tile-group slots
-    automatically; ``device``: ``"sim"`` (the embedded simulator); ``build_dir``: where stage dumps
-    go (default ``./build/<kernel>``, or ``$PYPTO_PRO_BUILD_DIR/<kernel>``); ``check``: what the
-    simulator does on a race or other fault: ``"raise"`` (default), ``"warn"``, ``"off"`` (a
-    deadlock or an out-of-bounds GM access cannot be run past and raises in every mode);
-    ``timing``: model per-pipe timing (default) or run functionally only; ``trace``: directory for the
-    Perfetto trace and HTML timeline of each launch (also ``$PYPTO_PRO_TRACE``); ``pipeline``: a
-    ``pl.pipeline.PipelineConfig`` to overlap Cube and Vector stages (see ``pl.pipeline``);
-    ``tiling_key``: a class of ``TilingKeyField``s (``pypto_pro.runtime.tilingkey``) whose values
-    are chosen at launch, ``kernel[stream, block_dim, {"FIELD": value}]``, and folded to constants.
+    The real PyPTO Pro's keywords: ``arch`` (``"a5"`` or ``"a2a3"``; None, the default: the arch of the
+    NPU ``pypto-pro run`` emulates (``--arch``), else ``"a5"``); ``auto_mutex``:
+    order ops on tile-group slots automatically; ``name``: the kernel's name (its C symbol and
+    build directory); ``pipeline``: a ``pl.pipeline.PipelineConfig`` to overlap Cube and Vector
+    stages; ``tiling_key``: a class of ``TilingKeyField``s (``pypto_pro.runtime.tilingkey``) whose
+    values are chosen at launch, ``kernel[stream, block_dim, {"FIELD": value}]``, and folded to
+    constants; ``datatype``: ``{param name: variable name}``, the variables bound to dtypes at
+    launch (``kernel[stream, block_dim, {"x": pl.DT_FP16}]``) and usable as compile-time dtypes in
+    the kernel; ``compile_timeout``: seconds (for the CANN toolchain).
+
+    Ours: ``device``: ``"sim"`` (the embedded simulator); ``check``: what the simulator does on a
+    race or other fault: ``"raise"`` (default), ``"warn"``, ``"off"`` (a deadlock or an
+    out-of-bounds GM access cannot be run past and raises in every mode); ``build_dir``: where stage
+    dumps go (default ``./build/<kernel>``, or ``$PYPTO_PRO_BUILD_DIR/<kernel>``); ``timing``: model
+    per-pipe timing (default) or run functionally only; ``trace``: directory for the Perfetto trace
+    and HTML timeline of each launch (also ``$PYPTO_PRO_TRACE``).
     """
     from pypto_pro.runtime.kernel import JitKernel
 
-    def wrap(f: Callable) -> JitKernel:
-        return JitKernel(f, arch=arch, auto_mutex=auto_mutex, device=device, check=check, build_dir=build_dir,
-                         timing=timing, trace=trace, pipeline=pipeline, tiling_key=tiling_key)
+    caller = inspect.currentframe().f_back  # type: ignore[union-attr]
+    # the decorating scope, for TilingKey name conflicts (locals as they are now, globals live)
+    scope = ChainMap(dict(caller.f_locals), caller.f_globals) if caller is not None else None
+    del caller
 
-    return wrap(fn) if fn is not None else wrap
+    def wrap(f: Callable) -> JitKernel:
+        if unknown:
+            raise TypeError(f"jit() got unexpected keyword argument(s): {', '.join(unknown)}.")
+        return JitKernel(f, arch=arch, auto_mutex=auto_mutex, device=device, check=check, build_dir=build_dir,
+                         timing=timing, trace=trace, pipeline=pipeline, tiling_key=tiling_key, name=name,
+                         datatype=datatype, compile_timeout=compile_timeout, scope=scope)
+
+    return wrap(target) if callable(target) else wrap
 
 
 def inline(fn: F) -> F:

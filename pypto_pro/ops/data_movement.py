@@ -16,7 +16,7 @@ import numpy as np
 
 from pypto_pro.backends.pto.ctypes_map import ctype
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
-from pypto_pro.backends.sim import numerics
+from pypto_pro.backends.sim import gm_views, numerics
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import (Args, element_node, in_section, want_enum, want_index, want_tensor,
                                          want_tile)
@@ -207,15 +207,42 @@ def _window(op: TileOp, g: np.ndarray, offs: tuple, rows: int, cols: int, axes: 
     return tuple(idx), tuple(rect), g.ndim > 1 and a0 > a1
 
 
+class _Tensor:
+    """A GM operand at dispatch: a tensor parameter's array, or a ``pl.make_tensor`` view built from its
+    run-time shape, strides and byte offset (which follow the offsets in the call's arguments)."""
+
+    def __init__(self, op: TileOp, ref: GMRef, env: SimEnv):
+        self.op, self.arrays = op, env.gm.arrays
+        self.pidx, self.pname, self.rank = ref.param.index, ref.param.name, ref.param.type.rank
+        self.view = ref.param if isinstance(ref.param, gm_views.TensorView) else None
+
+    def get(self, args: tuple) -> tuple[np.ndarray, tuple]:
+        """(array, element offsets) of one call."""
+        if self.view is None:
+            return self.arrays[self.pidx], args
+        rank, v = self.rank, args[self.rank:]
+        base = self.arrays[self.view.base.index]
+        g = gm_views.window(lambda m: fault(self.op, m, OutOfBoundsError), self.view, base, v[:rank],
+                            v[rank:2 * rank], v[-1])
+        return g, args[:rank]
+
+    def accesses(self, g: np.ndarray, idx: tuple, rect: tuple, write: bool) -> tuple:
+        """What the GM checker sees: the window's rect, or for a view one byte range per row of its base."""
+        if self.view is None:
+            return ((self.pidx, self.pname, rect, write),)
+        base = self.arrays[self.view.base.index]
+        return tuple((self.pidx, self.pname, rr, write) for rr in gm_views.row_rects(g, base, idx))
+
+
 def _load_sim(op: TileOp, env: SimEnv) -> Callable:
     tile, ref = op.dst, op.srcs[0]
     assert isinstance(tile, TileRef) and isinstance(ref, GMRef)
     t = TileAccess(env.states[tile.buffer.uid])
-    pidx, pname = ref.param.index, ref.param.name
-    arrays, axes = env.gm.arrays, op.attrs["order"]
+    gmt = _Tensor(op, ref, env)
+    pname, axes = ref.param.name, op.attrs["order"]
 
-    def dispatch(slot: int, *offs: int) -> Prepared:
-        g = arrays[pidx]
+    def dispatch(slot: int, *args: int) -> Prepared:
+        g, offs = gmt.get(args)
         r, c = t.valid[slot]
         idx, rect, transposed = _window(op, g, offs, r, c, axes, "load from", pname)
         src = g[idx]
@@ -224,7 +251,7 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
         src = src if src.dtype == view.dtype else src.view(view.dtype)  # same width: the bytes move as they are
         run = deferred(lambda out: np.copyto(out, src), view)
         return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, True),),
-                        ((pidx, pname, rect, False),), r * c * t.item, run, (t.written(slot, r, c),))
+                        gmt.accesses(g, idx, rect, False), r * c * t.item, run, (t.written(slot, r, c),))
     return dispatch
 
 
@@ -232,12 +259,12 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     ref, tile = op.dst, op.srcs[0]
     assert isinstance(tile, TileRef) and isinstance(ref, GMRef)
     t = TileAccess(env.states[tile.buffer.uid])
-    pidx, pname = ref.param.index, ref.param.name
-    arrays, axes = env.gm.arrays, op.attrs["order"]
+    gmt = _Tensor(op, ref, env)
+    pname, axes = ref.param.name, op.attrs["order"]
     relu, atomic = op.attrs.get("relu", False), op.attrs.get("atomic", False)
 
-    def dispatch(slot: int, *offs: int) -> Prepared:
-        g = arrays[pidx]
+    def dispatch(slot: int, *args: int) -> Prepared:
+        g, offs = gmt.get(args)
         r, c = t.valid[slot]
         idx, rect, _ = _window(op, g, offs, r, c, axes, "store to", pname)
         dst = g[idx]
@@ -261,7 +288,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
                 out[...] = shaped
         run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
         return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),),
-                        ((pidx, pname, rect, True),), r * c * t.item, run)
+                        gmt.accesses(g, idx, rect, True), r * c * t.item, run)
     return dispatch
 
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pypto_pro.backends.sim import gm_views
+from pypto_pro.backends.sim.kit import fault
+from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import Args, element_node, want_index
 from pypto_pro.frontend.values import GroupValue, TileValue
 from pypto_pro.ir.expr import Const, Expr
 from pypto_pro.ir.nodes import SetValidShape
-from pypto_pro.ops.decl import api
+from pypto_pro.ops.decl import SCALAR, api, instruction
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
@@ -49,3 +52,19 @@ def _check(p: "FunctionParser", node, a: Args) -> None:
             p.fail(at, f"valid {what} {v} is outside 1..{limit} for '{buf.name}'")
         dims.append(v if isinstance(v, Expr) else Const(v))
     p.ctx.builder.emit(SetValidShape(buf, slot, dims[0], dims[1], p.loc(node)))
+
+
+# ---- pl.setval on a GM tensor (its frontend rule: frontend/resources.py) ------------------------------
+
+
+def _setval_sim(op, env):
+    return gm_views.scalar_write(op, env.gm.arrays, lambda m: fault(op, m, OutOfBoundsError))
+
+
+def _setval_cpp(op, ctx, arch: str) -> list[str]:
+    from pypto_pro.backends.pto.ctypes_map import ctype
+    from pypto_pro.backends.pto.storage import setval_lines
+    return setval_lines(op, ctx.cexpr, ctype)
+
+
+instruction("setval", FAMILY, _setval_sim, SCALAR, _setval_cpp)

@@ -12,6 +12,8 @@ from pypto_pro.ir.printer import kernel_str
 
 def op_params(op: TileOp, arch: ArchModel) -> dict[str, int]:
     """Static parameters of one instruction at full tile size (run-time valid shapes shrink them)."""
+    if op.op == "setval":  # one scalar written to GM by the scalar unit
+        return {"bytes": op.dst.param.type.dtype.itemsize}  # type: ignore[union-attr]
     tile = op.dst if isinstance(op.dst, TileRef) else op.srcs[0]
     assert isinstance(tile, TileRef)
     tt = tile.tile_type

@@ -1,16 +1,23 @@
 """Host-side argument checks and zero-copy binding of torch tensors / NumPy arrays.
 
-Every check runs before anything executes, so a ``LaunchError`` leaves outputs untouched.
+Every check runs before anything executes, so a ``LaunchError`` leaves outputs untouched. Where
+the real PyPTO Pro raises ``TypeError`` (wrong argument type, dtype, arity) or ``ValueError``
+(a shape that breaks the annotation's policy, a tiling array of the wrong length), ours is also
+one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from pypto_pro.errors import LaunchError
 from pypto_pro.ir.nodes import ScalarParam, TensorParam
+from pypto_pro.ir.storage import TilingParam
+from pypto_pro.ir.views import PtrParam
+from pypto_pro.language import tiling as tiling_mod
 from pypto_pro.language.dtypes import BY_NUMPY, DataType
 from pypto_pro.language.types import DYNAMIC, DTypeVar
 
@@ -30,14 +37,14 @@ def to_numpy(value: Any, name: str) -> np.ndarray | None:
     torch = _torch()
     if torch is not None and isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
-            raise LaunchError(f"argument '{name}' is on {value.device}; the simulator needs CPU tensors")
+            raise LaunchError(f"argument '{name}' is on {value.device}; the simulator needs CPU tensors", kind="type")
         if value.dtype == torch.bfloat16:
             import ml_dtypes
             return value.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
         try:
             return value.numpy()
         except (TypeError, RuntimeError) as exc:
-            raise LaunchError(f"argument '{name}': {exc}") from None
+            raise LaunchError(f"argument '{name}': {exc}", kind="type") from None
     return None
 
 
@@ -51,42 +58,55 @@ class BoundArgs:
     scalars: dict[str, Any]
     constexprs: dict[str, Any]
     dtypes: dict[str, DataType]  # DTypeVar name -> the dtype the arguments bind it to
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # tensors with STATIC / ... dims
+    static_signature: tuple = ()  # (param index, axis, value) of every specialising dim, as the real runtime
 
 
-def bind_arguments(kernel_name: str, params: list[TensorParam | ScalarParam], args: tuple, kwargs: dict) -> BoundArgs:
-    names = [p.name for p in params]
-    if len(args) > len(params):
-        raise LaunchError(f"{kernel_name}() takes {len(params)} arguments ({', '.join(names)}) but {len(args)} were given")
-    values: dict[str, Any] = dict(zip(names, args))
-    for k, v in kwargs.items():
-        if k not in names:
-            raise LaunchError(f"{kernel_name}() got an unexpected argument '{k}'")
-        if k in values:
-            raise LaunchError(f"{kernel_name}() got two values for argument '{k}'")
-        values[k] = v
-    missing = [n for n in names if n not in values]
-    if missing:
-        raise LaunchError(f"{kernel_name}() is missing argument(s): {', '.join(missing)}")
+def bind_values(kernel_name: str, signature: inspect.Signature, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Arguments by parameter name, defaults applied (arity errors are ``TypeError``s)."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        names = ", ".join(signature.parameters)
+        raise LaunchError(f"{kernel_name}({names}): {exc}", kind="type") from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def bind_arguments(kernel_name: str, params: list, args: tuple, kwargs: dict,
+                   signature: inspect.Signature | None = None) -> BoundArgs:
+    if signature is None:
+        signature = inspect.Signature([inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                       for p in params])
+    values = bind_values(kernel_name, signature, args, kwargs)
     arrays: list[np.ndarray | None] = [None] * len(params)
-    scalars: dict[str, Any] = {}
-    constexprs: dict[str, Any] = {}
-    dtypes: dict[str, DataType] = {}
+    bound = BoundArgs(arrays, {}, {}, {})
+    static: list[tuple[int, int, int]] = []
     for p in params:
         v = values[p.name]
-        if isinstance(p, TensorParam):
-            arrays[p.index] = check_tensor(kernel_name, p, v, dtypes)
+        if isinstance(p, PtrParam):
+            arrays[p.index] = check_ptr(kernel_name, p, v)
+        elif isinstance(p, TensorParam):
+            arr = check_tensor(kernel_name, p, v, bound.dtypes)
+            arrays[p.index] = arr
+            if p.type.needs_binding:
+                bound.shapes[p.name] = tuple(arr.shape)
+                static += [(p.index, a, int(arr.shape[a])) for a in p.type.static_axes(arr.ndim)]
+        elif isinstance(p, TilingParam):
+            bound.scalars[p.name] = check_tiling(kernel_name, p, v)
         elif p.ty == "constexpr":
-            constexprs[p.name] = v
+            bound.constexprs[p.name] = v
         else:
-            scalars[p.name] = check_scalar(kernel_name, p, v)
-    return BoundArgs(arrays, scalars, constexprs, dtypes)
+            bound.scalars[p.name] = check_scalar(kernel_name, p, v)
+    bound.static_signature = tuple(static)
+    return bound
 
 
 def check_tensor(kernel_name: str, p: TensorParam, v: Any, dtypes: dict[str, DataType]) -> np.ndarray:
     arr = to_numpy(v, p.name)
     if arr is None:
-        raise LaunchError(f"{kernel_name}: argument '{p.name}' must be a torch tensor or NumPy array, "
-                          f"got {type(v).__name__}")
+        raise LaunchError(f"{kernel_name}: Tensor parameter '{p.name}' expected torch.Tensor (or a NumPy array), "
+                          f"got {type(v).__name__}", kind="type")
     got = BY_NUMPY.get(arr.dtype)
     var = p.type.dtype
     if isinstance(var, DTypeVar):
@@ -96,29 +116,83 @@ def check_tensor(kernel_name: str, p: TensorParam, v: Any, dtypes: dict[str, Dat
             want = dtypes[var.name] = got
         else:
             raise LaunchError(f"{kernel_name}: argument '{p.name}' has dtype {dtype_name(v)}; {var.name} may be "
-                              f"{', '.join(c.name for c in var.choices)}")
+                              f"{', '.join(c.name for c in var.choices)}", kind="type")
     else:
         want = var
     if got != want:
-        raise LaunchError(f"{kernel_name}: argument '{p.name}' has dtype {dtype_name(v)}, expected {want.name} "
-                          f"({want.np_dtype})")
-    if arr.ndim != p.type.rank:
-        raise LaunchError(f"{kernel_name}: argument '{p.name}' has rank {arr.ndim}, expected {p.type.rank}")
-    for axis, (d, s) in enumerate(zip(p.type.dims, arr.shape)):
-        if d is not DYNAMIC and d != s:
-            raise LaunchError(f"{kernel_name}: argument '{p.name}' has size {s} on axis {axis}, expected {d}")
+        raise LaunchError(f"{kernel_name}: Tensor parameter '{p.name}' dtype mismatch: expected {want.name} "
+                          f"({want.np_dtype}), got {dtype_name(v)}", kind="type")
+    t = p.type
+    if t.has_ellipsis:
+        if arr.ndim < t.rank:
+            raise LaunchError(f"{kernel_name}: Tensor parameter '{p.name}' rank mismatch: expected at least {t.rank}, "
+                              f"got {arr.ndim}", kind="value")
+    elif arr.ndim != t.rank:
+        raise LaunchError(f"{kernel_name}: Tensor parameter '{p.name}' rank mismatch: expected {t.rank}, got "
+                          f"{arr.ndim}", kind="value")
+    for axis, d in enumerate(t.dims[:t.rank]):
+        if isinstance(d, int) and d != arr.shape[axis]:
+            raise LaunchError(f"{kernel_name}: Tensor parameter '{p.name}' axis {axis} mismatch: expected {d}, got "
+                              f"{arr.shape[axis]}", kind="value")
     if 0 in arr.shape:
-        raise LaunchError(f"{kernel_name}: argument '{p.name}' is empty (shape {list(arr.shape)})")
+        raise LaunchError(f"{kernel_name}: Tensor parameter '{p.name}' axis {arr.shape.index(0)} must be positive, "
+                          f"got 0 (shape {list(arr.shape)})", kind="value")
     if not arr.flags.c_contiguous:
-        raise LaunchError(f"{kernel_name}: argument '{p.name}' is not contiguous (row-major); pass .contiguous()")
+        raise LaunchError(f"{kernel_name}: argument '{p.name}' is not contiguous (row-major); pass .contiguous()",
+                          kind="value")
     return arr
 
 
+def check_ptr(kernel_name: str, p: PtrParam, v: Any) -> np.ndarray:
+    """A ``pl.Ptr`` argument: any contiguous tensor; its bytes, seen as the pointer's dtype."""
+    arr = to_numpy(v, p.name)
+    if arr is None:
+        raise LaunchError(f"{kernel_name}: Ptr parameter '{p.name}' expected torch.Tensor (or a NumPy array), got "
+                          f"{type(v).__name__}", kind="type")
+    if not arr.flags.c_contiguous:
+        raise LaunchError(f"{kernel_name}: Ptr parameter '{p.name}' needs a contiguous tensor", kind="value")
+    flat = arr.reshape(-1).view(np.uint8)
+    item = p.dtype.itemsize
+    if flat.size % item:
+        raise LaunchError(f"{kernel_name}: Ptr parameter '{p.name}' is {p.dtype.name}, but the argument has "
+                          f"{flat.size} bytes (not a multiple of {item})", kind="value")
+    return flat.view(p.dtype.np_dtype)
+
+
+def check_tiling(kernel_name: str, p: TilingParam, v: Any) -> dict[str, Any]:
+    """The values the device reads from a tiling instance (packed as its C struct, read back)."""
+    if type(v) is not p.cls:
+        hint = " (an instance of the tiling class, passed last)" if not tiling_mod.is_tiling_class(type(v)) else ""
+        raise LaunchError(f"{kernel_name}: tiling parameter '{p.name}' expected a {p.cls.__name__} instance{hint}, "
+                          f"got {type(v).__name__}", kind="type")
+    try:
+        _, values = tiling_mod.pack(v)
+    except ValueError as exc:
+        raise LaunchError(f"{kernel_name}: tiling argument '{p.name}': {exc}", kind="value") from None
+    except TypeError as exc:
+        raise LaunchError(f"{kernel_name}: tiling argument '{p.name}': {exc}", kind="type") from None
+    return values
+
+
 def check_scalar(kernel_name: str, p: ScalarParam, v: Any) -> Any:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise LaunchError(f"{kernel_name}: argument '{p.name}' must be {p.ty}, got {type(v).__name__}")
+    if isinstance(v, np.generic):
+        v = v.item()
+    if not isinstance(v, (int, float, bool)):
+        raise LaunchError(f"{kernel_name}: argument '{p.name}': expected Python scalar (int/float/bool), got "
+                          f"{type(v).__name__}", kind="type")
+    if p.ty == "bool":
+        if not isinstance(v, bool):
+            raise LaunchError(f"{kernel_name}: argument '{p.name}' is bool; got {type(v).__name__}", kind="type")
+        return v
+    if isinstance(v, bool) and p.ty == "float":
+        raise LaunchError(f"{kernel_name}: argument '{p.name}': bool value passed for a float parameter", kind="type")
     if p.ty == "int":
-        if isinstance(v, (float, np.floating)):
-            raise LaunchError(f"{kernel_name}: argument '{p.name}' must be int, got float")
+        if isinstance(v, float):
+            raise LaunchError(f"{kernel_name}: argument '{p.name}': float value passed for an integer parameter",
+                              kind="type")
         return int(v)
     return float(v)
+
+
+__all__ = ["BoundArgs", "bind_arguments", "bind_values", "check_tensor", "check_ptr", "check_tiling",
+           "check_scalar", "to_numpy", "DYNAMIC"]

@@ -1,27 +1,31 @@
 """The object ``@pl.jit`` returns: compiles on first launch, caches per signature, launches.
 
-``kernel[stream, block_dim](*args)`` launches ``block_dim`` blocks; ``kernel(*args)`` one block.
+``kernel[stream, block_dim](*args)`` launches ``block_dim`` blocks; ``kernel(*args)`` one block;
+the other bracket forms are in ``runtime/launch_config.py``. One compiled variant per
+:class:`Specialization` (dynamic dims never recompile; ``pl.STATIC`` dims do, per value).
 """
 from __future__ import annotations
 
+import collections
+import copy
 import functools
+import inspect
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from pypto_pro.arch import ARCHS, get_arch
-import collections
-import copy
-import numbers
-import os
-
 from pypto_pro.backends.sim.executor import SimExecutable
 from pypto_pro.backends.sim.report import LaunchReport
 from pypto_pro.errors import CompileError, LaunchError, PyptoError
+from pypto_pro.frontend.params import signature_params
 from pypto_pro.frontend.parser import parse_kernel
-from pypto_pro.ir.nodes import GMRef, KernelIR, TileOp, walk_stmts
+from pypto_pro.ir.nodes import GMRef, KernelIR, TensorParam, TileOp, walk_stmts
 from pypto_pro.passes.manager import CompiledPrograms, PassOptions, run_passes, write_dumps
 from pypto_pro.runtime.binding import bind_arguments
 from pypto_pro.runtime.build_dir import kernel_build_dir
+from pypto_pro.runtime.launch_config import (bind_datatype, check_block_dim, parse_launch_key,
+                                             validate_datatype_context, validate_datatype_schema)
 
 CHECK_MODES = ("raise", "warn", "off")
 LAUNCH_LOG: "collections.deque[LaunchReport]" = collections.deque(maxlen=64)  # recent reports (CLI)
@@ -46,13 +50,16 @@ class CompiledKernel:
 
 
 class JitKernel:
-    """A ``@pl.jit`` kernel."""
+    """A ``@pl.jit`` kernel: the real ``_TileJitKernel`` API (bracket launches, ``tilingkey_schema``,
+    ``datatype_schema``, per-signature compile cache) plus ours (``compile``, ``emit``,
+    ``options``, ``last_report``)."""
 
     __pypto_kernel__ = True
 
-    def __init__(self, fn: Callable, *, arch: str | None, auto_mutex: bool, device: str, check: str,
-                 build_dir: str | None, timing: bool = True, trace: str | None = None, pipeline: Any = None,
-                 tiling_key: Any = None):
+    def __init__(self, fn: Callable, *, arch: str | None = None, auto_mutex: bool = True, device: str = "sim",
+                 check: str = "raise", build_dir: str | None = None, timing: bool = True, trace: str | None = None,
+                 pipeline: Any = None, tiling_key: Any = None, name: str | None = None, datatype: Any = None,
+                 compile_timeout: int | None = None, scope: dict[str, Any] | None = None):
         if arch is None:  # the emulated NPU's arch under pypto-pro run, as the real jit detects the device's
             from pypto_pro.runtime.npu_emulation import default_kernel_arch
             arch = default_kernel_arch()
@@ -62,6 +69,12 @@ class JitKernel:
             raise CompileError(f"unknown device {device!r} for kernel '{fn.__name__}'; this release runs on 'sim'")
         if check not in CHECK_MODES:
             raise CompileError(f"check must be one of {', '.join(CHECK_MODES)}, got {check!r}")
+        if name is not None and (not isinstance(name, str) or not name.isidentifier()):
+            raise CompileError(f"name must be an identifier (it names the kernel's symbol and build directory), "
+                               f"got {name!r}", kind="value")
+        if compile_timeout is not None and (not isinstance(compile_timeout, int) or compile_timeout <= 0):
+            raise CompileError(f"compile_timeout must be a positive number of seconds, got {compile_timeout!r}",
+                               kind="value")
         self.fn = fn
         self.arch = get_arch(arch)
         self.auto_mutex = auto_mutex
@@ -73,24 +86,55 @@ class JitKernel:
         if pipeline is not None and not isinstance(pipeline, PipelineConfig):
             raise CompileError(f"pipeline must be a pl.pipeline.PipelineConfig, got {pipeline!r}")
         self.pipeline = pipeline
-        from pypto_pro.runtime.tilingkey import TilingKeySchema
-        self.tiling_key = TilingKeySchema(tiling_key) if tiling_key is not None else None
+        self._name = name
+        self.compile_timeout = compile_timeout  # the real toolchain's limit; the simulator compiles in-process
+        from pypto_pro.runtime.tilingkey import TilingKeySchema, check_name_conflicts
+        self._tilingkey_schema = TilingKeySchema(tiling_key) if tiling_key is not None else None
+        if self._tilingkey_schema is not None:
+            check_name_conflicts(self._tilingkey_schema, fn, scope if scope is not None else dict(fn.__globals__))
+        self._scope = scope  # where @pl.jit ran: TilingKey name checks, annotation names
+        self._datatype_schema = validate_datatype_schema(datatype)
+        validate_datatype_context(self._datatype_schema, fn,
+                                  self._tilingkey_schema.field_names() if self._tilingkey_schema else [])
         self.build_dir = build_dir
-        self._cache: dict[tuple, CompiledKernel] = {}
+        self._compiled_by_signature: dict[tuple, CompiledKernel] = {}
+        self._kernel_def_by_static_signature: dict[tuple, KernelIR] = {}
         self._params = None
         self.last_report: LaunchReport | None = None
         functools.update_wrapper(self, fn)
 
-    # ---- compile -------------------------------------------------------------------------------
+    # ---- the real kernel object's attributes ----------------------------------------------------
 
     @property
     def name(self) -> str:
-        return self.fn.__name__
+        return self._name or self.fn.__name__
 
-    def _compile(self, constexprs: dict[str, Any], key: dict[str, int] | None = None,
-                 dtypes: dict[str, Any] | None = None) -> CompiledKernel:
-        kernel: KernelIR = parse_kernel(self.fn, self.arch, constexprs, fold=key, pipeline=self.pipeline,
-                                        dtypes=dtypes)
+    @property
+    def tilingkey_schema(self):
+        """The ``TilingKeySchema`` of ``@pl.jit(tiling_key=...)`` (None without one)."""
+        return self._tilingkey_schema
+
+    @property
+    def tiling_key(self):  # ours (pypto-pro build)
+        return self._tilingkey_schema
+
+    @property
+    def datatype_schema(self) -> dict[str, str] | None:
+        """``@pl.jit(datatype=...)``: parameter name -> dtype variable name (None without one)."""
+        return self._datatype_schema
+
+    @property
+    def _cache(self) -> dict[tuple, "CompiledKernel"]:  # ours, older name
+        return self._compiled_by_signature
+
+    # ---- compile -------------------------------------------------------------------------------
+
+    def _compile(self, spec: "Specialization") -> CompiledKernel:
+        fold = {**(spec.key or {}), **spec.datatype}
+        kernel: KernelIR = parse_kernel(self.fn, self.arch, spec.constexprs, fold=fold or None,
+                                        pipeline=self.pipeline, dtypes=spec.dtypes, shapes=spec.shapes,
+                                        jit_scope=self._scope)
+        self._kernel_def_by_static_signature[spec.cache_key(self.arch.name)] = kernel
         directory = kernel_build_dir(self.name, self.build_dir)
         if kernel.generated is not None:
             from pypto_pro.frontend.pipeline_file import render
@@ -103,30 +147,38 @@ class JitKernel:
         exe = SimExecutable(self.name, compiled.programs, self.arch)
         write_dumps(compiled.dumps, directory)
         exe.write_sources(directory)
-        stored = frozenset(s.dst.param.name for p in compiled.programs.values() for s in walk_stmts(p.body)
-                           if isinstance(s, TileOp) and isinstance(s.dst, GMRef))
+        stored = frozenset(getattr(s.dst.param, "base", s.dst.param).name for p in compiled.programs.values()
+                           for s in walk_stmts(p.body) if isinstance(s, TileOp) and isinstance(s.dst, GMRef))
         return CompiledKernel(compiled, exe, stored)
+
+    def _specialization(self, constexprs: dict[str, Any], tiling_key: Any, dtypes: dict[str, Any] | None,
+                        datatype: Any, static_shapes: dict | None) -> "Specialization":
+        key = self._resolve_key(tiling_key)
+        consts = bind_datatype(self._datatype_schema, datatype, self.name)
+        shapes = {k: tuple(int(x) for x in v) for k, v in (static_shapes or {}).items()}
+        params = self._signature_params() or []
+        static = tuple((p.index, a, shapes[p.name][a]) for p in params if isinstance(p, TensorParam)
+                       and p.type.needs_binding and p.name in shapes
+                       for a in p.type.static_axes(len(shapes[p.name])))
+        return Specialization(constexprs, key, self._resolve_dtypes(dtypes), consts, shapes, static)
 
     @_hide_internals
     def compile(self, tiling_key: dict[str, int] | None = None, dtypes: dict[str, Any] | None = None,
+                datatype: dict[str, Any] | None = None, static_shapes: dict[str, Any] | None = None,
                 **constexprs: Any) -> CompiledPrograms:
         """Compile without launching (for dumps and inspection); returns the lowered programs.
-        ``dtypes`` binds the kernel's ``pl.DTypeVar``s by name (launches bind them from arguments)."""
-        return self._get(constexprs, self._resolve_key(tiling_key), self._resolve_dtypes(dtypes)).programs
+        ``dtypes`` binds the kernel's ``pl.DTypeVar``s by name (launches bind them from arguments);
+        ``datatype`` is a launch's ``{param: pl.DT_*}`` dict; ``static_shapes`` gives the shape of
+        each tensor parameter with ``pl.STATIC`` dims or ``...``."""
+        return self._get(self._specialization(constexprs, tiling_key, dtypes, datatype, static_shapes)).programs
 
     def dtype_vars(self) -> list:
         """The ``pl.DTypeVar``s of the kernel's tensor annotations, in parameter order."""
-        import inspect
-        from pypto_pro.frontend.scope import closure_vars
-        from pypto_pro.language.types import DTypeVar, TensorType
-        try:
-            hints = inspect.get_annotations(self.fn, eval_str=True, locals=closure_vars(self.fn))
-        except Exception:
-            return []
+        from pypto_pro.language.types import DTypeVar
         found: dict[str, Any] = {}
-        for ann in hints.values():
-            if isinstance(ann, TensorType) and isinstance(ann.dtype, DTypeVar):
-                found.setdefault(ann.dtype.name, ann.dtype)
+        for p in self._signature_params() or []:
+            if isinstance(p, TensorParam) and isinstance(p.type.dtype, DTypeVar):
+                found.setdefault(p.type.dtype.name, p.type.dtype)
         return list(found.values())
 
     def _resolve_dtypes(self, given: dict[str, Any] | None) -> dict[str, Any]:
@@ -134,32 +186,35 @@ class JitKernel:
         given = dict(given or {})
         for name, dt in given.items():
             if name not in variables:
-                raise LaunchError(f"{self.name} has no dtype variable {name!r}")
+                raise LaunchError(f"{self.name} has no dtype variable {name!r}", kind="value")
             if dt not in variables[name].choices:
-                raise LaunchError(f"{self.name}: {name}={dt!r} is not one of {list(variables[name].choices)}")
+                raise LaunchError(f"{self.name}: {name}={dt!r} is not one of {list(variables[name].choices)}",
+                                  kind="value")
         missing = [n for n in variables if n not in given]
         if missing:
-            raise LaunchError(f"{self.name}: bind dtype variable(s) {', '.join(missing)} (dtypes={{...}})")
+            raise LaunchError(f"{self.name}: bind dtype variable(s) {', '.join(missing)} (dtypes={{...}})",
+                              kind="value")
         return given
 
     @_hide_internals
     def emit(self, tiling_key: dict[str, int] | None = None, cache: Any = None, dtypes: dict[str, Any] | None = None,
-             **constexprs: Any):
+             datatype: dict[str, Any] | None = None, static_shapes: dict[str, Any] | None = None, **constexprs: Any):
         """Emit the PTO-ISA C++ of one specialisation into the on-disk build cache (and the build
         directory); returns the cache entry's path. Builds the shared object too when the CANN
         toolchain is present (``pypto_pro.backends.pto.toolchain``)."""
         from pypto_pro.runtime.build_cache import BuildCache, cache_key
-        key = self._resolve_key(tiling_key)
-        dtypes = self._resolve_dtypes(dtypes)
-        entry = self._get(constexprs, key, dtypes)
+        spec = self._specialization(constexprs, tiling_key, dtypes, datatype, static_shapes)
+        entry = self._get(spec)
+        key, all_dtypes = spec.key, {**spec.dtypes, **spec.datatype}
         cache = cache if cache is not None else BuildCache()
         signature = repr([(p.name, getattr(p, "type", getattr(p, "ty", None))) for p in entry.programs.kernel.params])
-        ck = cache_key(self.fn, signature=signature + repr(sorted((k, v.name) for k, v in dtypes.items())),
+        ck = cache_key(self.fn, signature=signature + repr(sorted((k, v.name) for k, v in all_dtypes.items())),
                        tiling_key=key, arch=self.arch.name,
                        extra={"constexprs": {k: repr(v) for k, v in constexprs.items()}, "auto_mutex": self.auto_mutex,
-                              "pipeline": repr(self.pipeline), "toolchain": _toolchain_version()})
+                              "pipeline": repr(self.pipeline), "toolchain": _toolchain_version(),
+                              "static": repr(spec.static)})
 
-        symbol = variant_symbol(self.name, self.tiling_key.encode(key) if key is not None else None, dtypes)
+        symbol = variant_symbol(self.name, self._tilingkey_schema.pack(key) if key is not None else None, all_dtypes)
 
         def build(tmp) -> None:
             from pypto_pro.backends.pto.emitter import emit_kernel
@@ -180,58 +235,42 @@ class JitKernel:
         return path
 
     def _resolve_key(self, given: Any) -> dict[str, int] | None:
-        if self.tiling_key is None:
+        schema = self._tilingkey_schema
+        if schema is None:
             if given is not None:
-                raise LaunchError(f"{self.name} has no tiling_key; launch it as {self.name}[stream, block_dim](...)")
+                raise LaunchError(f"{self.name} has no tiling_key; launch it as {self.name}[stream, block_dim](...)",
+                                  kind="value")
             return None
         if given is None:
-            fields = ", ".join(f'"{f.name}": ...' for f in self.tiling_key.fields)
-            raise LaunchError(f"{self.name} is specialised by {self.tiling_key.name}: launch it as "
-                              f"{self.name}[stream, block_dim, {{{fields}}}](...)")
-        return self.tiling_key.resolve(given, self.name)
+            fields = ", ".join(f'"{n}": ...' for n in schema.field_names())
+            raise LaunchError(f"{self.name} is specialised by {schema.cls_name}: launch it as "
+                              f"{self.name}[stream, block_dim, {{{fields}}}](...)", kind="value")
+        try:
+            schema.validate_concrete(given)
+        except LaunchError as exc:
+            raise LaunchError(f"{self.name}: {exc}", kind="value") from None
+        return schema.canonical(given)
 
-    def _get(self, constexprs: dict[str, Any], key: dict[str, int] | None = None,
-             dtypes: dict[str, Any] | None = None) -> CompiledKernel:
-        cache_key = (self.arch.name, tuple(sorted((k, _freeze(v)) for k, v in constexprs.items())),
-                     tuple(sorted(key.items())) if key else (),
-                     tuple(sorted((k, v.name) for k, v in (dtypes or {}).items())))
-        entry = self._cache.get(cache_key)
+    def _get(self, spec: "Specialization") -> CompiledKernel:
+        cache_key = spec.cache_key(self.arch.name)
+        entry = self._compiled_by_signature.get(cache_key)
         if entry is None:
-            entry = self._compile(constexprs, key, dtypes)
-            self._cache[cache_key] = entry
+            entry = self._compile(spec)
+            self._compiled_by_signature[cache_key] = entry
         return entry
 
     def _signature_params(self):
+        """Parameter kinds from the annotations alone, so argument errors are reported before
+        compiling (None if an annotation is wrong: compiling reports it, located)."""
         if self._params is None:
-            # Parameter kinds come from the annotations, which parse_kernel validates; a cheap parse
-            # of the signature alone lets argument errors be reported before compiling.
-            import inspect
-            from pypto_pro.ir.nodes import ScalarParam, TensorParam
-            from pypto_pro.language.types import Constexpr, TensorType
-            from pypto_pro.frontend.scope import closure_vars
-            params = []
-            try:
-                hints = inspect.get_annotations(self.fn, eval_str=True, locals=closure_vars(self.fn))
-            except Exception:
-                return None  # parse_kernel reports the bad annotation with its location
-            for i, name in enumerate(inspect.signature(self.fn).parameters):
-                ann = hints.get(name)
-                if isinstance(ann, TensorType):
-                    params.append(TensorParam(name, ann, i))
-                elif ann in (int, float):
-                    params.append(ScalarParam(name, ann.__name__, i))
-                elif ann is Constexpr:
-                    params.append(ScalarParam(name, "constexpr", i))
-                else:
-                    return None  # parse_kernel reports the bad annotation with its location
-            self._params = params
+            self._params = signature_params(self.fn, self._scope)
         return self._params
 
     def options(self, *, check: str | None = None, timing: bool | None = None, trace: str | None = None) -> "JitKernel":
         """The same kernel (sharing its compile cache) with launch-time overrides: ``check`` mode,
         ``timing`` on/off, ``trace`` directory for the timeline files."""
         if check is not None and check not in CHECK_MODES:
-            raise LaunchError(f"check must be one of {', '.join(CHECK_MODES)}, got {check!r}")
+            raise LaunchError(f"check must be one of {', '.join(CHECK_MODES)}, got {check!r}", kind="value")
         view = copy.copy(self)
         view.check = check if check is not None else self.check
         view._check_explicit = self._check_explicit or check is not None
@@ -248,6 +287,12 @@ class JitKernel:
         if not toolchain.available():
             raise LaunchError(f"{self.name}: arguments are on an NPU but the CANN toolkit is not available "
                               "(ASCEND_HOME_PATH and bisheng on PATH); pass CPU tensors to run on the simulator")
+        from pypto_pro.ir.storage import TilingParam
+        from pypto_pro.ir.views import PtrParam
+        unsupported = [p.name for p in params if isinstance(p, (TilingParam, PtrParam))]
+        if unsupported:
+            raise LaunchError(f"{self.name}: pl.Ptr and tiling parameters ({', '.join(unsupported)}) do not run on the "
+                              "NPU path yet; pass CPU tensors to run on the simulator", kind="runtime")
         values = dict(zip((p.name for p in params), args), **kwargs)
         from pypto_pro.ir.nodes import TensorParam
         dtypes: dict[str, Any] = {}
@@ -279,44 +324,50 @@ class JitKernel:
         return report
 
     def __getitem__(self, config: Any) -> Callable[..., LaunchReport]:
-        if not isinstance(config, tuple):
-            config = (config,)
-        if len(config) < 2:
-            raise LaunchError(f"{self.name}[stream, block_dim](...): give a stream (or None) and a block count")
-        if len(config) > 3:
-            raise LaunchError(f"{self.name}[stream, block_dim, tiling_key]: unexpected extra launch settings "
-                              f"{config[3:]!r}")
-        block_dim = config[1]
-        key = config[2] if len(config) == 3 else None
-        return functools.partial(self._launch, block_dim, key)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> LaunchReport:
-        return self._launch(1, None, *args, **kwargs)
+        """``kernel[block_dim]``, ``kernel[stream, block_dim]``, ``kernel[stream, block_dim, tilingkey]``,
+        ``kernel[stream, block_dim, datatype]`` (datatype schema, no tiling key) and
+        ``kernel[stream, block_dim, tilingkey, datatype]``: a launcher taking the kernel's arguments."""
+        return self._launcher(config)
 
     @_hide_internals
-    def _launch(self, block_dim: Any, tiling: Any, *args: Any, **kwargs: Any) -> LaunchReport:
-        if isinstance(block_dim, bool) or not isinstance(block_dim, numbers.Integral) or block_dim < 1:
-            raise LaunchError(f"{self.name}: block_dim must be a positive int, got {block_dim!r}")
+    def _launcher(self, config: Any) -> Callable[..., LaunchReport]:
+        launch = parse_launch_key(config, self._tilingkey_schema is not None, self._datatype_schema is not None,
+                                  self.name)
+        block_dim = check_block_dim(launch.block_dim, self.name)
+        key = self._resolve_key(launch.tiling_key)
+        return functools.partial(self._launch, block_dim, key, launch.datatype)
+
+    @_hide_internals
+    def __call__(self, *args: Any, **kwargs: Any) -> LaunchReport:
+        """A launch of one block on the default stream (kernels without compile-time specialisation)."""
+        if self._tilingkey_schema is not None or self._datatype_schema is not None:
+            raise LaunchError(f"Kernel '{self.name}' has compile-time specialization and cannot be called directly; "
+                              "use bracket-launch syntax", kind="value")
+        return self._launch(1, None, None, *args, **kwargs)
+
+    @_hide_internals
+    def _launch(self, block_dim: int, key: dict[str, int] | None, datatype: Any, *args: Any,
+                **kwargs: Any) -> LaunchReport:
         params = self._signature_params()
         if params is None:
-            self._get({})  # raises the located CompileError for the bad annotation
+            self._get(Specialization({}, key, {}, {}, {}, ()))  # raises the located CompileError of the annotation
             raise AssertionError("unreachable")
-        key = self._resolve_key(tiling)
+        consts = bind_datatype(self._datatype_schema, datatype, self.name)
         from pypto_pro.runtime import npu_launch
         if any(npu_launch.is_npu_tensor(a) for a in (*args, *kwargs.values())):
             return self._launch_npu(block_dim, key, params, args, kwargs)
-        bound = bind_arguments(self.name, params, args, kwargs)
-        entry = self._get(bound.constexprs, key, bound.dtypes)
+        bound = bind_arguments(self.name, params, args, kwargs, inspect.signature(self.fn))
+        spec = Specialization(bound.constexprs, key, bound.dtypes, consts, bound.shapes, bound.static_signature)
+        entry = self._get(spec)
         for p in params:
             arr = bound.arrays[p.index]
             if p.name in entry.stored_params and arr is not None and not arr.flags.writeable:
-                raise LaunchError(f"{self.name}: output argument '{p.name}' is read-only")
+                raise LaunchError(f"{self.name}: output argument '{p.name}' is read-only", kind="value")
         check = self.check if self._check_explicit else os.environ.get("PYPTO_PRO_CHECK", self.check)
         if check not in CHECK_MODES:
-            raise LaunchError(f"PYPTO_PRO_CHECK must be one of {', '.join(CHECK_MODES)}, got {check!r}")
+            raise LaunchError(f"PYPTO_PRO_CHECK must be one of {', '.join(CHECK_MODES)}, got {check!r}", kind="value")
         trace_dir = self.trace or os.environ.get("PYPTO_PRO_TRACE")
         events: list | None = [] if trace_dir and self.timing else None
-        block_dim = int(block_dim)
         report = entry.executable.launch(block_dim, bound.arrays, bound.scalars, timing=self.timing, check=check,
                                          trace=events)
         if events is not None:
@@ -325,6 +376,26 @@ class JitKernel:
         self.last_report = report
         LAUNCH_LOG.append(report)
         return report
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """Everything one compiled variant is specialised on: ``pl.Constexpr`` values, the tiling key,
+    ``pl.DTypeVar`` bindings, ``datatype=`` variables, and the launch shapes of ``pl.STATIC`` /
+    ``...`` dims (``static``: (param index, axis, value), as the real runtime keys its cache)."""
+
+    constexprs: dict[str, Any]
+    key: dict[str, int] | None
+    dtypes: dict[str, Any]
+    datatype: dict[str, Any]
+    shapes: dict[str, tuple[int, ...]]
+    static: tuple
+
+    def cache_key(self, arch: str) -> tuple:
+        return (arch, tuple(sorted((k, _freeze(v)) for k, v in self.constexprs.items())),
+                tuple(sorted(self.key.items())) if self.key else (),
+                tuple(sorted((k, v.name) for k, v in self.dtypes.items())),
+                tuple(sorted((k, v.name) for k, v in self.datatype.items())), self.static)
 
 
 def variant_symbol(name: str, code: int | None, dtypes: dict[str, Any]) -> str:

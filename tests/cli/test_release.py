@@ -42,7 +42,7 @@ def test_dtype_variable_binds_from_arguments():
     z = np.zeros_like(x)
     add_tiled.add_tiled[None, 1, {"TILE_M": 32, "DEPTH": 2}](x, x, z)
     assert np.array_equal(z, x + x)
-    with pytest.raises(LaunchError, match="'y' has dtype"):
+    with pytest.raises(LaunchError, match="'y' dtype mismatch"):
         add_tiled.add_tiled[None, 1, {"TILE_M": 32, "DEPTH": 2}](x, np.ones((64, 128), np.float16), z)
     with pytest.raises(LaunchError, match="T may be DT_FP16, DT_BF16"):
         f = np.ones((64, 128), np.float32)

@@ -898,13 +898,6 @@ def missing_parameter_annotation(x: T16, n):  # <- here
         pass
 
 
-@case("kernel parameters cannot have default values", "4)")
-@pl.jit
-def parameter_default_value(x: T16, n: int = 4):  # <- here
-    with pl.section_vector():
-        pass
-
-
 # ---- static offsets and valid shapes ----------------------------------------------------------------------
 
 

@@ -38,10 +38,10 @@ def test_cache_reuse_and_recompile_per_arch():
     x, y = _data(256, 256)
     z = torch.empty_like(x)
     k[None, 2](x, y, z)
-    entry = dict(k._cache)
+    entry = dict(k._compiled_by_signature)
     x2, y2 = _data(384, 128)
     k[None, 3](x2, y2, torch.empty_like(x2))
-    assert dict(k._cache) == entry, "a new dynamic shape must reuse the compiled kernel"
+    assert dict(k._compiled_by_signature) == entry, "a new dynamic shape must reuse the compiled kernel"
 
 
 def test_static_shapes_and_in_place_op():
@@ -62,18 +62,18 @@ def test_report_counts_waves():
 
 # ---- LaunchError: named parameter, outputs untouched --------------------------------------------
 
-BAD_CALLS = [
-    ("dtype", lambda x, y, z: (x.float(), y, z), "'x' has dtype"),
-    ("rank", lambda x, y, z: (x, y.reshape(-1), z), "'y' has rank 1"),
-    ("non_contiguous", lambda x, y, z: (x.t(), y.t(), z), "'x' is not contiguous"),
-    ("not_tensor", lambda x, y, z: (x, [1, 2], z), "'y' must be a torch tensor or NumPy array"),
-    ("missing", lambda x, y, z: (x, y), "missing argument(s): z"),
-    ("extra", lambda x, y, z: (x, y, z, z), "takes 3 arguments"),
+BAD_CALLS = [  # (what, arguments, message, the builtin class the real runtime raises)
+    ("dtype", lambda x, y, z: (x.float(), y, z), "'x' dtype mismatch", TypeError),
+    ("rank", lambda x, y, z: (x, y.reshape(-1), z), "'y' rank mismatch: expected 2, got 1", ValueError),
+    ("non_contiguous", lambda x, y, z: (x.t(), y.t(), z), "'x' is not contiguous", ValueError),
+    ("not_tensor", lambda x, y, z: (x, [1, 2], z), "'y' expected torch.Tensor", TypeError),
+    ("missing", lambda x, y, z: (x, y), "missing a required argument: 'z'", TypeError),
+    ("extra", lambda x, y, z: (x, y, z, z), "too many positional arguments", TypeError),
 ]
 
 
-@pytest.mark.parametrize("name,mutate,needle", BAD_CALLS, ids=[c[0] for c in BAD_CALLS])
-def test_launch_errors_leave_outputs_untouched(name, mutate, needle):
+@pytest.mark.parametrize("name,mutate,needle,builtin", BAD_CALLS, ids=[c[0] for c in BAD_CALLS])
+def test_launch_errors_leave_outputs_untouched(name, mutate, needle, builtin):
     k = pl.jit(add_fn)
     x, y = _data(128, 128)
     z = torch.full((128, 128), 3.0, dtype=torch.float16)
@@ -81,6 +81,7 @@ def test_launch_errors_leave_outputs_untouched(name, mutate, needle):
     with pytest.raises(LaunchError, match=None) as err:
         k[None, 1](*mutate(x, y, z))
     assert needle in str(err.value)
+    assert isinstance(err.value, builtin)
     assert torch.equal(z, before)
 
 
@@ -89,8 +90,9 @@ def test_bad_block_dim(block_dim):
     k = pl.jit(add_fn)
     x, y = _data(128, 128)
     z = torch.full((128, 128), 3.0, dtype=torch.float16)
-    with pytest.raises(LaunchError, match="block_dim"):
+    with pytest.raises(LaunchError, match="block_dim must be a positive integer") as err:
         k[None, block_dim](x, y, z)
+    assert isinstance(err.value, ValueError)
     assert torch.all(z == 3.0)
 
 
@@ -98,9 +100,9 @@ def test_static_dim_mismatch_and_unknown_keyword():
     k = pl.jit(static_add_fn)
     x, y = _data(256, 64, torch.float32)
     z = torch.full((256, 64), 5.0)
-    with pytest.raises(LaunchError, match="'x' has size 64 on axis 1, expected 128"):
+    with pytest.raises(LaunchError, match="'x' axis 1 mismatch: expected 128, got 64"):
         k[None, 1](x, y, z)
-    with pytest.raises(LaunchError, match="unexpected argument 'w'"):
+    with pytest.raises(LaunchError, match="unexpected keyword argument 'w'"):
         k[None, 1](x, y, z=z, w=z)
     assert torch.all(z == 5.0)
 
@@ -116,10 +118,12 @@ def test_read_only_output_rejected_before_running():
 
 def test_launch_config_errors():
     k = pl.jit(add_fn)
-    with pytest.raises(LaunchError):
+    with pytest.raises(ValueError, match="block_dim must be a positive integer"):
         k[None]
-    with pytest.raises(LaunchError):
-        k[None, 1, 2, 3]
+    with pytest.raises(ValueError, match=r"Expected kernel\[stream, block_dim\] or kernel\[block_dim\]"):
+        k[None, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="it has no tiling_key"):
+        k[None, 1, {"A": 0}]
 
 
 def test_internal_frames_hidden_from_user_errors():

@@ -63,6 +63,7 @@ class ExprWriter:
     def __init__(self, names: Names, tensors: dict[str, TensorParam]):
         self.names = names
         self.tensors = tensors
+        self.storage = None
 
     def __call__(self, e: Expr) -> str:
         return self.expr(e)
@@ -113,4 +114,8 @@ class ExprWriter:
         if isinstance(e, ListIndex):
             values = ", ".join(str(v) for v in e.values)
             return f"pp_pick<{values}>({self.expr(e.index)})"
+        if self.storage is not None:  # struct and tiling fields (backends/pto/storage.py)
+            text = self.storage.expr(e, self.expr)
+            if text is not None:
+                return text
         raise TypeError(f"no C++ form for {type(e).__name__}")

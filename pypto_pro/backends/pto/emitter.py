@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import os
 
+from pypto_pro.errors import CompileError
 from pypto_pro.ir.expr import Const, Var
-from pypto_pro.ir.nodes import (Assign, For, If, KernelIR, ScalarParam, SetValidShape, StageSync, Stmt,
+from pypto_pro.ir.nodes import (Assign, For, GMRef, If, KernelIR, ScalarParam, SetValidShape, StageSync, Stmt,
                                 SyncOp, TensorParam, TileOp, walk_stmts)
+from pypto_pro.ir.storage import ArrayInit, ArrayStore, TilingParam
+from pypto_pro.ir.views import TensorView
 from pypto_pro.ir.printer import operand_str, sync_str
 from pypto_pro.language.enums import SectionKind
 
@@ -27,6 +30,7 @@ from pypto_pro.backends.pto.cexpr import ExprWriter, Names, dim_name, scalar_cty
 from pypto_pro.backends.pto.ctypes_map import ctype, tile_type_expr
 from pypto_pro.backends.pto.launcher import emit_launcher
 from pypto_pro.backends.pto.preamble import HELPERS, INCLUDES, cpu_shims
+from pypto_pro.backends.pto.storage import StorageEmitter, struct_definitions
 from pypto_pro.backends.pto.sync import sync_line
 from pypto_pro.backends.pto.tile_ops import OpContext, op_lines
 
@@ -51,6 +55,7 @@ class KernelSignature:
     def __init__(self, params: list, needs_ffts: bool):
         self.tensors = [p for p in params if isinstance(p, TensorParam)]
         self.scalars = [p for p in params if isinstance(p, ScalarParam) and p.ty != "constexpr"]
+        self.tiling = next((p for p in params if isinstance(p, TilingParam)), None)  # last: a packed struct
         self.needs_ffts = needs_ffts
 
     def dynamic_dims(self) -> list[tuple[TensorParam, int]]:
@@ -61,6 +66,7 @@ class KernelSignature:
         out += [f"__gm__ {ctype(t.type.dtype)}* {t.name}" for t in self.tensors]
         out += [f"int64_t {dim_name(t.name, a)}" for t, a in self.dynamic_dims()]
         out += [f"{scalar_ctype(s.ty)} {s.name}" for s in self.scalars]
+        out += [f"__gm__ uint8_t* {self.tiling.name}"] if self.tiling is not None else []
         return out
 
     def args(self) -> list[str]:
@@ -68,6 +74,7 @@ class KernelSignature:
         out += [t.name for t in self.tensors]
         out += [dim_name(t.name, a) for t, a in self.dynamic_dims()]
         out += [s.name for s in self.scalars]
+        out += [self.tiling.name] if self.tiling is not None else []
         return out
 
 
@@ -81,6 +88,7 @@ class ProgramEmitter:
         self.engine = program.kind or SectionKind.VECTOR
         self.fn_name = f"{kernel_name}_{self.engine.value}"
         reserved = set(LOCAL_NAMES) | {t.name for t in sig.tensors} | {s.name for s in sig.scalars}
+        reserved |= {sig.tiling.name} if sig.tiling is not None else set()
         reserved |= {dim_name(t.name, a) for t, a in sig.dynamic_dims()}
         self.names = Names(reserved)
         for name, v in program.param_vars.items():  # scalar parameters keep their names
@@ -90,7 +98,9 @@ class ProgramEmitter:
         for b in program.buffers:
             self.tile_names[b.uid] = self.names.fresh(b.name)
             self.type_names[b.uid] = self.names.fresh(b.name + "_t")
+        self.storage = StorageEmitter(self.names.fresh)
         self.cexpr = ExprWriter(self.names, {t.name: t for t in sig.tensors})
+        self.cexpr.storage = self.storage
         self.ctx = OpContext(self.cexpr, lambda b: self.tile_names[b.uid], lambda b: self.type_names[b.uid],
                              lambda n: f"{n}_gm_t", self._dims)
         self.shims: set[str] = set()
@@ -128,6 +138,10 @@ class ProgramEmitter:
                 seen.setdefault(s.var.uid, s.var)
         params = {v.uid for v in self.p.param_vars.values()}
         decls = [v for uid, v in seen.items() if uid not in params]
+        structs = self.storage.declarations(self.p, pad)
+        if structs:
+            self.lines.append(f"{pad}// structs (pl.struct / pl.struct_array) and the tiling fields")
+            self.lines += structs
         if decls:
             self.lines.append(f"{pad}// scalars (the scalar unit's registers)")
             for v in decls:
@@ -165,6 +179,8 @@ class ProgramEmitter:
                     self.lines.append(f"{pad}{line}{comment}")
             elif isinstance(s, StageSync):
                 self.lines.append(f'#error "pipeline.{s.kind} was not lowered by the pipeline_sync pass"{tail}')
+            elif isinstance(s, (ArrayStore, ArrayInit)):
+                self.lines += self.storage.statement(s, self.cexpr, pad, tail)
             else:
                 self.lines.append(f'#error "statement {type(s).__name__} has no C++ form"{tail}')
 
@@ -266,6 +282,7 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
     cross = any(isinstance(s, SyncOp) and s.kind in ("xset", "xwait")
                 for p in progs.values() for s in walk_stmts(p.body))
     sig = KernelSignature(first.params, needs_ffts=cross and arch_name == "a2a3")
+    _check_no_views(progs.values())
     emitters = [ProgramEmitter(p, kernel_name, arch_name, sig) for p in progs.values()]
     bodies = [e.emit() for e in emitters]
     shims = set().union(*(e.shims for e in emitters))
@@ -285,10 +302,23 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
             f"// Programs: {', '.join(e.engine.value for e in emitters)}. Build for the CPU model with\n"
             f"//   clang++ -std=c++20 -D__CPU_SIM -I$PTO_ISA_ROOT/include -c kernel.cpp\n"
             f"// Every sync line is one SyncOp of the lowered program; '// file:line' points into {src}.")
-    parts = [head, INCLUDES, cpu_shims(shims), HELPERS, "\n".join(gm_lines), *bodies, entry]
+    structs = struct_definitions(list(progs.values()), sig.tiling.cls if sig.tiling is not None else None)
+    parts = [head, INCLUDES, cpu_shims(shims), HELPERS, structs, "\n".join(gm_lines), *bodies, entry]
     kernel_cpp = "\n\n".join(x for x in parts if x) + "\n"
     return {"kernel.cpp": kernel_cpp,
             "launcher.cpp": emit_launcher(kernel_name, arch_name, sig, [e.engine for e in emitters])}
+
+
+def _check_no_views(programs) -> None:
+    """``pl.make_tensor`` views (strided GM windows of a parameter) have no C++ form yet."""
+    for p in programs:
+        for s in walk_stmts(p.body):
+            if isinstance(s, TileOp):
+                for o in (s.dst, *s.srcs):
+                    if isinstance(o, GMRef) and isinstance(o.param, TensorView):
+                        raise CompileError(f"the PTO-ISA C++ backend cannot emit pl.{s.op} on a pl.make_tensor view "
+                                           f"('{o.param.name}' of '{o.param.base.name}') in this release; the "
+                                           "simulator runs it", s.loc)
 
 
 def _entry(kernel_name: str, sig: KernelSignature, emitters: list[ProgramEmitter]) -> str:

@@ -8,8 +8,10 @@ import os
 import re
 
 from pypto_pro.backends.sim.tile_ops import operand_exprs
+from pypto_pro.backends.sim.storage_ops import StorageCodegen
 from pypto_pro.ir.expr import Const, Expr, Special, TensorDim, Var
 from pypto_pro.ir.nodes import Assign, For, If, KernelIR, SetValidShape, Stmt, SyncOp, TileOp
+from pypto_pro.ir.storage import ArrayInit, ArrayLoad, ArrayStore, arrays_used
 from pypto_pro.ir.printer import PyExprWriter, sync_str
 
 
@@ -39,7 +41,11 @@ class _ProgramExprWriter(PyExprWriter):
         return repr(tuple(values))
 
     def unknown(self, e: Expr) -> str:
+        if isinstance(e, ArrayLoad) and self.storage is not None:
+            return self.storage.load(e, self)
         raise TypeError(f"cannot generate {type(e).__name__}")
+
+    storage: StorageCodegen | None = None
 
 
 py_expr = _ProgramExprWriter()
@@ -52,6 +58,10 @@ class ProgramSource:
         self.program = program
         self.instructions: list[TileOp | SetValidShape | SyncOp] = []
         self.lines: list[str] = []
+        self.storage = StorageCodegen()
+        self.namespace = self.storage.namespace  # helpers the generated code calls (struct fields)
+        self.expr = _ProgramExprWriter()
+        self.expr.storage = self.storage
 
     def generate(self) -> str:
         p = self.program
@@ -64,6 +74,7 @@ class ProgramSource:
                 self.lines.append(f"    dim_{t.name}_{axis} = ctx.dims[{t.index}][{axis}]")
         for name, v in p.param_vars.items():
             self.lines.append(f"    {var_name(v)} = ctx.scalars[{name!r}]")
+        self.lines += self.storage.declarations(arrays_used(p.body))
         self.block(p.body, 1)
         self.lines.append("    return None")
         return "\n".join(self.lines) + "\n"
@@ -74,17 +85,17 @@ class ProgramSource:
         for s in body:
             loc = f"  # {os.path.basename(s.loc.path)}:{s.loc.line}" if getattr(s, "loc", None) else ""
             if isinstance(s, Assign):
-                self.lines.append(f"{pad}{var_name(s.var)} = {py_expr(s.value)}{loc}")
+                self.lines.append(f"{pad}{var_name(s.var)} = {self.expr(s.value)}{loc}")
             elif isinstance(s, For):
                 step = s.step
                 if isinstance(step, Const):
-                    rng = f"range({py_expr(s.start)}, {py_expr(s.stop)}, {py_expr(step)})"
+                    rng = f"range({self.expr(s.start)}, {self.expr(s.stop)}, {self.expr(step)})"
                 else:
-                    rng = f"prange({py_expr(s.start)}, {py_expr(s.stop)}, {py_expr(step)})"
+                    rng = f"prange({self.expr(s.start)}, {self.expr(s.stop)}, {self.expr(step)})"
                 self.lines.append(f"{pad}for {var_name(s.var)} in {rng}:{loc}")
                 self.block(s.body, depth + 1)
             elif isinstance(s, If):
-                self.lines.append(f"{pad}if {py_expr(s.cond)}:{loc}")
+                self.lines.append(f"{pad}if {self.expr(s.cond)}:{loc}")
                 self.block(s.then_body, depth + 1)
                 if s.else_body:
                     self.lines.append(f"{pad}else:")
@@ -92,13 +103,15 @@ class ProgramSource:
             elif isinstance(s, (TileOp, SetValidShape)):
                 k = len(self.instructions)
                 self.instructions.append(s)
-                args = ", ".join(py_expr(e) for e in operand_exprs(s))
+                args = ", ".join(self.expr(e) for e in operand_exprs(s))
                 what = s.op if isinstance(s, TileOp) else "set_validshape"
                 self.lines.append(f"{pad}ops[{k}]({args})  # {what}{loc[3:] and ' @ ' + loc[4:]}")
+            elif isinstance(s, (ArrayStore, ArrayInit)):
+                self.lines.append(f"{pad}{self.storage.statement(s, self.expr)}{loc}")
             elif isinstance(s, SyncOp):
                 k = len(self.instructions)
                 self.instructions.append(s)
-                ev = py_expr(s.event) if s.event is not None else "0"
+                ev = self.expr(s.event) if s.event is not None else "0"
                 self.lines.append(f"{pad}ops[{k}]({ev})  # {sync_str(s).strip()}")
         if all(line.lstrip().startswith("#") for line in self.lines[start:]):
             self.lines.append(f"{pad}pass")

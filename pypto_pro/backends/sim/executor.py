@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.backends.sim import tile_ops
+from pypto_pro.backends.sim import gm_views, tile_ops
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
@@ -75,7 +75,7 @@ class ProgramRunner:
         for b in program.buffers:
             mem, owner = memories[b.space]
             self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner)
-        self.gm = tile_ops.GMBinding(len(program.params))
+        self.gm = tile_ops.GMBinding(len(program.params), gm_views.program_views(program))
         gen = ProgramSource(program)
         self.source = gen.generate()
         self.instructions = gen.instructions
@@ -84,7 +84,7 @@ class ProgramRunner:
             for s in gen.instructions]
         self.functional_ops = [self._functional(s, d) for s, d in zip(gen.instructions, self.dispatchers)]
         self.recorder_plan = RecorderPlan(gen.instructions, self.dispatchers)
-        namespace: dict[str, Any] = {}
+        namespace: dict[str, Any] = dict(gen.namespace)  # the program's helpers (struct field access)
         exec(compile(self.source, f"<pypto_pro sim: {program.name}.{program.kind.value}>", "exec"), namespace)
         self.fn = namespace["program"]
 

@@ -25,18 +25,25 @@ from pypto_pro.ir.nodes import TileOp, TileRef
 
 class GMBinding:
     """The launch's global tensors as NumPy arrays (by parameter position) and, for each, a small
-    id of the memory it views, so two parameters bound to the same tensor are seen as one."""
+    id of the memory it views, so two parameters bound to the same tensor are seen as one.
+    ``pl.make_tensor`` views (``views``) take the indices after the parameters (``gm_views``)."""
 
-    def __init__(self, count: int):
-        self.arrays: list[np.ndarray | None] = [None] * count
-        self.objs: list[int] = list(range(count))
+    def __init__(self, count: int, views: list | tuple = ()):
+        self.count = count
+        self.views = list(views)
+        extra = max((v.gm_index + 1 for v in self.views), default=count) - count
+        self.arrays: list[np.ndarray | None] = [None] * (count + max(0, extra))
+        self.objs: list[int] = list(range(len(self.arrays)))
 
     def bind(self, arrays: list[np.ndarray | None]) -> None:
-        self.arrays[:] = arrays
+        from pypto_pro.backends.sim import gm_views
+        self.arrays[:self.count] = arrays
         seen: dict[tuple, int] = {}
         for i, a in enumerate(arrays):
             key = (a.__array_interface__["data"][0], a.shape, a.strides) if a is not None else ("none", i)
             self.objs[i] = seen.setdefault(key, i)
+        for v in self.views:
+            self.objs[v.gm_index] = gm_views.view_obj(v, self.objs[v.base.index])
 
 
 @dataclass

@@ -187,8 +187,8 @@ class Recorder:
             cycles = self.cost.cube(m, n, k, item, is_float)
             ideal = cycles - self.cost.arch.cost["cube_fixed_cycles"].value
             return cycles, 0.0, 2 * m * n * k, ideal, 0.0, 0.0, None, nbytes, None, cls
-        if cls == "scalar":
-            return self.cost.sync, 0.0, 0, 0.0, 0.0, 0.0, None, nbytes, None, cls
+        if cls == "scalar":  # one S-pipe instruction (assumed: as long as an issue slot, arch issue_cycles)
+            return self.issue_cycles, 0.0, 0, 0.0, 0.0, 0.0, None, nbytes, None, cls
         _, cost, item = info
         head, body, tail = self.cost.vector_parts(cost, prep.rows, prep.cols, item, prep.full_cols)
         flops = prep.rows * prep.cols if cost.flops else 0

@@ -24,6 +24,7 @@ def operand_exprs(stmt: TileOp | SetValidShape) -> list[Expr]:
     for o in (stmt.dst, *stmt.srcs):
         if isinstance(o, GMRef):
             args.extend(o.offsets)
+            args.extend(getattr(o.param, "view_exprs", tuple)())  # a pl.make_tensor view's shape, strides, offset
     args.extend(stmt.scalars)
     return args
 
