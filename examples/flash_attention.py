@@ -77,7 +77,7 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
                 if causal:
                     if j == qi:
                         pl.add(st, st, mask)               # -inf above the diagonal
-                pl.max(rmax, st, dim=1)
+                pl._tile_max(rmax, st, dim=1)  # TODO(lead): tile reduction
                 pl.maximum(rmax, rmax, m)                  # m_new = max(m, rowmax(S))
                 a = alpha_g[j % alpha_depth]
                 pl.sub(a, rmax, m)

@@ -71,7 +71,7 @@ def make_softmax_kernel(arch: str = "a5", cols: int = TILE_COLS, rows: int | Non
                 tile_y = y_db.next()
                 pl.load_tile(tile_x, x, [i, 0])                  # valid region: the in-bounds rows x N
                 pl.cast(work, tile_x, "rint")                    # fp16 -> fp32 is exact
-                pl.max(row_max, work, dim=1)                     # row max -> column 0 of row_max
+                pl._tile_max(row_max, work, dim=1)                   # row max -> column 0 (TODO(lead): tile reduction)
                 pl.expand_sub(work, work, row_max, dim=1)        # x - max <= 0: exp cannot overflow
                 pl.exp(work, work)
                 pl.sum(row_sum, work, dim=1)                     # >= 1 (the max element gives exp(0))

@@ -7,8 +7,6 @@ expressions. Tile operations become ``TileOp`` statements. Every mistake is a lo
 """
 from __future__ import annotations
 
-from __future__ import annotations
-
 import ast
 import inspect
 from typing import Any, Callable
@@ -17,20 +15,23 @@ from pypto_pro.arch.model import ArchModel
 from pypto_pro.errors import CompileError, InternalCompilerError, PyptoError
 from pypto_pro.frontend.calls import CallParser
 from pypto_pro.frontend.context import KernelContext, _Return
+from pypto_pro.frontend.control_flow import ControlFlowParser, HelperReturns, LoopFrame
 from pypto_pro.frontend.diagnostics import SourceFile, fail
 from pypto_pro.frontend.expressions import ExpressionParser
+from pypto_pro.frontend.scalar_ops import ScalarOpsParser
 from pypto_pro.frontend.scope import Scope, closure_vars
 from pypto_pro.frontend.source import parse_function
 from pypto_pro.frontend.statements import StatementParser
 from pypto_pro.frontend.values import (BoundGroupMethod, GroupValue, RangeValue, SectionValue, ShapeValue,
                                        TensorValue, TileValue)
 from pypto_pro.ir.expr import Expr, Var
-from pypto_pro.ir.nodes import KernelIR, ScalarParam, TensorParam
+from pypto_pro.ir.nodes import NO_DEFAULT, KernelIR, ScalarParam, TensorParam
+from pypto_pro.language.dtypes import DEFAULT_FLOAT, DEFAULT_INT, DataType
 from pypto_pro.language.enums import SectionKind
 from pypto_pro.language.types import Constexpr, DTypeVar, TensorType
 
 
-class FunctionParser(StatementParser, ExpressionParser, CallParser):
+class FunctionParser(StatementParser, ControlFlowParser, ExpressionParser, ScalarOpsParser, CallParser):
     """Compiles one function body (the kernel, or an inlined helper) into the context's builder."""
 
     def __init__(self, ctx: KernelContext, src: SourceFile, scope: Scope, in_inline: bool = False):
@@ -38,8 +39,11 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
         self.src = src
         self.scope = scope
         self.in_inline = in_inline
-        self.runtime_blocks: list[str] = []  # enclosing run-time ifs / pl.range loops (innermost last)
+        self.runtime_blocks: list[str] = []  # enclosing run-time ifs / loops of this body (innermost last)
         self.unmerged: dict[str, str] = {}  # names a run-time if left unusable, with the reason
+        self.loops: list[LoopFrame] = []  # enclosing loops of this body (innermost last)
+        self.terminated = False  # the current block ended in break / continue / return
+        self.helper_ret: HelperReturns | None = None  # an inlined helper's run-time returns
 
     # ---- diagnostics -----------------------------------------------------------------------
 
@@ -60,9 +64,6 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
         except Exception as exc:  # user code raised: report it at the user's line
             self.fail(node, f"{type(exc).__name__} while evaluating at compile time: {exc}")
 
-    # ---- statements ------------------------------------------------------------------------
-
-
     def describe(self, v: Any) -> str:
         if isinstance(v, TileValue):
             return f"tile '{v.ref.buffer.name}'"
@@ -75,9 +76,6 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
         if isinstance(v, (RangeValue, SectionValue, BoundGroupMethod, ShapeValue)):
             return type(v).__name__.replace("Value", "").lower()
         return f"{type(v).__name__} {v!r}" if len(repr(v)) < 60 else type(v).__name__
-
-
-
 
 
 def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | None = None,
@@ -124,15 +122,19 @@ def kernel_params(parser: FunctionParser, fn: Callable, node: ast.FunctionDef,
     args = node.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
         parser.fail(node, "kernel parameters must be plain positional parameters")
-    if args.defaults:
-        parser.fail(args.defaults[0], "kernel parameters cannot have default values")
     try:
         hints = inspect.get_annotations(fn, eval_str=True, locals=closure_vars(fn))
     except Exception as exc:
         parser.fail(node, f"cannot evaluate the kernel's annotations: {exc}")
+    first_default = len(args.args) - len(args.defaults)
+    values = list(getattr(fn, "__defaults__", None) or ())
     params: list[TensorParam | ScalarParam] = []
     for i, a in enumerate(args.args):
         ann = hints.get(a.arg)
+        default = values[i - first_default] if i >= first_default and len(values) == len(args.defaults) else NO_DEFAULT
+        if i >= first_default and not (isinstance(ann, DataType) or ann in (int, float)):
+            parser.fail(args.defaults[i - first_default], f"parameter '{a.arg}': only scalar parameters "
+                                                          "(pl.DT_*, int, float) can have a default value")
         if isinstance(ann, TensorType):
             if isinstance(ann.dtype, DTypeVar):
                 if ann.dtype.name not in parser.ctx.dtype_bindings:
@@ -141,9 +143,9 @@ def kernel_params(parser: FunctionParser, fn: Callable, node: ast.FunctionDef,
                 ann = ann.bind(parser.ctx.dtype_bindings)
             p = TensorParam(a.arg, ann, i)
             parser.scope.locals[a.arg] = TensorValue(p)
-        elif ann is int or ann is float:
-            p = ScalarParam(a.arg, ann.__name__, i)
-            parser.scope.locals[a.arg] = parser.ctx.param_vars.setdefault(a.arg, Var(a.arg, ann.__name__))
+        elif isinstance(ann, DataType) or ann is int or ann is float:
+            p = scalar_param(parser, a, ann, i, default)
+            parser.scope.locals[a.arg] = parser.ctx.param_vars.setdefault(a.arg, Var(a.arg, dtype=p.dtype))
         elif ann is Constexpr:
             p = ScalarParam(a.arg, "constexpr", i)
             if a.arg in constexprs:
@@ -151,7 +153,17 @@ def kernel_params(parser: FunctionParser, fn: Callable, node: ast.FunctionDef,
             else:
                 parser.ctx.unbound_constexprs.add(a.arg)
         else:
-            parser.fail(a, f"parameter '{a.arg}' needs an annotation: pl.Tensor[[dims], dtype], int, float "
-                           "or pl.Constexpr")
+            parser.fail(a, f"parameter '{a.arg}' needs an annotation: pl.Tensor[[dims], dtype], a scalar dtype "
+                           "(pl.DT_INT32, pl.DT_FP32, pl.DT_BOOL, ...), int, float or pl.Constexpr")
         params.append(p)
     return params
+
+
+def scalar_param(parser: FunctionParser, a: ast.arg, ann: Any, index: int, default: Any) -> ScalarParam:
+    """A run-time scalar parameter: ``n: pl.DT_INT32`` (the real form), or ``int`` / ``float`` (ours:
+    INT64 / FP32)."""
+    dtype = DEFAULT_INT if ann is int else DEFAULT_FLOAT if ann is float else ann
+    if not dtype.scalar_ok:
+        parser.fail(a, f"parameter '{a.arg}': pl.{dtype.name} is not a scalar dtype (tensors and tiles only)")
+    ty = "bool" if dtype.is_bool() else "float" if dtype.is_float() else "int"
+    return ScalarParam(a.arg, ty, index, dtype, default, legacy=ann is int or ann is float)

@@ -156,7 +156,20 @@ add, sub, mul, div, maximum, minimum = (_binary(n) for n in ("add", "sub", "mul"
 adds, subs, muls, divs, maxs, mins = (_scalar(n) for n in ("adds", "subs", "muls", "divs", "maxs", "mins"))
 exp, log, sqrt, rsqrt, recip, abs, neg, relu = (
     _unary(n) for n in ("exp", "log", "sqrt", "rsqrt", "recip", "abs", "neg", "relu"))
-sum, max, min = (_reduce(n) for n in ("sum", "max", "min"))
+sum = _reduce("sum")
+# TODO(lead): tile reduction. The row/column max and min reductions under a private name: the real
+# pl.max / pl.min are scalar (below); the tile reductions get their real names with the tile-op rewrite.
+_tile_max, _tile_min = _reduce("max"), _reduce("min")
+
+
+@intrinsic("max")
+def max(lhs: Any, rhs: Any) -> Any:
+    """The larger of two scalars (``max(lhs, rhs)`` in kernel code is the same); for tiles use pl.maximum."""
+
+
+@intrinsic("min")
+def min(lhs: Any, rhs: Any) -> Any:
+    """The smaller of two scalars (``min(lhs, rhs)`` in kernel code is the same); for tiles use pl.minimum."""
 expand_add, expand_sub, expand_mul, expand_div, expand_max, expand_min = (
     _expand(n) for n in ("expand_add", "expand_sub", "expand_mul", "expand_div", "expand_max", "expand_min"))
 

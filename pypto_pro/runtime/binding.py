@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from pypto_pro.errors import LaunchError
-from pypto_pro.ir.nodes import ScalarParam, TensorParam
-from pypto_pro.language.dtypes import BY_NUMPY, DataType
+from pypto_pro.backends.sim.scalar_math import round_value
+from pypto_pro.ir.expr import int_range
+from pypto_pro.ir.nodes import NO_DEFAULT, ScalarParam, TensorParam
+from pypto_pro.language.dtypes import BY_NUMPY, DT_FP32, DT_INT64, DataType
 from pypto_pro.language.types import DYNAMIC, DTypeVar
 
 
@@ -64,6 +66,10 @@ def bind_arguments(kernel_name: str, params: list[TensorParam | ScalarParam], ar
         if k in values:
             raise LaunchError(f"{kernel_name}() got two values for argument '{k}'")
         values[k] = v
+    for p in params:  # defaults of scalar parameters apply when a launch omits them (as in the real runtime)
+        default = getattr(p, "default", NO_DEFAULT)
+        if p.name not in values and default is not NO_DEFAULT:
+            values[p.name] = default
     missing = [n for n in names if n not in values]
     if missing:
         raise LaunchError(f"{kernel_name}() is missing argument(s): {', '.join(missing)}")
@@ -115,10 +121,34 @@ def check_tensor(kernel_name: str, p: TensorParam, v: Any, dtypes: dict[str, Dat
 
 
 def check_scalar(kernel_name: str, p: ScalarParam, v: Any) -> Any:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise LaunchError(f"{kernel_name}: argument '{p.name}' must be {p.ty}, got {type(v).__name__}")
-    if p.ty == "int":
-        if isinstance(v, (float, np.floating)):
-            raise LaunchError(f"{kernel_name}: argument '{p.name}' must be int, got float")
-        return int(v)
-    return float(v)
+    """The value a run-time scalar parameter gets, checked as the real ``_validate_scalar_arg`` does:
+    a bool fits bool and integer dtypes, an int integer dtypes, a float float dtypes. Ours also
+    refuses an int outside the dtype's range (the real ctypes packing would wrap it silently); a
+    parameter annotated with Python's ``float`` (ours) also takes an int."""
+    dtype = p.dtype or (DT_FP32 if p.ty == "float" else DT_INT64)
+    where = f"{kernel_name}: argument '{p.name}' ({dtype.name})"
+    if isinstance(v, (np.bool_, np.integer, np.floating)):
+        v = v.item()
+    if not isinstance(v, (int, float, bool)):
+        raise LaunchError(f"{where} must be a Python scalar (int / float / bool), got {type(v).__name__}")
+    if isinstance(v, bool):
+        if not (dtype.is_bool() or dtype.is_int()):
+            raise LaunchError(f"{where}: a bool was passed for a non-boolean, non-integer dtype")
+        return v if dtype.is_bool() else int(v)
+    if isinstance(v, float):
+        if not dtype.is_float():
+            raise LaunchError(f"{where}: a float ({v!r}) was passed for a non-float dtype")
+    elif dtype.is_float() and getattr(p, "legacy", False):
+        pass  # ours: a Python-float parameter takes an int, as Python would
+    elif not dtype.is_int():
+        raise LaunchError(f"{where}: an int ({v!r}) was passed for a non-integer dtype"
+                          + (f"; pass {float(v)!r}" if dtype.is_float() else ""))
+    if dtype.is_float():
+        if dtype.name in ("DT_FP16", "DT_BF16"):
+            raise LaunchError(f"{where}: FP16 / BF16 scalar parameters cannot be passed to a kernel (the real "
+                              "runtime has no ABI for them); use pl.DT_FP32")
+        return round_value(float(v), dtype)
+    lo, hi = int_range(dtype)
+    if not lo <= v <= hi:
+        raise LaunchError(f"{where}: {v} is out of range [{lo}, {hi}]")
+    return v
