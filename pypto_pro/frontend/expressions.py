@@ -121,6 +121,8 @@ class ExpressionParser:
             if all(isinstance(x, int) and not isinstance(x, bool) for x in base):
                 return ListIndex(tuple(base), index)
             self.fail(node, "run-time indexing needs a list of compile-time ints")
+        if isinstance(base, (list, tuple)) and is_const(index):  # elements may be run-time values
+            return self.py_call(node, lambda: base[index])
         if not is_const(base):
             self.fail(node, f"{self.describe(base)} cannot be indexed")
         if not is_const(index):

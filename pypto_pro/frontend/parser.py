@@ -162,8 +162,24 @@ def kernel_params(parser: FunctionParser, fn: Callable, node: ast.FunctionDef,
 def scalar_param(parser: FunctionParser, a: ast.arg, ann: Any, index: int, default: Any) -> ScalarParam:
     """A run-time scalar parameter: ``n: pl.DT_INT32`` (the real form), or ``int`` / ``float`` (ours:
     INT64 / FP32)."""
+    p = annotation_param(a.arg, ann, index, default)
+    if p is None:
+        parser.fail(a, f"parameter '{a.arg}': pl.{ann.name} is not a scalar dtype (tensors and tiles only)")
+    return p
+
+
+def annotation_param(name: str, ann: Any, index: int, default: Any = inspect.Parameter.empty
+                     ) -> TensorParam | ScalarParam | None:
+    """The parameter an annotation declares (None when it declares none we know): also used by the
+    runtime to check launch arguments before compiling."""
+    if default is inspect.Parameter.empty:
+        default = NO_DEFAULT
+    if isinstance(ann, TensorType):
+        return TensorParam(name, ann, index)
+    if ann is Constexpr:
+        return ScalarParam(name, "constexpr", index)
+    if not (ann is int or ann is float or (isinstance(ann, DataType) and ann.scalar_ok)):
+        return None
     dtype = DEFAULT_INT if ann is int else DEFAULT_FLOAT if ann is float else ann
-    if not dtype.scalar_ok:
-        parser.fail(a, f"parameter '{a.arg}': pl.{dtype.name} is not a scalar dtype (tensors and tiles only)")
     ty = "bool" if dtype.is_bool() else "float" if dtype.is_float() else "int"
-    return ScalarParam(a.arg, ty, index, dtype, default, legacy=ann is int or ann is float)
+    return ScalarParam(name, ty, index, dtype, default, legacy=ann is int or ann is float)

@@ -80,6 +80,15 @@ def wrap_value(v: int, dtype: DataType) -> int:
     return ((v + half) & mask) - half
 
 
+def literal_value(value: float) -> float:
+    """The value a float constant has on the device: the real PyPTO Pro writes a float constant into
+    the kernel's C++ with ``std::to_string`` (six decimals, ``"%f"``) followed by ``f``, so
+    ``1.0 / 3`` runs as ``0.333333f`` and ``1e-7`` as ``0.000000f``."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return value
+    return float(f"{value:f}")
+
+
 class Expr:
     """Base of scalar expressions: ``dtype`` is a scalar ``pl.DT_*``; ``ty`` its category."""
 

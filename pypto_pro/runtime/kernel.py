@@ -203,24 +203,18 @@ class JitKernel:
             # Parameter kinds come from the annotations, which parse_kernel validates; a cheap parse
             # of the signature alone lets argument errors be reported before compiling.
             import inspect
-            from pypto_pro.ir.nodes import ScalarParam, TensorParam
-            from pypto_pro.language.types import Constexpr, TensorType
+            from pypto_pro.frontend.parser import annotation_param
             from pypto_pro.frontend.scope import closure_vars
             params = []
             try:
                 hints = inspect.get_annotations(self.fn, eval_str=True, locals=closure_vars(self.fn))
             except Exception:
                 return None  # parse_kernel reports the bad annotation with its location
-            for i, name in enumerate(inspect.signature(self.fn).parameters):
-                ann = hints.get(name)
-                if isinstance(ann, TensorType):
-                    params.append(TensorParam(name, ann, i))
-                elif ann in (int, float):
-                    params.append(ScalarParam(name, ann.__name__, i))
-                elif ann is Constexpr:
-                    params.append(ScalarParam(name, "constexpr", i))
-                else:
+            for i, (name, sp) in enumerate(inspect.signature(self.fn).parameters.items()):
+                p = annotation_param(name, hints.get(name), i, sp.default)
+                if p is None:
                     return None  # parse_kernel reports the bad annotation with its location
+                params.append(p)
             self._params = params
         return self._params
 

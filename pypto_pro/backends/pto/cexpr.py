@@ -10,7 +10,7 @@ import math
 import re
 
 from pypto_pro.ir.expr import (BinOp, BoolOp, Cast, Compare, Const, Expr, ListIndex, Select, Special, TensorDim,
-                               UnaryOp, Var, convert, numeric, wrap_value)
+                               UnaryOp, Var, convert, int_range, numeric)
 from pypto_pro.ir.nodes import TensorParam
 
 CPP_KEYWORDS = frozenset("""alignas alignof and asm auto bool break case catch char class const constexpr continue
@@ -120,27 +120,26 @@ class ExprWriter:
         """An operand of an operation on ``dtype``: cast where its dtype differs (the real MaybeCast)."""
         if e.dtype is dtype:
             return self.expr(e)
-        if isinstance(e, Const):
-            return self.const(convert(e, dtype))
+        if isinstance(e, Const) and not dtype.is_bool() and dtype.is_float() == e.dtype.is_float() and (
+                dtype.is_float() or int_range(dtype)[0] <= int(e.value) <= int_range(dtype)[1]):
+            return self.const(convert(e, dtype))  # the literal already has the value the cast would give
         return f"static_cast<{scalar_ctype(dtype)}>({self.expr(e)})"
 
     def const(self, e: Const) -> str:
+        """As the real backend writes constants: ``std::to_string`` of the value (floats then ``f``)."""
         v, d = e.value, e.dtype
         if d.is_bool():
             return "true" if v else "false"
         if d.is_float():
             v = float(v)
             if math.isnan(v):
-                text = "std::numeric_limits<float>::quiet_NaN()"
-            elif math.isinf(v):
-                text = ("-" if v < 0 else "") + "std::numeric_limits<float>::infinity()"
-            else:
-                text = repr(v)
-                text += "f" if ("." in text or "e" in text) else ".0f"
-            return text if d.name == "DT_FP32" else f"{scalar_ctype(d)}({text})"
-        v = wrap_value(int(v), d)
-        if d.is_unsigned_int():
-            return f"{v}ULL" if d.bits == 64 else f"{v}U"
-        if d.bits == 64 and not -2**31 <= v < 2**31:
+                return "std::numeric_limits<float>::quiet_NaN()"
+            if math.isinf(v):
+                return ("-" if v < 0 else "") + "std::numeric_limits<float>::infinity()"
+            return f"{v:f}f"
+        v = int(v)
+        if v > 2**63 - 1:
+            return f"{v}ULL"
+        if not -2**31 <= v < 2**31:
             return f"{v}LL" if v != -2**63 else "(-9223372036854775807LL - 1)"
         return str(v)

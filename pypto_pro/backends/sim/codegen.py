@@ -15,14 +15,14 @@ import os
 import re
 
 from pypto_pro.backends.sim import scalar_math
-from pypto_pro.backends.sim.scalar_math import FLOAT_ROUND, round_value, wrap_code, wrap_value
+from pypto_pro.backends.sim.scalar_math import FLOAT_ROUND, round_value, wrap_code
 from pypto_pro.backends.sim.tile_ops import operand_exprs
 from pypto_pro.ir.expr import (BinOp, BoolOp, Cast, Compare, Const, Expr, ListIndex, Select, Special, TensorDim,
-                               UnaryOp, Var, int_range, numeric)
+                               UnaryOp, Var, int_range, literal_value, numeric)
 from pypto_pro.ir.nodes import (Assign, Break, Continue, For, If, KernelIR, Return, SetValidShape, Stmt, SyncOp,
                                 TileOp, While)
 from pypto_pro.ir.printer import sync_str
-from pypto_pro.language.dtypes import DT_INT32, DataType
+from pypto_pro.language.dtypes import DT_FP32, DT_INT32, DT_INT64, DT_UINT64, DataType
 
 
 def var_name(v: Var) -> str:
@@ -42,6 +42,12 @@ def value_dtype(e: Expr) -> DataType:
         return e.dtype if e.op in ("min", "max") else _computed(e.dtype)
     if isinstance(e, UnaryOp):
         return e.dtype if e.op == "not" else _computed(e.dtype)
+    if isinstance(e, Const):  # a C++ literal: an integer literal keeps its value, a float one is a float
+        if e.dtype.is_bool():
+            return e.dtype
+        if e.dtype.is_float():
+            return DT_FP32
+        return DT_UINT64 if int(e.value) > int_range(DT_INT64)[1] else DT_INT64
     return e.dtype
 
 
@@ -125,12 +131,13 @@ class TypedExprWriter:
         raise TypeError(f"cannot generate {type(e).__name__}")
 
     def const(self, e: Const) -> str:
+        """The literal the real backend writes: ``std::to_string`` of the value (floats then ``f``)."""
         d, v = e.dtype, e.value
         if d.is_bool():
             return repr(bool(v))
         if d.is_float():
-            return _float_literal(round_value(float(v), d))
-        return repr(wrap_value(int(v), d))
+            return _float_literal(round_value(literal_value(float(v)), DT_FP32))
+        return repr(int(v))
 
     def binop(self, e: BinOp) -> str:
         if e.op in ("min", "max"):  # std::min<T>(a, b): both converted to T

@@ -15,7 +15,6 @@ import ml_dtypes
 import numpy as np
 
 from pypto_pro.errors import SimulationError
-from pypto_pro.ir.expr import wrap_value  # noqa: F401  (re-exported for the code generator)
 from pypto_pro.language.dtypes import DataType
 
 
