@@ -103,13 +103,22 @@ def round_value(x: float, dtype: DataType) -> float:
     return globals()[fn](x) if fn else float(x)
 
 
+def _wrapper(bits: int, signed: bool):
+    mask, half = (1 << bits) - 1, 1 << (bits - 1)
+    if signed:
+        return lambda v: ((v + half) & mask) - half
+    return lambda v: v & mask
+
+
+# i64(v) / u8(v) / ...: ``v`` reduced to the integer dtype (two's complement for signed types)
+WRAPPERS = {f"{'i' if signed else 'u'}{bits}": _wrapper(bits, signed) for bits in (8, 16, 32, 64)
+            for signed in (True, False)}
+globals().update(WRAPPERS)
+
+
 def wrap_code(code: str, dtype: DataType) -> str:
     """Python source reducing the integer expression ``code`` to ``dtype``."""
-    mask = (1 << dtype.bits) - 1
-    if dtype.is_unsigned_int():
-        return f"(({code}) & {mask})"
-    half = 1 << (dtype.bits - 1)
-    return f"((({code}) + {half} & {mask}) - {half})"
+    return f"_{'u' if dtype.is_unsigned_int() else 'i'}{dtype.bits}({code})"
 
 
-HELPERS = ("idiv", "imod", "fdiv", "fmod", "shl", "shr", "f2i", "f32", "f16", "bf16")
+HELPERS = ("idiv", "imod", "fdiv", "fmod", "shl", "shr", "f2i", "f32", "f16", "bf16", *WRAPPERS)
