@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from pypto_pro.frontend.context import _Break, _Continue, _Return
-from pypto_pro.frontend.scalars import is_const, known
+from pypto_pro.frontend.scalars import known
 from pypto_pro.frontend.scope import MISSING
 from pypto_pro.frontend.values import TileValue
 from pypto_pro.ir.expr import Const, Expr, UnaryOp, Var
-from pypto_pro.ir.nodes import Assign, Break, Continue, If, Return, Stmt, While
+from pypto_pro.ir.nodes import Break, Continue, If, Return, Stmt, While
 from pypto_pro.language.dtypes import DT_BOOL
 
 
@@ -208,8 +208,3 @@ class ControlFlowParser:
         if ret.flag is None:
             ret.flag = Var(self.ctx.fresh_name("returned"), dtype=DT_BOOL)
         return ret.flag
-
-
-def is_compile_time(v: Any) -> bool:
-    ok, _ = known(v)
-    return ok or is_const(v)

@@ -11,7 +11,7 @@ import ast
 import operator
 from typing import Any
 
-from pypto_pro.frontend.scalars import (_BINOPS, _CMPOPS, _RUNTIME_BINOPS, FOLD, _expr, is_const, is_number,
+from pypto_pro.frontend.scalars import (_BINOPS, _CMPOPS, _RUNTIME_BINOPS, FOLD, is_const, is_number,
                                         is_scalar_value, known, simplify)
 from pypto_pro.frontend.values import RangeValue, TileValue
 from pypto_pro.ir.expr import (BinOp, BoolOp, Compare, Const, Expr, Select, UnaryOp, category, convert,
@@ -189,15 +189,22 @@ class ScalarOpsParser:
             return test.args[0], True
         return test, False
 
-    def ev_IfExp(self, node: ast.IfExp) -> Any:
-        test, is_constexpr = self.unwrap_constexpr(node.test)
+    def branch_condition(self, test: ast.expr) -> tuple[bool | None, Expr | None]:
+        """The condition of an ``if`` / conditional expression: ``(truth, None)`` when it is known while
+        compiling (then only one branch is compiled), else ``(None, run-time condition)``."""
+        test, is_constexpr = self.unwrap_constexpr(test)
         cond = self.eval(test)
         ok, value = known(cond)
         if is_constexpr and not (ok or is_const(cond)):
             self.fail(test, "pl.constexpr() can only accept compile-time constants, but got a run-time value")
         if ok or is_const(cond):
-            return self.eval(node.body if self.py_call(node.test, bool, value if ok else cond) else node.orelse)
-        cond = self.as_condition(node.test, cond)
+            return self.py_call(test, bool, value if ok else cond), None
+        return None, self.as_condition(test, cond)
+
+    def ev_IfExp(self, node: ast.IfExp) -> Any:
+        truth, cond = self.branch_condition(node.test)
+        if cond is None:
+            return self.eval(node.body if truth else node.orelse)
         with self.runtime_block("a run-time conditional expression"):
             with self.ctx.builder.block() as then_stmts:
                 a = self.eval(node.body)

@@ -9,7 +9,7 @@ from pypto_pro.frontend.merge import MergeError, merge_values
 from pypto_pro.frontend.scalars import (_expr, _range_len, assigned_names, is_const, is_scalar_value, known)
 from pypto_pro.frontend.scope import MISSING
 from pypto_pro.frontend.values import GroupValue, InlineFunction, RangeValue, SectionValue, TileValue
-from pypto_pro.ir.expr import Const, Expr, Var, convert, literal_dtype
+from pypto_pro.ir.expr import Expr, Var, convert, literal_dtype
 from pypto_pro.ir.nodes import Assign, For, If, Return, Section, TileRef
 from pypto_pro.language.dtypes import DT_INT64, DataType
 from pypto_pro.language.intrinsic import intrinsic_name
@@ -201,15 +201,10 @@ class StatementParser:
     # ---- if -----------------------------------------------------------------------------------
 
     def st_If(self, node: ast.If) -> None:
-        test, is_constexpr = self.unwrap_constexpr(node.test)
-        cond = self.eval(test)
-        ok, value = known(cond)
-        if is_constexpr and not (ok or is_const(cond)):
-            self.fail(test, "pl.constexpr() can only accept compile-time constants, but got a run-time value")
-        if ok or is_const(cond):
-            self.visit_body(node.body if self.py_call(node.test, bool, value if ok else cond) else node.orelse)
+        truth, cond = self.branch_condition(node.test)
+        if cond is None:
+            self.visit_body(node.body if truth else node.orelse)
             return
-        cond = self.as_condition(node.test, cond)
         self.materialize(node.body + node.orelse, node)
         before = dict(self.scope.locals)
         with self.runtime_block("a run-time if"):
