@@ -223,7 +223,7 @@ def non_scalar_dtype_param(out: OUT, v: DT_FP4):
     (float_modulo, r"operator '%' is not supported on float scalars"),
     (const_of_runtime, r"pl.const\(\) needs a numeric literal"),
     (non_scalar_dtype_param, r"pl.DT_FP4 is not a scalar dtype"),
-    (float_range_bound, r"pl.range bounds must be integers, got fp32"),
+    (float_range_bound, r"pl.range stop must be an integer scalar"),
 ])
 def test_scalar_mistakes_are_located_compile_errors(kernel, match):
     with pytest.raises(CompileError, match=match) as info:
