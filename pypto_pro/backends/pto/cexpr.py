@@ -97,6 +97,8 @@ class ExprWriter:
             t = e.operand_dtype
             return f"({self.operand(e.lhs, t)} {e.op} {self.operand(e.rhs, t)})"
         if isinstance(e, BoolOp):
+            if len(e.values) == 1:  # a lone operand of 'and' / 'or': its truth value
+                return f"static_cast<bool>({self.expr(e.values[0])})"
             op = " && " if e.op == "and" else " || "
             return "(" + op.join(self.expr(v) for v in e.values) + ")"
         if isinstance(e, Select):

@@ -117,7 +117,7 @@ def put(g, out, row, value):
     pl.store(out, t, [row, 0])
 
 
-def semantics(iout: pl.Tensor[[12, 8], pl.DT_INT32], fout: pl.Tensor[[4, 8], pl.DT_FP32],
+def semantics(iout: pl.Tensor[[15, 8], pl.DT_INT32], fout: pl.Tensor[[4, 8], pl.DT_FP32],
               lhs: pl.DT_INT32, rhs: pl.DT_INT32, f: pl.DT_FP32):
     gi = pl.make_tile_group(type=I1, addrs=[0x0], mutex_ids=[0])
     gf = pl.make_tile_group(type=F1, addrs=[0x100], mutex_ids=[1])
@@ -138,6 +138,9 @@ def semantics(iout: pl.Tensor[[12, 8], pl.DT_INT32], fout: pl.Tensor[[4, 8], pl.
         put(gi, iout, 9, -lhs if lhs < 0 else lhs)
         put(gi, iout, 10, lhs in (1, 7, -7))
         put(gi, iout, 11, rhs in pl.range(0, 10, 2))
+        put(gi, iout, 12, flag | 2)
+        put(gi, iout, 13, flag ^ 3)
+        put(gi, iout, 14, flag < 2)
 
 
 def expected(lhs, rhs, f):
@@ -145,7 +148,7 @@ def expected(lhs, rhs, f):
     flag = lhs > rhs
     ints = [flag + 7, flag & 3, int(flag == 1), c_div(lhs, rhs), c_mod(lhs, rhs), wrap(lhs * rhs, np.int32),
             lhs, max(lhs, rhs) - min(lhs, rhs), wrap(2147483647 + lhs, np.int32), abs(lhs),
-            int(lhs in (1, 7, -7)), int(0 <= rhs < 10 and rhs % 2 == 0)]
+            int(lhs in (1, 7, -7)), int(0 <= rhs < 10 and rhs % 2 == 0), flag | 2, flag ^ 3, int(flag < 2)]
     floats = [f32(lhs) / f32(rhs), f32(f32(f) * f32(3)) + f32(lhs), f32(f) if flag else f32(0.5), 0]
     return np.array(ints, np.int32), np.array(floats, np.float32)
 
@@ -154,7 +157,7 @@ def expected(lhs, rhs, f):
 @pytest.mark.parametrize("lhs, rhs, f", [(7, 2, 1.5), (1, 2, -0.25), (-7, 2, 3.0), (70000, 70000, 0.1), (-9, -4, 2.0)])
 def test_kernel_scalar_semantics(arch, lhs, rhs, f):
     kernel = pl.jit(semantics, arch=arch)
-    iout, fout = np.zeros((12, 8), np.int32), np.zeros((4, 8), np.float32)
+    iout, fout = np.zeros((15, 8), np.int32), np.zeros((4, 8), np.float32)
     kernel(iout, fout, lhs, rhs, f)
     want_i, want_f = expected(lhs, rhs, f)
     assert iout[:, 0].tolist() == want_i.tolist()
