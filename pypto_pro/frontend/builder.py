@@ -15,6 +15,11 @@ class Builder:
     def root(self) -> list[Stmt]:
         return self._blocks[0]
 
+    @property
+    def current(self) -> list[Stmt]:
+        """The statement list being filled."""
+        return self._blocks[-1]
+
     def emit(self, stmt: Stmt) -> None:
         self._blocks[-1].append(stmt)
 

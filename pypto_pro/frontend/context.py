@@ -1,4 +1,4 @@
-"""State shared by one kernel's compilation, and the exception that unwinds an inline helper."""
+"""State shared by one kernel's compilation, and the exceptions that unwind compile-time control flow."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,10 +11,18 @@ from pypto_pro.language.enums import SectionKind
 
 
 class _Return(Exception):
-    """Unwinds an inline helper's body at its ``return``."""
+    """Unwinds a body at a ``return`` reached at compile time (not under run-time control flow)."""
 
     def __init__(self, value: Any):
         self.value = value
+
+
+class _Break(Exception):
+    """Leaves a compile-time (unrolled) loop at its ``break``."""
+
+
+class _Continue(Exception):
+    """Ends one iteration of a compile-time (unrolled) loop at its ``continue``."""
 
 
 class KernelContext:
@@ -38,6 +46,8 @@ class KernelContext:
         self.reserved_struct_names: set[str] = set()  # C struct names taken (the tiling class)
         self.param_count = 0  # kernel parameters (views are numbered after them)
         self.views: list = []  # pl.make_tensor views, numbered after the parameters (ir/views.py)
+        self.runtime_depth = 0  # run-time ifs / loops around the statement being compiled (all helpers)
+        self.var_depth: dict[int, int] = {}  # Var uid -> runtime_depth where the frontend created it
 
     def fresh_name(self, base: str) -> str:
         n = self.names_used.get(base, 0)

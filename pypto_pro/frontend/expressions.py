@@ -2,19 +2,20 @@
 from __future__ import annotations
 
 import ast
-import operator
 from typing import Any
 
+from pypto_pro.frontend import intrinsics
 from pypto_pro.ops import resources
 from pypto_pro.frontend.diagnostics import did_you_mean
-from pypto_pro.frontend.scalars import (_BINOPS, _CMPOPS, _RUNTIME_BINOPS, _as_float, _expr, _ty, is_const,
-                                        is_scalar_value, simplify)
+from pypto_pro import language
+from pypto_pro.frontend.scalars import is_const, is_scalar_value
 from pypto_pro.frontend.scope import MISSING
 from pypto_pro.frontend.statements import _not_supported
 from pypto_pro.frontend.values import (BoundGroupMethod, FrontendObject, GroupValue, ShapeValue, TensorValue,
                                        TileValue)
-from pypto_pro.ir.expr import BinOp, BoolOp, Compare, Const, Expr, ListIndex, Select, TensorDim, UnaryOp
+from pypto_pro.ir.expr import Expr, ListIndex, TensorDim
 from pypto_pro.ir.nodes import TensorParam
+from pypto_pro.language.intrinsic import intrinsic_name
 from pypto_pro.language.types import DTypeVar
 
 _UNSUPPORTED_EXPRS = {
@@ -117,6 +118,8 @@ class ExpressionParser:
         index = self.eval(node.slice)
         if isinstance(base, FrontendObject):
             return base.frontend_getitem(self, node, index)
+        if isinstance(base, (TensorValue, TileValue)):
+            return self.element_op(node, "getval", base, index, None, node)
         if isinstance(base, ShapeValue):
             return self.shape_dim(node, base.param, index)
         if isinstance(base, GroupValue):
@@ -125,6 +128,8 @@ class ExpressionParser:
             if all(isinstance(x, int) and not isinstance(x, bool) for x in base):
                 return ListIndex(tuple(base), index)
             self.fail(node, "run-time indexing needs a list of compile-time ints")
+        if isinstance(base, (list, tuple)) and is_const(index):  # elements may be run-time values
+            return self.py_call(node, lambda: base[index])
         if not is_const(base):
             self.fail(node, f"{self.describe(base)} cannot be indexed")
         if not is_const(index):
@@ -143,103 +148,47 @@ class ExpressionParser:
         dim = param.type.dims[axis]
         return dim if isinstance(dim, int) else TensorDim(param.name, axis)
 
-    def ev_BinOp(self, node: ast.BinOp) -> Any:
-        return self.binop(node, node.op, self.eval(node.left), self.eval(node.right))
+    # ---- element access (the real getval / setval sugar) ------------------------------------------
 
-    def binop(self, node: ast.AST, op: ast.operator, a: Any, b: Any) -> Any:
-        sym, fn = _BINOPS[type(op)]
-        if is_const(a) and is_const(b):
-            return self.py_call(node, fn, a, b)
-        for v in (a, b):
-            if not is_scalar_value(v):
-                hint = " (tile arithmetic is written as pl.add(dst, a, b) etc.)" if isinstance(v, TileValue) else ""
-                self.fail(node, f"operator '{sym}' is not supported on {self.describe(v)}{hint}")
-        if sym not in _RUNTIME_BINOPS:
-            self.fail(node, f"operator '{sym}' is only supported on compile-time values")
-        if sym in ("//", "%", "/") and isinstance(b, (int, float)) and b == 0:
-            self.fail(node, "division by zero")
-        if sym in ("<<", ">>", "&", "|", "^") and "float" in (_ty(a), _ty(b)):
-            self.fail(node, f"operator '{sym}' needs integer operands, got a float")
-        return simplify(BinOp(sym, _expr(a), _expr(b)))
+    def element_access(self, target: ast.Subscript, op: str, value: Any, node: ast.AST) -> Any:
+        """``x[i, j]`` / ``x[i, j] = v`` on a tensor or tile: ``pl.getval`` / ``pl.setval`` at the
+        row-major element offset of the indices (one index per axis)."""
+        base = self.eval(target.value)
+        if not isinstance(base, (TensorValue, TileValue)):
+            self.fail(target, f"{self.describe(base)} does not support item assignment")
+        index = self.eval(target.slice)
+        return self.element_op(target, op, base, index, value, node)
 
-    def ev_UnaryOp(self, node: ast.UnaryOp) -> Any:
-        v = self.eval(node.operand)
-        ops = {ast.USub: ("-", operator.neg), ast.UAdd: ("+", operator.pos), ast.Not: ("not", operator.not_),
-               ast.Invert: ("~", operator.invert)}
-        sym, fn = ops[type(node.op)]
-        if is_const(v):
-            return self.py_call(node, fn, v)
-        if not is_scalar_value(v):
-            self.fail(node, f"operator '{sym}' is not supported on {self.describe(v)}")
-        if sym == "~" and _ty(v) == "float":
-            self.fail(node, "operator '~' needs an integer operand, got a float")
-        return v if sym == "+" else UnaryOp(sym, v)
+    def element_op(self, target: ast.Subscript, op: str, base: Any, index: Any, value: Any, node: ast.AST) -> Any:
+        indices = list(index) if isinstance(index, tuple) else [index]
+        if isinstance(base, TensorValue):
+            dims: list[Any] = [d if isinstance(d, int) else TensorDim(base.param.name, a)
+                               for a, d in enumerate(base.param.type.dims)]
+        else:
+            dims = list(base.ref.tile_type.shape)
+        if len(indices) != len(dims):
+            self.fail(target.slice, f"{self.describe(base)} has rank {len(dims)}; index it with {len(dims)} "
+                                    f"indices, got {len(indices)}")
+        for i in indices:
+            if not is_scalar_value(i) or isinstance(i, float) or (isinstance(i, Expr) and not i.dtype.is_int()):
+                self.fail(target.slice, f"an element index must be an integer, got {self.describe(i)}")
+        offset: Any = 0
+        for i, d in zip(indices, dims):
+            offset = self.add_int(target, self.mul_int(target, offset, d), i)
+        fn = getattr(language, op, None)
+        if intrinsic_name(fn) != op:
+            self.fail(target, f"element {'assignment' if op == 'setval' else 'access'} x[...] is pl.{op}(), "
+                              "which is not supported yet in this release")
+        args = [base, offset] + ([value] if op == "setval" else [])
+        call = ast.copy_location(ast.Call(func=target.value, args=[target.value, target.slice] +
+                                          ([node.value] if op == "setval" else []), keywords=[]), target)
+        return intrinsics.call(self, call, op, fn, args, {})
 
-    def ev_Compare(self, node: ast.Compare) -> Any:
-        left = self.eval(node.left)
-        parts: list[Any] = []
-        for op, right_node in zip(node.ops, node.comparators):
-            right = self.eval(right_node)
-            sym, fn = _CMPOPS[type(op)]
-            if is_const(left) and is_const(right):
-                parts.append(self.py_call(node, fn, left, right))
-            else:
-                if sym in ("is", "is not", "in", "not in"):
-                    self.fail(node, f"'{sym}' is only supported on compile-time values")
-                for v in (left, right):
-                    if not is_scalar_value(v):
-                        self.fail(node, f"cannot compare {self.describe(v)}")
-                parts.append(Compare(sym, _expr(left), _expr(right)))
-            left = right
-        return self.combine_bool(node, "and", parts)
+    def add_int(self, node: ast.AST, a: Any, b: Any) -> Any:
+        return a + b if is_const(a) and is_const(b) else self.scalar_binop(node, "+", a, b)
 
-    def combine_bool(self, node: ast.AST, op: str, parts: list[Any]) -> Any:
-        runtime: list[Expr] = []
-        for p in parts:
-            if is_const(p):
-                truth = self.py_call(node, bool, p)
-                if op == "and" and not truth:
-                    return False if not runtime else BoolOp("and", (*runtime, Const(False)))
-                if op == "or" and truth:
-                    return True if not runtime else BoolOp("or", (*runtime, Const(True)))
-                continue
-            runtime.append(p)
-        if not runtime:
-            return parts[-1] if parts else (op == "and")
-        return runtime[0] if len(runtime) == 1 else BoolOp(op, tuple(runtime))
-
-    def ev_BoolOp(self, node: ast.BoolOp) -> Any:
-        op = "and" if isinstance(node.op, ast.And) else "or"
-        parts = []
-        for v in node.values:
-            val = self.eval(v)
-            if not is_const(val) and not is_scalar_value(val):
-                self.fail(v, f"'{op}' is not supported on {self.describe(val)}")
-            parts.append(val)
-            if is_const(val) and self.py_call(v, bool, val) == (op == "or"):
-                break  # short-circuit: like Python, the remaining operands are never evaluated
-        if all(is_const(p) for p in parts):
-            result = parts[0]
-            for p in parts[1:]:
-                result = self.py_call(node, lambda r, q: (r and q) if op == "and" else (r or q), result, p)
-            return result
-        return self.combine_bool(node, op, parts)
-
-    def ev_IfExp(self, node: ast.IfExp) -> Any:
-        cond = self.eval(node.test)
-        if is_const(cond):
-            return self.eval(node.body if self.py_call(node.test, bool, cond) else node.orelse)
-        a, b = self.eval(node.body), self.eval(node.orelse)
-        if not (is_scalar_value(a) and is_scalar_value(b)):
-            self.fail(node, "a run-time conditional expression must choose between scalars")
-        if "float" in (_ty(a), _ty(b)):  # the result is a float whichever side is taken
-            a, b = _as_float(a), _as_float(b)
-        return Select(self.as_condition(node.test, cond), _expr(a), _expr(b))
-
-    def as_condition(self, node: ast.AST, v: Any) -> Expr:
-        if not is_scalar_value(v):
-            self.fail(node, f"{self.describe(v)} cannot be used as a condition")
-        return v if isinstance(v, Expr) else Const(v)
+    def mul_int(self, node: ast.AST, a: Any, b: Any) -> Any:
+        return a * b if is_const(a) and is_const(b) else self.scalar_binop(node, "*", a, b)
 
 
 def _attr_name_node(node: ast.Attribute) -> ast.AST:

@@ -6,7 +6,8 @@ annotation                     parameter
 ``pl.Tensor[[dims], dtype]``   GM tensor (``TensorParam``); ``pl.STATIC`` dims and a final
                                ``...`` are bound to the launch's shape (one compile each)
 ``pl.Ptr[dtype]``              GM buffer (``PtrParam``): the argument's bytes, flat
-``int`` / ``float`` / dtype    run-time scalar (``ScalarParam``; see :func:`scalar_kind`)
+``int`` / ``float`` / dtype    run-time scalar (``ScalarParam``; see :func:`scalar_dtype`);
+                               only these may have a default value
 ``pl.Constexpr``               compile-time constant (part of the compile cache key)
 a tiling ``@dataclass``        the tiling struct (``TilingParam``), last parameter only
 =============================  ==========================================================
@@ -27,11 +28,11 @@ from typing import TYPE_CHECKING, Any, Callable
 from pypto_pro.frontend.scope import closure_vars
 from pypto_pro.frontend.values import TensorValue
 from pypto_pro.ir.expr import Var
-from pypto_pro.ir.nodes import ScalarParam, TensorParam
+from pypto_pro.ir.nodes import NO_DEFAULT, ScalarParam, TensorParam
 from pypto_pro.ir.storage import ScalarArray, StructStorage, TilingParam
 from pypto_pro.ir.views import PtrParam
 from pypto_pro.language import tiling as tiling_mod
-from pypto_pro.language.dtypes import DataType
+from pypto_pro.language.dtypes import DEFAULT_FLOAT, DEFAULT_INT, DT_BOOL, DataType
 from pypto_pro.language.enums import ND
 from pypto_pro.language.types import Constexpr, DTypeVar, PtrType, TensorType
 
@@ -44,20 +45,24 @@ ANNOTATION_HELP = ("pl.Tensor[[dims], dtype], pl.Ptr[dtype], a dtype (n: pl.DT_I
                    "pl.Constexpr or a tiling @dataclass")
 
 
-def scalar_kind(ann: Any) -> str | None:
-    """The scalar type (``"int"`` / ``"float"`` / ``"bool"``) of a scalar parameter annotation, or
-    None if ``ann`` is not one. Hook for typed scalars: ``n: pl.DT_INT64`` classifies by the
-    dtype's kind here; a richer scalar type (carrying the dtype) plugs in at this one place."""
-    if ann is int or ann is float or ann is bool:
-        return ann.__name__
-    if isinstance(ann, DataType):
-        if ann.is_bool():
-            return "bool"
-        if ann.is_float():
-            return "float"
-        if ann.is_int():
-            return "int"
+def scalar_dtype(ann: Any) -> DataType | None:
+    """The dtype of a run-time scalar parameter annotation, or None if ``ann`` is not one: a scalar
+    ``pl.DT_*`` (the real form, ``n: pl.DT_INT32``), or ours ``int`` / ``float`` / ``bool``
+    (INT64 / FP32 / BOOL)."""
+    if ann is int:
+        return DEFAULT_INT
+    if ann is float:
+        return DEFAULT_FLOAT
+    if ann is bool:
+        return DT_BOOL
+    if isinstance(ann, DataType) and ann.scalar_ok:
+        return ann
     return None
+
+
+def scalar_kind(dtype: DataType) -> str:
+    """``"int"`` / ``"float"`` / ``"bool"``: the kind of a scalar parameter's dtype."""
+    return "bool" if dtype.is_bool() else "float" if dtype.is_float() else "int"
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,8 @@ class Classified:
     scalar: str | None = None
     error: str | None = None
     error_kind: str = "type"
+    default: Any = NO_DEFAULT  # a scalar parameter's default value
+    error_at_default: bool = False  # the error is the default value's (reported there)
 
 
 def annotations_of(fn: Callable, scope: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -84,19 +91,31 @@ def annotations_of(fn: Callable, scope: Mapping[str, Any] | None = None) -> dict
 
 
 def classify(fn: Callable, hints: dict[str, Any]) -> list[Classified]:
-    names = list(inspect.signature(fn).parameters)
+    signature = inspect.signature(fn).parameters
+    names = list(signature)
     out: list[Classified] = []
     for i, name in enumerate(names):
         ann = hints.get(name, inspect.Parameter.empty)
         last = i == len(names) - 1
+        default = signature[name].default
+        if default is not inspect.Parameter.empty:
+            if scalar_dtype(ann) is None:
+                out.append(Classified("error", name, i, ann, error=(
+                    f"parameter '{name}': only scalar parameters (pl.DT_*, int, float) can have a default value"), error_at_default=True))
+                continue
+            out.append(Classified("scalar", name, i, ann, scalar_kind(scalar_dtype(ann)), default=default))
+            continue
         if isinstance(ann, TensorType):
             out.append(Classified("tensor", name, i, ann))
         elif isinstance(ann, PtrType):
             out.append(Classified("ptr", name, i, ann))
         elif ann is Constexpr:
             out.append(Classified("constexpr", name, i, ann))
-        elif scalar_kind(ann) is not None:
-            out.append(Classified("scalar", name, i, ann, scalar_kind(ann)))
+        elif scalar_dtype(ann) is not None:
+            out.append(Classified("scalar", name, i, ann, scalar_kind(scalar_dtype(ann))))
+        elif isinstance(ann, DataType):
+            out.append(Classified("error", name, i, ann, error=(
+                f"parameter '{name}': pl.{ann.name} is not a scalar dtype (it is for tensors and tiles only)")))
         elif tiling_mod.looks_like_tiling_class(ann):
             try:
                 tiling_mod.tiling_fields(ann)
@@ -141,10 +160,18 @@ def _param(c: Classified, storage: StructStorage | None) -> Param:
     if c.kind == "ptr":
         return PtrParam.of(c.name, c.ann.dtype, c.index)
     if c.kind == "scalar":
-        return ScalarParam(c.name, c.scalar or "int", c.index)
+        return ScalarParam(c.name, c.scalar or "int", c.index, scalar_dtype(c.ann), c.default,
+                           legacy=c.ann in (int, float, bool))
     if c.kind == "constexpr":
         return ScalarParam(c.name, "constexpr", c.index)
     return TilingParam(c.name, c.ann, c.index, storage)  # type: ignore[arg-type]
+
+
+def _default_node(args: ast.arguments, a: ast.arg) -> ast.expr | None:
+    """The default-value expression of parameter ``a`` (where a bad default is reported)."""
+    first = len(args.args) - len(args.defaults)
+    i = args.args.index(a)
+    return args.defaults[i - first] if i >= first else None
 
 
 def tiling_storage(cls: type, name: str) -> StructStorage:
@@ -172,7 +199,10 @@ def kernel_params(parser: "FunctionParser", fn: Callable, node: ast.FunctionDef,
     params: list[Param] = []
     for c, a in zip(classify(fn, hints), args.args):
         if c.kind == "error":
-            parser.fail(a.annotation or a, c.error or "bad annotation", kind=c.error_kind)
+            at = a.annotation or a
+            if c.error_at_default:
+                at = _default_node(args, a) or at
+            parser.fail(at, c.error or "bad annotation", kind=c.error_kind)
         if c.kind == "tensor":
             ann: TensorType = c.ann
             if ann.layout is not None and ann.layout is not ND:
@@ -197,8 +227,8 @@ def kernel_params(parser: "FunctionParser", fn: Callable, node: ast.FunctionDef,
             p = PtrParam.of(a.arg, c.ann.dtype, c.index)
             parser.scope.locals[a.arg] = PtrValue.of_param(p)
         elif c.kind == "scalar":
-            p = ScalarParam(a.arg, c.scalar or "int", c.index)
-            parser.scope.locals[a.arg] = parser.ctx.param_vars.setdefault(a.arg, Var(a.arg, p.ty))
+            p = _param(c, None)
+            parser.scope.locals[a.arg] = parser.ctx.param_vars.setdefault(a.arg, Var(a.arg, dtype=p.dtype))
         elif c.kind == "constexpr":
             p = ScalarParam(a.arg, "constexpr", c.index)
             if a.arg in constexprs:

@@ -14,9 +14,11 @@ from pypto_pro.arch.model import ArchModel
 from pypto_pro.errors import CompileError, InternalCompilerError, PyptoError
 from pypto_pro.frontend.calls import CallParser
 from pypto_pro.frontend.context import KernelContext, _Return
+from pypto_pro.frontend.control_flow import ControlFlowParser, HelperReturns, LoopFrame
 from pypto_pro.frontend.diagnostics import SourceFile, fail
 from pypto_pro.frontend.expressions import ExpressionParser
 from pypto_pro.frontend.params import kernel_params
+from pypto_pro.frontend.scalar_ops import ScalarOpsParser
 from pypto_pro.frontend.scope import Scope, closure_vars
 from pypto_pro.frontend.source import parse_function
 from pypto_pro.frontend.statements import StatementParser
@@ -28,7 +30,7 @@ from pypto_pro.ir.nodes import KernelIR
 from pypto_pro.language.enums import SectionKind
 
 
-class FunctionParser(StatementParser, ExpressionParser, CallParser):
+class FunctionParser(StatementParser, ControlFlowParser, ExpressionParser, ScalarOpsParser, CallParser):
     """Compiles one function body (the kernel, or an inlined helper) into the context's builder."""
 
     def __init__(self, ctx: KernelContext, src: SourceFile, scope: Scope, in_inline: bool = False):
@@ -36,8 +38,11 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
         self.src = src
         self.scope = scope
         self.in_inline = in_inline
-        self.runtime_blocks: list[str] = []  # enclosing run-time ifs / pl.range loops (innermost last)
+        self.runtime_blocks: list[str] = []  # enclosing run-time ifs / loops of this body (innermost last)
         self.unmerged: dict[str, str] = {}  # names a run-time if left unusable, with the reason
+        self.loops: list[LoopFrame] = []  # enclosing loops of this body (innermost last)
+        self.terminated = False  # the current block ended in break / continue / return
+        self.helper_ret: HelperReturns | None = None  # an inlined helper's run-time returns
 
     # ---- diagnostics -----------------------------------------------------------------------
 
@@ -58,9 +63,6 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
         except Exception as exc:  # user code raised: report it at the user's line
             self.fail(node, f"{type(exc).__name__} while evaluating at compile time: {exc}")
 
-    # ---- statements ------------------------------------------------------------------------
-
-
     def describe(self, v: Any) -> str:
         if isinstance(v, TileValue):
             return f"tile '{v.ref.buffer.name}'"
@@ -75,9 +77,6 @@ class FunctionParser(StatementParser, ExpressionParser, CallParser):
         if isinstance(v, (RangeValue, SectionValue, BoundGroupMethod, ShapeValue)):
             return type(v).__name__.replace("Value", "").lower()
         return f"{type(v).__name__} {v!r}" if len(repr(v)) < 60 else type(v).__name__
-
-
-
 
 
 def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | None = None,

@@ -187,6 +187,10 @@ class PipelineTransform:
             self.em.emit(f"for {ast.unparse(stmt.target)} in {ast.unparse(stmt.iter)}:", indent, stmt)
             for s in stmt.body:
                 self.plain(s, indent + 1)
+        elif isinstance(stmt, ast.While) and not stmt.orelse:
+            self.em.emit(f"while {ast.unparse(stmt.test)}:", indent, stmt)
+            for s in stmt.body:
+                self.plain(s, indent + 1)
         elif isinstance(stmt, ast.If):
             self.em.emit(f"if {ast.unparse(stmt.test)}:", indent, stmt)
             for s in stmt.body:
@@ -237,6 +241,12 @@ class PipelineTransform:
                 pre.append(s)
             elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
                 continue
+            elif any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(s)):
+                jump = next(n for n in ast.walk(s) if isinstance(n, (ast.Break, ast.Continue, ast.Return)))
+                word = type(jump).__name__.lower()
+                self.fail(jump, f"'{word}' cannot be used in a pipelined loop: its iterations are rescheduled "
+                                "over a prologue, a steady state and an epilogue, so no iteration can end early "
+                                "(move the condition into the stages)")
             else:
                 self.fail(s, "a pipelined loop may contain only stage calls and scalar assignments "
                              "(move other work into a stage)")

@@ -5,19 +5,20 @@ import ast
 from typing import Any
 
 from pypto_pro.frontend.context import _Return
-from pypto_pro.frontend.scalars import (_expr, _range_len, _same_const, _ty, assigned_names, is_const,
-                                        is_scalar_value)
+from pypto_pro.frontend.merge import MergeError, merge_values
+from pypto_pro.frontend.scalars import (_expr, _range_len, assigned_names, is_const, is_scalar_value, known)
 from pypto_pro.frontend.scope import MISSING
 from pypto_pro.frontend.values import FrontendObject, GroupValue, InlineFunction, RangeValue, SectionValue, TileValue
-from pypto_pro.ir.expr import Const, Expr, Var
-from pypto_pro.ir.nodes import Assign, For, If, Section, TileRef
+from pypto_pro.ir.expr import Expr, Var, convert, literal_dtype
+from pypto_pro.ir.nodes import Assign, For, If, Return, Section, TileRef
+from pypto_pro.language.dtypes import DT_INT64, DataType
 from pypto_pro.language.intrinsic import intrinsic_name
 
 _UNSUPPORTED_STMTS = {
-    ast.Try: "try statements", ast.While: "while loops (use pl.range for run-time loops)",
+    ast.Try: "try statements",
     ast.ClassDef: "class definitions", ast.Import: "import statements", ast.ImportFrom: "import statements",
     ast.Global: "global statements", ast.Nonlocal: "nonlocal statements", ast.Delete: "del statements",
-    ast.Raise: "raise statements", ast.Break: "break", ast.Continue: "continue",
+    ast.Raise: "raise statements",
     ast.AsyncFor: "async for", ast.AsyncWith: "async with", ast.AsyncFunctionDef: "async functions",
     ast.Match: "match statements",
 }
@@ -32,12 +33,13 @@ def _not_supported(what: str) -> str:
     return text + (f" ({hint}" if paren else "")
 
 
-
 class StatementParser:
     """The statement visitors of :class:`pypto_pro.frontend.parser.FunctionParser`."""
 
     def visit_body(self, body: list[ast.stmt]) -> None:
         for stmt in body:
+            if self.terminated:
+                return  # after a break / continue / return: the rest of the block never runs
             self.visit_stmt(stmt)
 
     def visit_stmt(self, node: ast.stmt) -> None:
@@ -59,29 +61,18 @@ class StatementParser:
 
     def st_Assert(self, node: ast.Assert) -> None:
         cond = self.eval(node.test)
-        if not is_const(cond):
+        ok, value = known(cond)
+        if not (ok or is_const(cond)):
             self.fail(node.test, "assert needs a compile-time condition (run-time asserts are not supported)")
-        if not self.py_call(node.test, bool, cond):
+        if not self.py_call(node.test, bool, value if ok else cond):
             msg = self.eval(node.msg) if node.msg is not None else None
             self.fail(node, "assertion failed" + (f": {msg}" if msg is not None else ""))
 
-    def st_Return(self, node: ast.Return) -> None:
-        if self.runtime_blocks:
-            self.fail(node, f"'return' inside {self.runtime_blocks[-1]} is not supported: the branch is taken at "
-                            "run time; assign the result to a name and return after it")
-        if not self.in_inline:
-            if node.value is not None:
-                self.fail(node, "a kernel cannot return a value; write results to an output tensor")
-            raise _Return(None)
-        raise _Return(self.eval(node.value) if node.value is not None else None)
-
     def st_FunctionDef(self, node: ast.FunctionDef) -> None:
-        decorators = [self.eval(d) for d in node.decorator_list]
-        if not any(getattr(d, "__pypto_inline__", False) for d in decorators):
-            self.fail(node, f"nested function '{node.name}' must be decorated with @pl.inline to be used in a kernel")
-        if len(decorators) != 1:
-            self.fail(node.decorator_list[1] if len(node.decorator_list) > 1 else node,
-                      "an inline helper takes only the @pl.inline decorator")
+        """A nested helper: inlined where it is called, like any plain Python function."""
+        for d in node.decorator_list:
+            if not getattr(self.eval(d), "__pypto_inline__", False):
+                self.fail(d, "a helper defined inside a kernel takes no decorator other than @pl.inline")
         self.scope.locals[node.name] = InlineFunction(node, self.src, self.scope.globals,
                                                       {**self.scope.closure, **self.scope.locals}, node.name)
 
@@ -92,8 +83,37 @@ class StatementParser:
 
     def st_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is None:
-            self.fail(node, "a declaration without a value is not supported")
-        self.assign_target(node.target, self.eval(node.value), node)
+            self.fail(node, "a declaration without a value is not supported (write 'name: type = value')")
+        value = self.eval(node.value)
+        ann = self.annotation(node.annotation)
+        if isinstance(ann, DataType):
+            self.check_annotated(node, ann, value)
+        self.assign_target(node.target, value, node)
+
+    def annotation(self, node: ast.expr) -> Any:
+        """The value of a local's annotation, or None where it is not one we check (the real parser
+        reads only scalar dtypes and memrefs there)."""
+        try:
+            return self.eval(node)
+        except Exception:
+            return None
+
+    def check_annotated(self, node: ast.AnnAssign, dtype: DataType, value: Any) -> None:
+        """``name: pl.DT_x = value``: the variable keeps the value's dtype (as in the real PyPTO Pro,
+        where the annotation does not convert); a value of another category is a mistake."""
+        at = node.annotation
+        if not dtype.scalar_ok:
+            self.fail(at, f"pl.{dtype.name} is not a scalar dtype (it is for tensors and tiles only)")
+        if not is_scalar_value(value):
+            self.fail(node.value, f"'{ast.unparse(node.target)}' is annotated pl.{dtype.name} but is assigned "
+                                  f"{self.describe(value)}")
+        vdt = _expr(value).dtype
+        if dtype.is_float() != vdt.is_float():
+            what = "a float" if vdt.is_float() else "an integer" if not vdt.is_bool() else "a bool"
+            hint = (" (write a float literal, e.g. 0.0, or pl.const(value, pl." + dtype.name + "))"
+                    if dtype.is_float() else " (use an integer value; a float never converts implicitly here)")
+            self.fail(node.value, f"'{ast.unparse(node.target)}' is annotated pl.{dtype.name} but its value is "
+                                  f"{what} ({vdt.short}){hint}")
 
     def st_AugAssign(self, node: ast.AugAssign) -> None:
         if isinstance(node.target, (ast.Attribute, ast.Subscript)):  # s.total += i on a struct field
@@ -119,6 +139,8 @@ class StatementParser:
                 self.assign_target(t, v, node)
         elif isinstance(target, (ast.Attribute, ast.Subscript)) and self.assign_member(target, value):
             pass
+        elif isinstance(target, ast.Subscript):
+            self.store_element(target, value, node)
         else:
             self.fail(target, "only assignment to names (or tuples of names) is supported in kernels")
 
@@ -144,12 +166,13 @@ class StatementParser:
             buf.name = self.ctx.fresh_name(name)
             if isinstance(value, GroupValue):
                 value.counter.name = f"{buf.name}_pos"
-        if isinstance(current, Var):
-            if is_scalar_value(value):
-                if _ty(value) == "float" and current.ty != "float":
-                    self.fail(node, f"'{name}' holds an integer at run time; cannot assign a float to it")
-                self.ctx.builder.emit(Assign(current, value if isinstance(value, Expr) else Const(value),
-                                             self.loc(node)))
+        if isinstance(current, Var) and is_scalar_value(value):
+            v = self.scalar_expr(node, value)
+            # In the block that defined the register a new value of another dtype starts a new register
+            # (the real SSA form); under a run-time if / loop the register is shared by every path and
+            # the value converts to its dtype, as the C++ assignment does.
+            if v.dtype is current.dtype or self.ctx.var_depth.get(current.uid, 0) != self.ctx.runtime_depth:
+                self.assign_into(current, v, node, name)
                 return
         if isinstance(current, TileValue) and isinstance(current.ref.slot, Var) and self.runtime_blocks and \
                 current.ref.slot.name.endswith("_carried") and isinstance(value, TileValue):
@@ -160,15 +183,24 @@ class StatementParser:
                 self.fail(node, f"'{name}' is rebound to a tile of another buffer inside {self.runtime_blocks[-1]}; "
                                 "use a separate name")
             # inside a run-time if: a plain rebinding (after the if, the name is usable only if both sides agree)
-        if isinstance(value, Expr) and not isinstance(value, Var):
-            var = Var(self.ctx.fresh_name(name), "float" if value.ty == "float" else "int")
-            self.ctx.builder.emit(Assign(var, value, self.loc(node)))
-            value = var
-        elif isinstance(value, Var):
-            var = Var(self.ctx.fresh_name(name), value.ty)
+        if isinstance(value, Expr):
+            value = self.scalar_expr(node, value)
+            var = self.new_var(name, value.dtype)
             self.ctx.builder.emit(Assign(var, value, self.loc(node)))
             value = var
         self.scope.locals[name] = value
+
+    def assign_into(self, var: Var, value: Expr, node: ast.AST, name: str) -> None:
+        if value.dtype.is_float() and not var.dtype.is_float():
+            self.fail(node, f"'{name}' holds an integer ({var.dtype.short}) at run time; cannot assign a float "
+                            f"({value.dtype.short}) to it")
+        self.ctx.builder.emit(Assign(var, convert(value, var.dtype), self.loc(node)))
+
+    def scalar_expr(self, node: ast.AST, v: Any) -> Expr:
+        try:
+            return _expr(v)
+        except ValueError as exc:
+            self.fail(node, str(exc))
 
     def materialize(self, body: list[ast.stmt], node: ast.AST) -> None:
         """Before a run-time loop: names it reassigns that now hold constants become IR variables."""
@@ -177,66 +209,67 @@ class StatementParser:
             if is_scalar_value(current) and not isinstance(current, Var):
                 if isinstance(current, Expr):
                     continue
-                ty = "float" if isinstance(current, float) else "int"
-                var = Var(self.ctx.fresh_name(name), ty)
-                self.ctx.builder.emit(Assign(var, Const(current), self.loc(node)))
+                var = self.new_var(name, literal_dtype(current))
+                self.ctx.builder.emit(Assign(var, self.scalar_expr(node, current), self.loc(node)))
                 self.scope.locals[name] = var
             elif isinstance(current, TileValue) and current.ref.buffer.is_group:
-                var = Var(self.ctx.fresh_name(f"{name}_slot") + "_carried")
+                var = self.new_var(f"{name}_slot", DT_INT64)
+                var.name += "_carried"
                 self.ctx.builder.emit(Assign(var, current.ref.slot, self.loc(node)))
                 self.scope.locals[name] = TileValue(TileRef(current.ref.buffer, var))
 
+    # ---- if -----------------------------------------------------------------------------------
+
     def st_If(self, node: ast.If) -> None:
-        cond = self.eval(node.test)
-        if is_const(cond):
-            self.visit_body(node.body if self.py_call(node.test, bool, cond) else node.orelse)
+        truth, cond = self.branch_condition(node.test)
+        if cond is None:
+            self.visit_body(node.body if truth else node.orelse)
             return
-        cond = self.as_condition(node.test, cond)
         self.materialize(node.body + node.orelse, node)
         before = dict(self.scope.locals)
-        self.runtime_blocks.append("a run-time if")
-        try:
+        with self.runtime_block("a run-time if"):
             with self.ctx.builder.block() as then_body:
                 self.visit_body(node.body)
-            then_env = self.scope.locals
-            self.scope.locals = dict(before)
+            then_env, then_done = self.scope.locals, self.terminated
+            self.scope.locals, self.terminated = dict(before), False
             with self.ctx.builder.block() as else_body:
                 self.visit_body(node.orelse)
-            else_env = self.scope.locals
-        finally:
-            self.runtime_blocks.pop()
-        self.scope.locals = self.merge_branches(node, before, then_env, then_body, else_env, else_body)
+            else_env, else_done = self.scope.locals, self.terminated
+        self.terminated = then_done and else_done
+        if then_done and not else_done:
+            self.scope.locals = else_env  # only the else side reaches the code after the if
+        elif else_done and not then_done:
+            self.scope.locals = then_env
+        else:
+            self.scope.locals = self.merge_branches(node, before, then_env, then_body, else_env, else_body)
         self.ctx.builder.emit(If(cond, then_body, else_body, self.loc(node)))
 
     def merge_branches(self, node, before, then_env, then_body, else_env, else_body) -> dict[str, Any]:
         merged = dict(before)
+        line = self.loc(node).line
         for name in set(then_env) | set(else_env):
             a, b = then_env.get(name, MISSING), else_env.get(name, MISSING)
             if a is b:
                 merged[name] = a
-            elif a is MISSING or b is MISSING:
+                continue
+            if a is MISSING or b is MISSING:
                 merged.pop(name, None)  # bound in one branch only: not usable after the if
                 self.unmerged[name] = (f"'{name}' is assigned on only one side of the run-time if at line "
-                                       f"{self.loc(node).line}, so it cannot be used after it")
-            elif is_const(a) and is_const(b) and type(a) is type(b) and _same_const(a, b):
-                merged[name] = a
-            elif is_scalar_value(a) and is_scalar_value(b):
-                ty = "float" if "float" in (_ty(a), _ty(b)) else "int"
-                var = Var(self.ctx.fresh_name(name), ty)
-                then_body.append(Assign(var, _expr(a), self.loc(node)))
-                else_body.append(Assign(var, _expr(b), self.loc(node)))
-                merged[name] = var
-            elif isinstance(a, TileValue) and isinstance(b, TileValue) and a.ref.buffer is b.ref.buffer:
-                var = Var(self.ctx.fresh_name(f"{name}_slot"))
-                then_body.append(Assign(var, a.ref.slot, self.loc(node)))
-                else_body.append(Assign(var, b.ref.slot, self.loc(node)))
-                merged[name] = TileValue(TileRef(a.ref.buffer, var))
-            else:
+                                       f"{line}, so it cannot be used after it")
+                continue
+            try:
+                value, (then_set, else_set) = merge_values(self, name, [a, b], self.loc(node), first_wins=True)
+            except MergeError as exc:
                 merged.pop(name, None)
-                self.unmerged[name] = (f"'{name}' is {self.describe(a)} on one side of the run-time if at line "
-                                       f"{self.loc(node).line} and {self.describe(b)} on the other, so it cannot be "
-                                       "used after it")
+                self.unmerged[name] = (f"'{name}' is {exc.args[0]} on one side of the run-time if at line {line} "
+                                       f"and {exc.args[1]} on the other, so it cannot be used after it")
+                continue
+            then_body.extend(then_set)
+            else_body.extend(else_set)
+            merged[name] = value
         return merged
+
+    # ---- for ----------------------------------------------------------------------------------
 
     def st_For(self, node: ast.For) -> None:
         if node.orelse:
@@ -248,46 +281,37 @@ class StatementParser:
             step = it.step
             if isinstance(step, int) and step <= 0:
                 self.fail(node.iter, "pl.range step must be positive")
+            bounds = [self.range_bound(node.iter, x) for x in (it.start, it.stop, step)]
             self.materialize(node.body, node)
-            var = Var(self.ctx.fresh_name(node.target.id))
             before = dict(self.scope.locals)
-            self.runtime_blocks.append("a pl.range loop")
-            try:
+            sites = self.return_sites()
+            with self.runtime_block("a pl.range loop"), self.loop_frame(runtime=True):
+                var = self.new_var(node.target.id, DT_INT64)
                 with self.ctx.builder.block() as body:
                     self.scope.locals[node.target.id] = var
                     self.visit_body(node.body)
-            finally:
-                self.runtime_blocks.pop()
-            self.ctx.builder.emit(For(var, _expr(it.start), _expr(it.stop), _expr(step), body, self.loc(node)))
-            self.forget_loop_locals(node, before)
+            self.terminated = False
+            self.ctx.builder.emit(For(var, *bounds, body, self.loc(node)))
+            self.after_loop(node, before, sites, node.target.id)
             return
         if isinstance(it, (range, list, tuple)) and is_const(it):
             count = _range_len(it) if isinstance(it, range) else len(it)  # len() overflows on huge ranges
             if count > MAX_UNROLL:
                 self.fail(node.iter, f"a compile-time loop over {count} items is unrolled; at most {MAX_UNROLL} "
                                      "are allowed (use pl.range for a run-time loop)")
-            for item in it:
-                self.assign_target(node.target, item, node)
-                self.visit_body(node.body)
+            self.run_unrolled(node, it)
             return
         if isinstance(it, range) or (isinstance(it, (list, tuple))):
             self.fail(node.iter, "this loop iterates over run-time values; use pl.range(start, stop, step)")
         self.fail(node.iter, f"cannot iterate over {self.describe(it)}; use pl.range(...) or a compile-time range")
 
-    def forget_loop_locals(self, node: ast.For, before: dict[str, Any]) -> None:
-        """Run-time values first set inside a pl.range loop (and its variable) have no value after a loop
-        that ran zero times: using them after the loop is an error, not an unset register."""
-        line = self.loc(node).line
-        for name, value in list(self.scope.locals.items()):
-            runtime = isinstance(value, Expr) or (isinstance(value, TileValue) and not isinstance(value.ref.slot, Const))
-            if before.get(name, MISSING) is value or not runtime:
-                continue
-            del self.scope.locals[name]
-            self.unmerged[name] = (
-                f"'{name}' is the variable of the pl.range loop at line {line}; it has no value after the loop "
-                "(the loop may run zero times)" if name == node.target.id else
-                f"'{name}' is assigned inside the pl.range loop at line {line}, which may run zero times, so it "
-                "cannot be used after the loop; assign it before the loop")
+    def range_bound(self, node: ast.AST, v: Any) -> Expr:
+        e = self.scalar_expr(node, v)
+        if not e.dtype.is_int():
+            self.fail(node, f"pl.range bounds must be integers, got {e.dtype.short if e.dtype.is_float() else 'a bool'}")
+        return convert(e, DT_INT64)
+
+    # ---- with ---------------------------------------------------------------------------------
 
     def st_With(self, node: ast.With) -> None:
         if len(node.items) != 1:
@@ -308,11 +332,21 @@ class StatementParser:
         returned: _Return | None = None
         try:
             with self.ctx.builder.block() as body:
-                self.visit_body(node.body)
-        except _Return as ret:  # the section's code so far still runs; the return then ends the function
-            returned = ret
+                try:
+                    self.visit_body(node.body)
+                except _Return as ret:  # this engine's program ends here
+                    returned = ret
         finally:
             self.ctx.section = None
+        # a jump inside the section is this engine's only: the code after it belongs to the others too
+        self.terminated = False
+        if returned is not None and not self.in_inline:
+            body.append(Return(self.loc(node)))
+            returned = None
         self.ctx.builder.emit(Section(value.kind, body, self.loc(node)))
         if returned is not None:
             raise returned
+
+    def store_element(self, target: ast.Subscript, value: Any, node: ast.stmt) -> None:
+        """``x[i, j] = v``: the real ``pl.setval(x, offset, v)`` sugar (see :meth:`element_offset`)."""
+        self.element_access(target, "setval", value, node)

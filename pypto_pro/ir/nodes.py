@@ -74,13 +74,20 @@ class TensorParam:
     index: int
 
 
+NO_DEFAULT = object()  # a parameter without a default value
+
+
 @dataclass(frozen=True)
 class ScalarParam:
-    """A run-time scalar kernel parameter (``int`` or ``float``)."""
+    """A scalar kernel parameter: ``ty`` is ``"int"`` / ``"float"`` / ``"bool"`` (run time, of
+    ``dtype``) or ``"constexpr"`` (a compile-time value); ``default`` is used when a launch omits it."""
 
     name: str
     ty: str
     index: int
+    dtype: Any = None  # the pl.DT_* of a run-time scalar
+    default: Any = NO_DEFAULT
+    legacy: bool = False  # annotated with Python's int / float (ours) rather than a pl.DT_*
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,6 +128,41 @@ class If(Stmt):
     then_body: list[Stmt]
     else_body: list[Stmt]
     loc: SourceLocation | None = None
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    """``while cond: body``, the condition tested before every iteration (the frontend lowers a
+    condition that needs statements of its own to ``while True:`` + ``if not cond: break``)."""
+
+    cond: Expr
+    body: list[Stmt]
+    loc: SourceLocation | None = None
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    """Leave the innermost ``For`` / ``While``."""
+
+    loc: SourceLocation | None = None
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    """Start the next iteration of the innermost ``For`` / ``While``."""
+
+    loc: SourceLocation | None = None
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    """End the program (a kernel's early ``return``)."""
+
+    loc: SourceLocation | None = None
+
+
+JUMPS = (Break, Continue, Return)
+LOOPS = (For, While)
 
 
 @dataclass(eq=False)
@@ -218,10 +260,19 @@ class KernelIR:
         return [p for p in self.params if isinstance(p, TensorParam)]
 
 
+def child_bodies(s: Stmt) -> tuple[list[Stmt], ...]:
+    """The statement lists nested in ``s``: a loop's body, an if's two branches, a section's body."""
+    if isinstance(s, (For, While, Section)):
+        return (s.body,)
+    if isinstance(s, If):
+        return (s.then_body, s.else_body)
+    return ()
+
+
 def with_bodies(s: Stmt, rewrite) -> Stmt:
-    """``s`` with each nested statement list replaced by ``rewrite(list)`` (For and If; others as is)."""
+    """``s`` with each nested statement list replaced by ``rewrite(list)`` (loops and ifs; others as is)."""
     import dataclasses
-    if isinstance(s, For):
+    if isinstance(s, (For, While)):
         return dataclasses.replace(s, body=rewrite(s.body))
     if isinstance(s, If):
         return dataclasses.replace(s, then_body=rewrite(s.then_body), else_body=rewrite(s.else_body))
@@ -232,10 +283,15 @@ def walk_stmts(body: list[Stmt]):
     """Yield every statement, depth first, in program order."""
     for s in body:
         yield s
-        if isinstance(s, For):
-            yield from walk_stmts(s.body)
-        elif isinstance(s, If):
-            yield from walk_stmts(s.then_body)
-            yield from walk_stmts(s.else_body)
-        elif isinstance(s, Section):
-            yield from walk_stmts(s.body)
+        for b in child_bodies(s):
+            yield from walk_stmts(b)
+
+
+def jumps_out(body: list[Stmt], loop_depth: int = 0):
+    """The ``Break`` / ``Continue`` statements of ``body`` that leave it (not ones that only end a loop
+    nested inside it), and every ``Return``, in program order."""
+    for s in body:
+        if isinstance(s, Return) or (isinstance(s, (Break, Continue)) and loop_depth == 0):
+            yield s
+        for b in child_bodies(s):
+            yield from jumps_out(b, loop_depth + (1 if isinstance(s, LOOPS) else 0))

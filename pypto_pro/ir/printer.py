@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import os
 
-from pypto_pro.ir.expr import (BinOp, BoolOp, Compare, Const, Expr, ListIndex, Select, Special,
-                               TensorDim, UnaryOp, Var)
-from pypto_pro.ir.nodes import (Assign, Buffer, For, GMRef, If, KernelIR, Section, SetValidShape,
-                                StageSync, Stmt, SyncOp, TileOp, TileRef)
+from pypto_pro.ir.expr import (BinOp, BoolOp, Cast, Compare, Const, Expr, ListIndex, Select, Special,
+                               TensorDim, UnaryOp, Var, literal_dtype)
+from pypto_pro.ir.nodes import (Assign, Break, Buffer, Continue, For, GMRef, If, KernelIR, Return, Section,
+                                SetValidShape, StageSync, Stmt, SyncOp, TileOp, TileRef, While)
 from pypto_pro.ir.storage import ArrayInit, ArrayStore
 
 
@@ -17,6 +17,8 @@ class PyExprWriter:
 
     def __call__(self, e: Expr) -> str:
         if isinstance(e, Const):
+            if e.dtype is not literal_dtype(e.value):
+                return self.typed_const(e)
             return self.const(e.value)
         if isinstance(e, Var):
             return self.var(e)
@@ -39,10 +41,18 @@ class PyExprWriter:
             return self.special(e)
         if isinstance(e, ListIndex):
             return f"{self.values(e.values)}[{self(e.index)}]"
+        if isinstance(e, Cast):
+            return self.cast(e)
         return self.unknown(e)
 
     def const(self, value) -> str:
         return repr(value)
+
+    def typed_const(self, e: Const) -> str:
+        return f"pl.const({self.const(e.value)}, pl.{e.dtype.name})"
+
+    def cast(self, e: Cast) -> str:
+        return f"{e.dtype.short}({self(e.operand)})"
 
     def var(self, v: Var) -> str:
         return v.name
@@ -93,11 +103,17 @@ def stmt_lines(body: list[Stmt], indent: int = 0, show_pipes: bool = True) -> li
     out: list[str] = []
     for s in body:
         if isinstance(s, Assign):
-            out.append(f"{pad}{s.var.name} = {expr_str(s.value)}{_loc(s)}")
+            ann = "" if s.var.dtype.name == "DT_INT64" else f": {s.var.dtype.short}"
+            out.append(f"{pad}{s.var.name}{ann} = {expr_str(s.value)}{_loc(s)}")
         elif isinstance(s, For):
             out.append(f"{pad}for {s.var.name} in range({expr_str(s.start)}, {expr_str(s.stop)}, "
                        f"{expr_str(s.step)}):{_loc(s)}")
             out.extend(stmt_lines(s.body, indent + 1, show_pipes) or [pad + "    pass"])
+        elif isinstance(s, While):
+            out.append(f"{pad}while {expr_str(s.cond)}:{_loc(s)}")
+            out.extend(stmt_lines(s.body, indent + 1, show_pipes) or [pad + "    pass"])
+        elif isinstance(s, (Break, Continue, Return)):
+            out.append(f"{pad}{type(s).__name__.lower()}{_loc(s)}")
         elif isinstance(s, If):
             out.append(f"{pad}if {expr_str(s.cond)}:{_loc(s)}")
             out.extend(stmt_lines(s.then_body, indent + 1, show_pipes) or [pad + "    pass"])
@@ -154,9 +170,15 @@ def buffer_line(b: Buffer) -> str:
             f"{t.nbytes} B x{b.depth} @ [{addrs}]{ids}{alias}{where}")
 
 
+def _scalar_kind(p) -> str:
+    dtype = getattr(p, "dtype", None)
+    return dtype.short if dtype is not None else p.ty
+
+
 def kernel_str(k: KernelIR, show_pipes: bool = True) -> str:
     head = f"kernel {k.name}" + (f" ({k.kind.value} program)" if k.kind else "")
-    params = ", ".join(f"{p.name}: {p.type!r}" if hasattr(p, "type") else f"{p.name}: {p.ty}" for p in k.params)
+    params = ", ".join(f"{p.name}: {p.type!r}" if hasattr(p, "type") else f"{p.name}: {_scalar_kind(p)}"
+                       for p in k.params)
     lines = [f"{head}({params})"]
     if k.constants:
         lines.append("constants: " + ", ".join(f"{n}={v!r}" for n, v in k.constants.items()))

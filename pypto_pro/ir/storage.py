@@ -20,6 +20,7 @@ from typing import Any
 
 from pypto_pro.errors import SourceLocation
 from pypto_pro.ir.expr import Expr, walk
+from pypto_pro.language.dtypes import DT_BOOL, DT_FP32, DT_INT32, DT_INT64, DataType
 from pypto_pro.ir.nodes import (Assign, For, GMRef, If, SetValidShape, StageSync, Stmt, SyncOp, TileOp, TileRef,
                                 walk_stmts)
 
@@ -59,6 +60,15 @@ class ScalarArray:
     uid: int = field(default_factory=lambda: next(_uid))
 
     @property
+    def dtype(self) -> DataType:
+        """The scalar dtype of an element (its C type in the struct)."""
+        if self.ty == "float":
+            return DT_FP32
+        if self.ty == "bool":
+            return DT_BOOL
+        return DT_INT64 if self.cbits == 64 else DT_INT32
+
+    @property
     def per_slot(self) -> int:
         return self.width or 1
 
@@ -82,8 +92,8 @@ class ArrayLoad(Expr):
     loc: SourceLocation | None = None
 
     @property
-    def ty(self) -> str:  # type: ignore[override]
-        return self.array.ty
+    def dtype(self) -> DataType:  # type: ignore[override]
+        return self.array.dtype
 
     def children(self) -> tuple[Expr, ...]:
         return (self.slot,) if self.elem is None else (self.slot, self.elem)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pypto_pro.errors import InternalCompilerError
 from pypto_pro.ir.expr import Var, walk
-from pypto_pro.ir.nodes import (Assign, For, GMRef, If, KernelIR, Section, SetValidShape, StageSync, Stmt,
-                                SyncOp, TileOp, TileRef)
+from pypto_pro.ir.nodes import (JUMPS, Assign, Break, Continue, For, GMRef, If, KernelIR, Section, SetValidShape,
+                                StageSync, Stmt, SyncOp, TileOp, TileRef, While)
 from pypto_pro.ir.storage import ArrayInit, ArrayStore, storage_exprs
 
 
@@ -27,7 +27,7 @@ def verify(kernel: KernelIR, stage: str) -> None:
             for x in (*o.offsets, *getattr(o.param, "view_exprs", tuple)()):
                 check_expr(x, where)
 
-    def visit(body: list[Stmt], in_section: bool) -> None:
+    def visit(body: list[Stmt], in_section: bool, in_loop: bool = False) -> None:
         for s in body:
             if isinstance(s, Assign):
                 check_expr(s.value, s)
@@ -36,15 +36,21 @@ def verify(kernel: KernelIR, stage: str) -> None:
                 for e in (s.start, s.stop, s.step):
                     check_expr(e, s)
                 defined.add(s.var.uid)
-                visit(s.body, in_section)
+                visit(s.body, in_section, True)
+            elif isinstance(s, While):
+                check_expr(s.cond, s)
+                visit(s.body, in_section, True)
             elif isinstance(s, If):
                 check_expr(s.cond, s)
-                visit(s.then_body, in_section)
-                visit(s.else_body, in_section)
+                visit(s.then_body, in_section, in_loop)
+                visit(s.else_body, in_section, in_loop)
+            elif isinstance(s, JUMPS):
+                if isinstance(s, (Break, Continue)) and not in_loop:
+                    raise InternalCompilerError(f"after {stage}: {type(s).__name__.lower()} outside a loop at {s.loc}")
             elif isinstance(s, Section):
                 if in_section:
                     raise InternalCompilerError(f"after {stage}: nested section at {s.loc}")
-                visit(s.body, True)
+                visit(s.body, True, in_loop)
             elif isinstance(s, TileOp):
                 check_operand(s.dst, s)
                 for o in s.srcs:

@@ -12,8 +12,9 @@ from pypto_pro.language.dtypes import DataType
 from pypto_pro.language.enums import DN, ND, NN, NZ, ZN, ZZ
 from pypto_pro.language.jit import inline, jit
 from pypto_pro.language.ops import (OPERATIONS, get_block_idx, get_block_num, get_subblock_idx, get_subblock_num,
-                                    range, section_cube, section_vector)
+                                    max, min, range, section_cube, section_vector)
 from pypto_pro.language.resources import addptr, make_ptr, make_tensor, make_tuple, setval, struct, struct_array
+from pypto_pro.language.scalars import const, constexpr
 from pypto_pro.language.tile_type import TileType
 from pypto_pro.language.types import DYNAMIC, STATIC, Constexpr, DTypeVar, MemRef, Ptr, Scalar, Tensor, Tile
 

@@ -55,3 +55,16 @@ import pypto_pro.ops  # noqa: E402,F401  (registers the declarations)
 
 OPERATIONS = stubs("pl")
 globals().update(OPERATIONS)
+
+
+# ---- scalar helpers (Utils-API python_syntax_sugar; their rules: frontend/scalar_helpers.py) --------
+
+
+@intrinsic("max")
+def max(lhs: Any, rhs: Any) -> Any:
+    """The larger of two scalars (``max(lhs, rhs)`` in kernel code is the same); for tiles use pl.maximum."""
+
+
+@intrinsic("min")
+def min(lhs: Any, rhs: Any) -> Any:
+    """The smaller of two scalars (``min(lhs, rhs)`` in kernel code is the same); for tiles use pl.minimum."""

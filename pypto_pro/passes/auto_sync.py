@@ -17,10 +17,15 @@ allocates per (src pipe, dst pipe):
   that reuses the slot gets its own per-slot event, pre-set for every slot before the loop nest
   and drained after it, so no flag is left pending. One event id per slot keeps ``depth``
   generations in flight: the load of tile i+1 runs while tile i is computed.
+  Loops are ``for`` and ``while`` loops alike. A ``break`` / ``continue`` / ``return`` that could
+  leave the body in the middle of a generation (between its first and its last access) would leave
+  a flag pending, so such a group uses ownership transfer instead; a ``return`` elsewhere inside the
+  loop nest drains the per-slot events before it.
 * Any other use (plain indexing, ``current()``, accesses under ``if``): ownership transfer. The
   group has an owner pipe; an access by another pipe is preceded by ``set_flag(owner, pipe)`` +
-  ``wait_flag(owner, pipe)``; loop bodies and branches hand ownership back at their end so the
-  state is the same on every path. Always correct, less overlap.
+  ``wait_flag(owner, pipe)``; loop bodies and branches hand ownership back at their end (and a
+  ``break`` / ``continue`` before it jumps) so the state is the same on every path. Always correct,
+  less overlap.
 """
 from __future__ import annotations
 
@@ -30,7 +35,8 @@ from dataclasses import dataclass, field
 from pypto_pro.arch.model import ArchModel
 from pypto_pro.errors import CompileError
 from pypto_pro.ir.expr import BinOp, Const, Expr, ListIndex, Var
-from pypto_pro.ir.nodes import Assign, Buffer, For, If, KernelIR, Stmt, SyncOp, TileOp, TileRef, with_bodies
+from pypto_pro.ir.nodes import (LOOPS, Assign, Break, Buffer, Continue, For, If, KernelIR, Return, Stmt, SyncOp,
+                                TileOp, TileRef, While, child_bodies, jumps_out, with_bodies)
 from pypto_pro.language.enums import PipeType
 
 
@@ -124,7 +130,7 @@ class Ring:
     buffer: Buffer
     body: list[Stmt]          # the loop body holding the next() calls and every access
     generations: list[Generation]
-    outer_loop: For           # outermost loop of the nest around body (pre-set / drain go around it)
+    outer_loop: Stmt          # outermost loop (For / While) of the nest around body (pre-set / drain go around it)
     outer_list: list[Stmt]    # the statement list holding outer_loop
 
 
@@ -139,12 +145,10 @@ def _unit_access(stmt: Stmt, b: Buffer) -> tuple[set[PipeType], set[int]] | None
             if ref is not None:
                 pipes.add(s.pipe)
                 slots.add(id(ref.slot))
-        elif isinstance(s, For):
-            for x in s.body:
-                visit(x)
-        elif isinstance(s, If):
-            for x in s.then_body + s.else_body:
-                visit(x)
+        else:
+            for body in child_bodies(s):
+                for x in body:
+                    visit(x)
 
     visit(stmt)
     return (pipes, slots) if pipes else None
@@ -188,12 +192,12 @@ def _find_rings(program: KernelIR, managed: set[Buffer]) -> dict[Buffer, Ring]:
                     if s.var is b.ring_counter and not isinstance(s.value, Const) and \
                             (not homes[b] or homes[b][-1] is not body):
                         homes[b].append(body)
-            elif isinstance(s, For):
+            elif isinstance(s, LOOPS):
                 parents[id(s.body)] = (s, body)
                 visit(s.body)
-            elif isinstance(s, If):
-                visit(s.then_body)
-                visit(s.else_body)
+            else:
+                for b in child_bodies(s):
+                    visit(b)
 
     visit(program.body)
     rings: dict[Buffer, Ring] = {}
@@ -207,13 +211,24 @@ def _find_rings(program: KernelIR, managed: set[Buffer]) -> dict[Buffer, Ring]:
         counted = sum(len(g.units) for g in gens)
         if counted != sum(1 for s in body if _unit_access(s, b) is not None):
             continue
-        if not _only_in(program.body, body, b):
+        if not _only_in(program.body, body, b) or not _jumps_between_generations(body, b, gens):
             continue
         loop, holder = parents[id(body)]
         while id(holder) in parents:
             loop, holder = parents[id(holder)]
         rings[b] = Ring(b, body, gens, loop, holder)
     return rings
+
+
+def _jumps_between_generations(body: list[Stmt], b: Buffer, gens: list[Generation]) -> bool:
+    """False when a break / continue / return could leave ``body`` in the middle of a generation
+    (after its first access, before its last), which would skip a set_flag the next use waits for."""
+    index = {id(s): i for i, s in enumerate(body)}
+    spans = [(index[id(g.units[0])], index[id(g.units[-1])]) for g in gens]
+    for i, s in enumerate(body):
+        if any(True for _ in jumps_out([s])) and any(lo <= i <= hi for lo, hi in spans):
+            return False
+    return True
 
 
 def _only_in(program_body: list[Stmt], body: list[Stmt], b: Buffer) -> bool:
@@ -227,11 +242,8 @@ def _ops_on(s: Stmt, b: Buffer):
     if isinstance(s, TileOp):
         if b in _accesses(s):
             yield s
-    elif isinstance(s, For):
-        for x in s.body:
-            yield from _ops_on(x, b)
-    elif isinstance(s, If):
-        for x in s.then_body + s.else_body:
+    for body in child_bodies(s):
+        for x in body:
             yield from _ops_on(x, b)
 
 
@@ -251,6 +263,7 @@ class EventSync:
         self.before: dict[int, list[Stmt]] = {}  # id(stmt) -> statements to insert before it
         self.after: dict[int, list[Stmt]] = {}
         self.ids: dict[tuple[Buffer, PipeType, PipeType], int] = {}
+        self.loop_owner: list[dict[Buffer, PipeType | None]] = []  # owners at the start of each enclosing loop
 
     def events(self, b: Buffer, src: PipeType, dst: PipeType, count: int) -> int:
         key = (b, src, dst)
@@ -297,6 +310,10 @@ class EventSync:
         self.after.setdefault(id(loop), []).extend(
             SyncOp("wait_flag", last, first, Const(base + s), loop.loc, f"{b.name}: drain slot {s}")
             for s in range(d))
+        for ret in (j for j in jumps_out(loop.body) if isinstance(j, Return)):  # a return skips the drain
+            self.before.setdefault(id(ret), []).extend(
+                SyncOp("wait_flag", last, first, Const(base + s), ret.loc, f"{b.name}: drain slot {s} (return)")
+                for s in range(d))
 
     def rewrite(self, body: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
@@ -317,15 +334,19 @@ class EventSync:
         for s in body:
             if isinstance(s, TileOp) and b in _accesses(s):
                 return s.pipe
-            if isinstance(s, For):
-                p = self.first_pipe(s.body, b)
-            elif isinstance(s, If):
-                p = self.first_pipe(s.then_body, b) or self.first_pipe(s.else_body, b)
-            else:
-                continue
+            p = next((q for q in (self.first_pipe(x, b) for x in child_bodies(s)) if q), None)
             if p is not None:
                 return p
         return None
+
+    def hand_back(self, current: dict[Buffer, PipeType | None], target: dict[Buffer, PipeType | None], loc,
+                  why: str) -> list[Stmt]:
+        out: list[Stmt] = []
+        for b, p in current.items():
+            want = target.get(b)
+            if p is not want and want is not None and p is not None:
+                out += self.transfer(b, p, want, loc, f"{b.name}: {why} {want.name}")
+        return out
 
     def ownership(self, body: list[Stmt], owner: dict[Buffer, PipeType | None]):
         out: list[Stmt] = []
@@ -338,23 +359,29 @@ class EventSync:
                             out += self.transfer(b, cur, s.pipe, s.loc, f"{b.name}: {cur.name} -> {s.pipe.name}")
                         owner[b] = s.pipe
                 out.append(s)
-            elif isinstance(s, (For, If)):
-                bodies = [s.body] if isinstance(s, For) else [s.then_body, s.else_body]
+            elif isinstance(s, (For, While, If)):
+                bodies = list(child_bodies(s))
                 for b in owner:
                     if owner[b] is None:
                         owner[b] = next((p for p in (self.first_pipe(x, b) for x in bodies) if p), None)
+                loop = isinstance(s, LOOPS)
+                if loop:
+                    self.loop_owner.append(dict(owner))
                 new_bodies = []
                 for x in bodies:
                     inner = dict(owner)
                     nb, inner = self.ownership(x, inner)
-                    for b, p in inner.items():
-                        if p is not owner[b] and owner[b] is not None and p is not None:
-                            nb += self.transfer(b, p, owner[b], s.loc, f"{b.name}: hand back to {owner[b].name}")
+                    nb += self.hand_back(inner, owner, s.loc, "hand back to")
                     new_bodies.append(nb)
-                if isinstance(s, For):
+                if loop:
+                    self.loop_owner.pop()
                     s = dataclasses.replace(s, body=new_bodies[0])
                 else:
                     s = dataclasses.replace(s, then_body=new_bodies[0], else_body=new_bodies[1])
+                out.append(s)
+            elif isinstance(s, (Break, Continue)):
+                # the loop resumes (or ends) with the owners it had at the start of the iteration
+                out += self.hand_back(owner, self.loop_owner[-1], s.loc, f"{type(s).__name__.lower()}: hand back to")
                 out.append(s)
             else:
                 out.append(s)

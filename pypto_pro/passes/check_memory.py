@@ -20,7 +20,8 @@ from typing import Any
 
 from pypto_pro.errors import MemoryOverlapWarning, SourceLocation
 from pypto_pro.ir.expr import Const
-from pypto_pro.ir.nodes import Assign, Buffer, For, If, KernelIR, Section, SetValidShape, Stmt, TileOp, TileRef
+from pypto_pro.ir.nodes import (Assign, Buffer, For, If, KernelIR, Section, SetValidShape, Stmt, TileOp, TileRef,
+                                While)
 
 Loop = tuple[int, int, set[int]]  # (first, last position, buffers read in the body before being written)
 
@@ -58,18 +59,20 @@ def _live_ranges(body: list[Stmt]) -> tuple[dict[int, list[int]], list[Loop]]:
                 use(s.buffer)
             elif isinstance(s, Assign):  # a slot variable now names another slot
                 written.difference_update({k for k in written if k[1] == id(s.var)})
-            elif isinstance(s, For):
+            elif isinstance(s, (For, While)):
                 start = pos
                 carried = visit(s.body, set())
                 loops.append((start, pos, {uid for uid, _ in carried}))
                 exposed.update(k for k in carried if k not in written)
-                written.difference_update({k for k in written if k[1] == id(s.var)})
+                if isinstance(s, For):
+                    written.difference_update({k for k in written if k[1] == id(s.var)})
             elif isinstance(s, If):
                 then_w, else_w = set(written), set(written)
                 exposed |= visit(s.then_body, then_w) | visit(s.else_body, else_w)
                 written.intersection_update(then_w & else_w)
             elif isinstance(s, Section):
                 exposed |= visit(s.body, written)
+            # break / continue / return end a path early: ignoring them only lengthens live ranges
         return exposed
 
     visit(body, set())

@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.ir.nodes import For, If, KernelIR, Stmt, SyncOp, TileOp, TileRef, with_bodies
+from pypto_pro.ir.nodes import KernelIR, Stmt, SyncOp, TileOp, TileRef, child_bodies, with_bodies
 from pypto_pro.ir.printer import kernel_str
 
 
@@ -46,11 +46,8 @@ def pipe_listing(program: KernelIR) -> str:
             if isinstance(s, (TileOp, SyncOp)):
                 c = counts.setdefault(s.pipe.name, [0, 0])
                 c[0 if isinstance(s, TileOp) else 1] += 1
-            elif isinstance(s, For):
-                visit(s.body)
-            elif isinstance(s, If):
-                visit(s.then_body)
-                visit(s.else_body)
+            for b in child_bodies(s):
+                visit(b)
 
     visit(program.body)
     table = "\n".join(f"  {p:5} {c[0]:4} ops  {c[1]:4} sync" for p, c in sorted(counts.items()))

@@ -14,7 +14,7 @@ import dataclasses
 
 from pypto_pro.errors import CompileError
 from pypto_pro.ir.expr import Const
-from pypto_pro.ir.nodes import (Buffer, For, GMRef, If, KernelIR, Stmt, StageSync, SyncOp, TileOp, walk_stmts,
+from pypto_pro.ir.nodes import (Buffer, GMRef, KernelIR, Stmt, StageSync, SyncOp, TileOp, child_bodies, walk_stmts,
                                 with_bodies)
 from pypto_pro.language.enums import PipeType
 from pypto_pro.passes.auto_sync import slot_id
@@ -65,11 +65,9 @@ def _stage_pipes(body: list[Stmt], found: dict) -> None:
             region = _region_of(body, i, s)
             if region is not None:
                 found.setdefault((s.buffer.uid, s.kind), _region_pipe(region, s.buffer, s.kind, s.kind in _PAIR))
-        elif isinstance(s, For):
-            _stage_pipes(s.body, found)
-        elif isinstance(s, If):
-            _stage_pipes(s.then_body, found)
-            _stage_pipes(s.else_body, found)
+        else:
+            for b in child_bodies(s):
+                _stage_pipes(b, found)
 
 
 def _lower(body: list[Stmt], pipes: dict) -> list[Stmt]:

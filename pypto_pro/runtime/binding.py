@@ -14,11 +14,13 @@ from typing import Any
 import numpy as np
 
 from pypto_pro.errors import LaunchError
+from pypto_pro.backends.sim.scalar_math import round_value
+from pypto_pro.ir.expr import int_range
 from pypto_pro.ir.nodes import ScalarParam, TensorParam
 from pypto_pro.ir.storage import TilingParam
 from pypto_pro.ir.views import PtrParam
 from pypto_pro.language import tiling as tiling_mod
-from pypto_pro.language.dtypes import BY_NUMPY, DataType
+from pypto_pro.language.dtypes import BY_NUMPY, DT_FP32, DT_INT64, DataType
 from pypto_pro.language.types import DYNAMIC, DTypeVar
 
 
@@ -175,23 +177,37 @@ def check_tiling(kernel_name: str, p: TilingParam, v: Any) -> dict[str, Any]:
 
 
 def check_scalar(kernel_name: str, p: ScalarParam, v: Any) -> Any:
-    if isinstance(v, np.generic):
+    """The value a run-time scalar parameter gets, checked as the real ``_validate_scalar_arg`` does:
+    a bool fits bool and integer dtypes, an int integer dtypes, a float float dtypes. Ours also
+    refuses an int outside the dtype's range (the real ctypes packing would wrap it silently); a
+    parameter annotated with Python's ``float`` (ours) also takes an int."""
+    dtype = p.dtype or (DT_FP32 if p.ty == "float" else DT_INT64)
+    where = f"{kernel_name}: argument '{p.name}' ({dtype.name})"
+    if isinstance(v, (np.bool_, np.integer, np.floating)):
         v = v.item()
     if not isinstance(v, (int, float, bool)):
-        raise LaunchError(f"{kernel_name}: argument '{p.name}': expected Python scalar (int/float/bool), got "
-                          f"{type(v).__name__}", kind="type")
-    if p.ty == "bool":
-        if not isinstance(v, bool):
-            raise LaunchError(f"{kernel_name}: argument '{p.name}' is bool; got {type(v).__name__}", kind="type")
-        return v
-    if isinstance(v, bool) and p.ty == "float":
-        raise LaunchError(f"{kernel_name}: argument '{p.name}': bool value passed for a float parameter", kind="type")
-    if p.ty == "int":
-        if isinstance(v, float):
-            raise LaunchError(f"{kernel_name}: argument '{p.name}': float value passed for an integer parameter",
-                              kind="type")
-        return int(v)
-    return float(v)
+        raise LaunchError(f"{where} must be a Python scalar (int / float / bool), got {type(v).__name__}", kind="type")
+    if isinstance(v, bool):
+        if not (dtype.is_bool() or dtype.is_int()):
+            raise LaunchError(f"{where}: a bool was passed for a non-boolean, non-integer dtype", kind="type")
+        return v if dtype.is_bool() else int(v)
+    if isinstance(v, float):
+        if not dtype.is_float():
+            raise LaunchError(f"{where}: a float ({v!r}) was passed for a non-float dtype", kind="type")
+    elif dtype.is_float() and getattr(p, "legacy", False):
+        pass  # ours: a Python-float parameter takes an int, as Python would
+    elif not dtype.is_int():
+        raise LaunchError(f"{where}: an int ({v!r}) was passed for a non-integer dtype"
+                          + (f"; pass {float(v)!r}" if dtype.is_float() else ""), kind="type")
+    if dtype.is_float():
+        if dtype.name in ("DT_FP16", "DT_BF16"):
+            raise LaunchError(f"{where}: FP16 / BF16 scalar parameters cannot be passed to a kernel (the real "
+                              "runtime has no ABI for them); use pl.DT_FP32", kind="type")
+        return round_value(float(v), dtype)
+    lo, hi = int_range(dtype)
+    if not lo <= v <= hi:
+        raise LaunchError(f"{where}: {v} is out of range [{lo}, {hi}]", kind="value")
+    return v
 
 
 __all__ = ["BoundArgs", "bind_arguments", "bind_values", "check_tensor", "check_ptr", "check_tiling",

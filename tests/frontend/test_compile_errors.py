@@ -8,6 +8,7 @@ from a token on it.
 from __future__ import annotations
 
 import importlib.util
+import math
 import inspect
 import re
 import sys
@@ -71,13 +72,15 @@ def try_statement(x: T16):
             pass
 
 
-@case(r"while loops are not supported in kernels \(use pl.range", "while")
+@case(r"while \.\.\. else is not supported in kernels", "n = 0")
 @pl.jit
-def while_loop(x: T16):
+def while_else(x: T16):
     with pl.section_vector():
         n = x.shape[0]
-        while n > 0:  # <- here
+        while n > 0:
             n = n - 1
+        else:
+            n = 0  # <- here
 
 
 @case(r"with is only supported for pl.section_vector\(\) and pl.section_cube\(\)", "open(")
@@ -129,30 +132,35 @@ def lambda_expression(x: T16):
         f = lambda q: q + 1  # <- here
 
 
-@case("nested function 'scale' must be decorated with @pl.inline", "def")
+@case("a helper defined inside a kernel takes no decorator other than @pl.inline", "staticmethod")
 @pl.jit
-def nested_def_without_inline(x: T16):
-    def scale(t):  # <- here
+def nested_def_with_other_decorator(x: T16):
+    @staticmethod  # <- here
+    def scale(t):
         pl.muls(t, t, 2.0)
 
     with pl.section_vector():
         pass
 
 
-@case("'break' is not supported in kernels", "break")
+@case("'break' inside a run-time if cannot leave this loop: the loop is unrolled at compile time", "break")
 @pl.jit
-def break_statement(x: T16):
+def break_from_unrolled_loop_under_runtime_if(x: T16):
     with pl.section_vector():
-        for i in pl.range(0, 4, 1):
-            break  # <- here
+        for k in range(4):
+            if x.shape[0] > k:
+                break  # <- here
 
 
-@case("'continue' is not supported in kernels", "continue")
+@case("'continue' inside a run-time if cannot leave this loop: the loop is unrolled", "continue")
 @pl.jit
-def continue_statement(x: T16):
+def continue_in_unrolled_loop_under_runtime_if(x: T16):
     with pl.section_vector():
-        for i in pl.range(0, 4, 1):
-            continue  # <- here
+        for k in [1, 2]:
+            for i in pl.range(0, 4, 1):
+                continue  # fine: leaves the run-time loop
+            if x.shape[0] > k:
+                continue  # <- here
 
 
 @case("import statements are not supported in kernels", "import")
@@ -689,52 +697,51 @@ def tiles_of(n):
     return n // 128
 
 
-@case("'tiles_of' is an ordinary Python function: it runs at compile time and cannot take run-time values "
-      r"or tiles; decorate it with @pl.inline", "tiles_of(")
+@case("'ceil' runs at compile time \\(only a plain function called by its bare name is inlined", "math.ceil(")
 @pl.jit
-def plain_helper_with_runtime_value(x: T16):
+def module_function_with_runtime_value(x: T16):
     with pl.section_vector():
-        n = tiles_of(x.shape[0])  # <- here
+        n = math.ceil(x.shape[0] / 128)  # <- here
 
 
 def split_evenly(total, parts):
-    return total // parts
+    return total // parts  # <- here
 
 
-@case("ZeroDivisionError while evaluating at compile time: integer division or modulo by zero", "split_evenly(")
+@case("ZeroDivisionError while evaluating at compile time: integer division or modulo by zero", "total // parts",
+      where=split_evenly)
 @pl.jit
 def exception_in_compile_time_helper(x: T16):
     cores = 0
     with pl.section_vector():
-        per_core = split_evenly(1024, cores)  # <- here
+        per_core = split_evenly(1024, cores)
 
 
-@pl.inline
-def bump_if_positive(t, n):
+def tile_or_count(t, n):
     if n > 0:
         pl.adds(t, t, 1.0)
-        return 1  # <- here
+        return t
     return 0
 
 
-@case(r"'return' inside a run-time if is not supported", "return", where=bump_if_positive)
+@case(r"helper 'tile_or_count' returns tile 'a' on one path and int 0 on another", "tile_or_count(")
 @pl.jit
-def return_inside_runtime_if(x: T32, z: T32, n: int):
+def helper_returns_disagree(x: T32, z: T32, n: int):
     a = pl.make_tile(V32, addr=0x0)
     with pl.section_vector():
         pl.load(a, x, [0, 0])
-        r = bump_if_positive(a, n)
+        r = tile_or_count(a, n)  # <- here
         pl.store(z, a, [0, 0])
 
 
-@case(r"'return' inside a pl.range loop is not supported", "return")
+@case(r"a kernel cannot return a value \(only a bare 'return' or 'return None'\)", "return")
 @pl.jit
-def return_inside_runtime_loop(x: T32, z: T32):
+def kernel_returns_value_inside_runtime_loop(x: T32, z: T32):
     a = pl.make_tile(V32, addr=0x0)
     with pl.section_vector():
         for i in pl.range(0, 4, 1):
             pl.load(a, x, [0, 0])
-            return  # <- here
+            return i  # <- here
 
 
 @pl.inline
@@ -752,21 +759,20 @@ def error_inside_inline_helper(x: T32, z: T32):
         pl.store(z, a, [0, 0])
 
 
-@case("a @pl.jit kernel cannot be called from another kernel; make the helper @pl.inline", "no_section(")
+@case("a @pl.jit kernel cannot be called from another kernel; call a plain helper function", "no_section(")
 @pl.jit
 def kernel_calls_kernel(x: T16):
     with pl.section_vector():
         no_section(x)  # <- here
 
 
-@case("'n' holds an integer at run time; cannot assign a float to it", "n = 1.5")
+@case(r"'n' holds an integer \(int64\) at run time; cannot assign a float \(fp32\) to it", "n = 1.5")
 @pl.jit
 def float_into_int_variable(x: T16):
     with pl.section_vector():
         n = x.shape[0] // 128
-        n = 1.5  # <- here
-        for i in pl.range(0, n, 1):
-            pass
+        for i in pl.range(0, 4, 1):
+            n = 1.5  # <- here
 
 
 @case("operator '<<' needs integer operands, got a float", "f << 2")
@@ -883,7 +889,7 @@ def mutex_lock_id_too_large(x: T16):
 # ---- kernel signature -------------------------------------------------------------------------------------
 
 
-@case("a kernel cannot return a value; write results to an output tensor", "return")
+@case("a kernel cannot return a value .*; write results to an output tensor", "return")
 @pl.jit
 def kernel_returns_value(x: T16):
     with pl.section_vector():
@@ -894,6 +900,13 @@ def kernel_returns_value(x: T16):
 @case("parameter 'n' needs an annotation: pl.Tensor", "n)")
 @pl.jit
 def missing_parameter_annotation(x: T16, n):  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("parameter 'x': only scalar parameters \\(pl.DT_\\*, int, float\\) can have a default value", "None")
+@pl.jit
+def tensor_parameter_default_value(x: T16 = None, n: int = 4):  # <- here
     with pl.section_vector():
         pass
 
@@ -1212,7 +1225,7 @@ def rebinding_outside_runtime_blocks(x: T32, z: T32, n: int, f: float):
             add_optional(t, t)
             pl.store(z, t, [i * 128, 0])
         t = h.next()  # after the loop: a new binding, not a loop-carried one
-        k = 1 if f > 0 else 0.5  # a float whichever branch is taken
+        k = 1.0 if f > 0 else 0.5  # a float whichever branch is taken
         pl.expands(t, k)
         if n > 0:
             t = g.next()  # inside a run-time if: fine while t is not used after the if

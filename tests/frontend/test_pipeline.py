@@ -69,6 +69,13 @@ def test_reader_without_a_writer():
     assert err.value.line == line_of(pk.reader_without_writer, "orphan reader")
 
 
+def test_jump_in_a_pipelined_loop_is_a_located_error():
+    k = pl.jit(pk.break_in_pipelined_loop, pipeline=pl.pipeline.PipelineConfig(preload=1))
+    with pytest.raises(CompileError, match="'break' cannot be used in a pipelined loop") as err:
+        k.compile()
+    assert err.value.line == line_of(pk.break_in_pipelined_loop, "jump")
+
+
 def _group_kernel(fwd, bwd, extra_ids=None):
     T = pl.TileType([16, 64], pl.DT_FP32, pl.MemorySpace.Vec)
 

@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 
 import pypto_pro.language as pl
+from pypto_pro.ir.expr import literal_value
 from pypto_pro.errors import CompileError, PyptoError
 from pypto_pro.ops import conversion, elementwise, reduction
 
@@ -176,6 +177,12 @@ def ref_scalar(s, npdt: np.dtype):
     if npdt.kind == "f" or npdt == BF16:
         return ref_round(float(s), npdt)[()]
     return wrap(s, npdt)[()]
+
+
+def ref_literal(s, npdt: np.dtype):
+    """A compile-time scalar: a float literal reaches the device as the real backend writes it
+    (``std::to_string``: six decimals), then as the tile dtype holds it."""
+    return ref_scalar(literal_value(s) if isinstance(s, float) else s, npdt)
 
 
 def is_float(npdt: np.dtype) -> bool:
@@ -462,7 +469,7 @@ def test_binary_a2a3_inplace(name, dt):
 
 # ---- tile (op) scalar -------------------------------------------------------------------------------
 
-FLOAT_SCALARS = (0.3, -3, 1e-9)      # 0.3 and 1e-9 are not representable: rounded to the tile dtype first
+FLOAT_SCALARS = (0.3, -3, 1e-9)      # 0.3 rounds to the tile dtype; 1e-9 is written "0.000000f" (ref_literal)
 INT_SCALARS = (-7, 40000)            # 40000 wraps to -25536 in an int16 tile
 
 
@@ -473,7 +480,7 @@ def test_scalar_compile_time(name, dt):
     for s in (FLOAT_SCALARS if dt.is_float() else INT_SCALARS):
         c = sentinel(dt)
         k_unary(name, dt, scalar=s)(a, c)
-        assert_exact(c[:13, :27], ref_arith(name, a, ref_scalar(s, npdt), npdt),
+        assert_exact(c[:13, :27], ref_arith(name, a, ref_literal(s, npdt), npdt),
                      signed_zero=name not in ("maxs", "mins"))
         check_border(c, *REGION)
 
@@ -493,7 +500,7 @@ def test_scalar_runtime_param(name, dt, scalar_type):
     for s in values:
         c = sentinel(dt)
         kernel(a, c, s)
-        assert_exact(c[:13, :27], ref_arith(name, a, ref_scalar(s, npdt), npdt),
+        assert_exact(c[:13, :27], ref_arith(name, a, ref_literal(s, npdt), npdt),
                      signed_zero=name not in ("maxs", "mins"))
         check_border(c, *REGION)
 
@@ -669,7 +676,7 @@ def test_cast_reference_sanity():
 
 def fill_scalars(dt):
     if dt.is_float():
-        return (0.3, -7, 1e6, 1e-30)                 # 1e6 overflows fp16 -> inf, 1e-30 underflows to 0
+        return (0.3, -7, 1e6, 1e-30)                 # 1e6 overflows fp16 -> inf, 1e-30 is written as 0
     return (-1, 300, 70000)                          # wrapped to the width: uint8 255, int8 44, int16 4464
 
 
@@ -679,7 +686,7 @@ def test_fill(dt):
     for s in fill_scalars(dt):
         c = sentinel(dt, (20, 40))
         k_fill(dt, scalar=s)(c)
-        assert_exact(c[:16, :32], np.full(TILE, ref_scalar(s, npdt), npdt))   # the whole declared tile
+        assert_exact(c[:16, :32], np.full(TILE, ref_literal(s, npdt), npdt))  # the whole declared tile
         check_border(c, *TILE)
     kernel = k_fill(dt, scalar_type=float if dt.is_float() else int)
     for s in fill_scalars(dt) + ((float("-inf"), float("nan")) if dt.is_float() else ()):

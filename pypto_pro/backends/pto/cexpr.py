@@ -1,15 +1,16 @@
-"""Scalar expressions of the IR as C++ (the scalar unit's index arithmetic).
-
-Python semantics are kept where C++ differs: ``//`` and ``%`` floor (``pp_floordiv`` / ``pp_mod``,
-defined in the kernel preamble), ``/`` is a float division, ``min`` / ``max`` take mixed types.
+"""Scalar expressions of the IR as C++ (the scalar unit's index arithmetic), as the real PyPTO Pro
+emits them: each operand is cast to the operation's dtype where it differs (``static_cast``), then
+plain C++ operators apply (``//`` is C ``/``, ``%`` is C ``%``), ``min`` / ``max`` are
+``pp_min`` / ``pp_max`` of the converted operands. The simulator computes the same
+(``backends/sim/codegen.py``).
 """
 from __future__ import annotations
 
 import math
 import re
 
-from pypto_pro.ir.expr import (BinOp, BoolOp, Compare, Const, Expr, ListIndex, Select, Special, TensorDim,
-                               UnaryOp, Var)
+from pypto_pro.ir.expr import (BinOp, BoolOp, Cast, Compare, Const, Expr, ListIndex, Select, Special, TensorDim,
+                               UnaryOp, Var, convert, int_range, numeric)
 from pypto_pro.ir.nodes import TensorParam
 
 CPP_KEYWORDS = frozenset("""alignas alignof and asm auto bool break case catch char class const constexpr continue
@@ -23,8 +24,18 @@ SPECIAL_CPP = {
 }
 
 
-def scalar_ctype(ty: str) -> str:
-    return {"int": "int64_t", "float": "float", "bool": "bool"}.get(ty, "int64_t")
+SCALAR_CTYPE = {
+    "DT_BOOL": "bool", "DT_INT8": "int8_t", "DT_INT16": "int16_t", "DT_INT32": "int32_t", "DT_INT64": "int64_t",
+    "DT_UINT8": "uint8_t", "DT_UINT16": "uint16_t", "DT_UINT32": "uint32_t", "DT_UINT64": "uint64_t",
+    "DT_FP16": "half", "DT_BF16": "bfloat16_t", "DT_FP32": "float",
+}
+
+
+def scalar_ctype(dtype) -> str:
+    """The C++ type of a scalar of ``dtype`` (a ``pl.DT_*``, or the old "int" / "float" / "bool")."""
+    if isinstance(dtype, str):
+        return {"int": "int64_t", "float": "float", "bool": "bool"}.get(dtype, "int64_t")
+    return SCALAR_CTYPE.get(dtype.name, "int64_t")
 
 
 class Names:
@@ -70,40 +81,32 @@ class ExprWriter:
 
     def expr(self, e: Expr) -> str:
         if isinstance(e, Const):
-            v = e.value
-            if isinstance(v, bool):
-                return "true" if v else "false"
-            if isinstance(v, float):
-                if math.isnan(v):
-                    return "std::numeric_limits<float>::quiet_NaN()"
-                if math.isinf(v):
-                    return ("-" if v < 0 else "") + "std::numeric_limits<float>::infinity()"
-                text = repr(v)
-                return text + ("f" if ("." in text or "e" in text) else ".0f")
-            return str(v)
+            return self.const(e)
         if isinstance(e, Var):
             return self.names.var(e)
         if isinstance(e, BinOp):
-            a, b = self.expr(e.lhs), self.expr(e.rhs)
-            if e.op == "//":
-                return f"pp_floordiv({a}, {b})"
-            if e.op == "%":
-                return f"pp_mod({a}, {b})"
-            if e.op == "/":
-                return f"(static_cast<float>({a}) / static_cast<float>({b}))"
+            a, b = self.operand(e.lhs, e.dtype), self.operand(e.rhs, e.dtype)
             if e.op in ("min", "max"):
                 return f"pp_{e.op}({a}, {b})"
-            return f"({a} {e.op} {b})"
+            op = {"//": "/"}.get(e.op, e.op)
+            return f"({a} {op} {b})"
         if isinstance(e, UnaryOp):
-            op = "!" if e.op == "not" else e.op
-            return f"({op}{self.expr(e.operand)})"
+            if e.op == "not":
+                return f"(!{self.expr(e.operand)})"
+            return f"({e.op}{self.operand(e.operand, numeric(e.operand.dtype))})"
         if isinstance(e, Compare):
-            return f"({self.expr(e.lhs)} {e.op} {self.expr(e.rhs)})"
+            t = e.operand_dtype
+            return f"({self.operand(e.lhs, t)} {e.op} {self.operand(e.rhs, t)})"
         if isinstance(e, BoolOp):
+            if len(e.values) == 1:  # a lone operand of 'and' / 'or': its truth value
+                return f"static_cast<bool>({self.expr(e.values[0])})"
             op = " && " if e.op == "and" else " || "
             return "(" + op.join(self.expr(v) for v in e.values) + ")"
         if isinstance(e, Select):
-            return f"({self.expr(e.cond)} ? {self.expr(e.if_true)} : {self.expr(e.if_false)})"
+            return (f"({self.expr(e.cond)} ? {self.operand(e.if_true, e.dtype)} : "
+                    f"{self.operand(e.if_false, e.dtype)})")
+        if isinstance(e, Cast):
+            return f"static_cast<{scalar_ctype(e.dtype)}>({self.expr(e.operand)})"
         if isinstance(e, TensorDim):
             t = self.tensors.get(e.param)
             if t is not None and isinstance(t.type.dims[e.axis], int):
@@ -119,3 +122,31 @@ class ExprWriter:
             if text is not None:
                 return text
         raise TypeError(f"no C++ form for {type(e).__name__}")
+
+    def operand(self, e: Expr, dtype) -> str:
+        """An operand of an operation on ``dtype``: cast where its dtype differs (the real MaybeCast)."""
+        if e.dtype is dtype:
+            return self.expr(e)
+        if isinstance(e, Const) and not dtype.is_bool() and dtype.is_float() == e.dtype.is_float() and (
+                dtype.is_float() or int_range(dtype)[0] <= int(e.value) <= int_range(dtype)[1]):
+            return self.const(convert(e, dtype))  # the literal already has the value the cast would give
+        return f"static_cast<{scalar_ctype(dtype)}>({self.expr(e)})"
+
+    def const(self, e: Const) -> str:
+        """As the real backend writes constants: ``std::to_string`` of the value (floats then ``f``)."""
+        v, d = e.value, e.dtype
+        if d.is_bool():
+            return "true" if v else "false"
+        if d.is_float():
+            v = float(v)
+            if math.isnan(v):
+                return "std::numeric_limits<float>::quiet_NaN()"
+            if math.isinf(v):
+                return ("-" if v < 0 else "") + "std::numeric_limits<float>::infinity()"
+            return f"{v:f}f"
+        v = int(v)
+        if v > 2**63 - 1:
+            return f"{v}ULL"
+        if not -2**31 <= v < 2**31:
+            return f"{v}LL" if v != -2**63 else "(-9223372036854775807LL - 1)"
+        return str(v)

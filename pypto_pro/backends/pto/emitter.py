@@ -19,8 +19,8 @@ import os
 
 from pypto_pro.errors import CompileError
 from pypto_pro.ir.expr import Const, Var
-from pypto_pro.ir.nodes import (Assign, For, GMRef, If, KernelIR, ScalarParam, SetValidShape, StageSync, Stmt,
-                                SyncOp, TensorParam, TileOp, walk_stmts)
+from pypto_pro.ir.nodes import (Assign, Break, Continue, For, GMRef, If, KernelIR, Return, ScalarParam,
+                                SetValidShape, StageSync, Stmt, SyncOp, TensorParam, TileOp, While, walk_stmts)
 from pypto_pro.ir.storage import ArrayInit, ArrayStore, TilingParam
 from pypto_pro.ir.views import TensorView
 from pypto_pro.ir.printer import operand_str, sync_str
@@ -65,7 +65,7 @@ class KernelSignature:
         out = ["__gm__ uint64_t* ffts_addr"] if self.needs_ffts else []
         out += [f"__gm__ {ctype(t.type.dtype)}* {t.name}" for t in self.tensors]
         out += [f"int64_t {dim_name(t.name, a)}" for t, a in self.dynamic_dims()]
-        out += [f"{scalar_ctype(s.ty)} {s.name}" for s in self.scalars]
+        out += [f"{scalar_ctype(s.dtype or s.ty)} {s.name}" for s in self.scalars]
         out += [f"__gm__ uint8_t* {self.tiling.name}"] if self.tiling is not None else []
         return out
 
@@ -145,8 +145,9 @@ class ProgramEmitter:
         if decls:
             self.lines.append(f"{pad}// scalars (the scalar unit's registers)")
             for v in decls:
-                init = "false" if v.ty == "bool" else ("0.0f" if v.ty == "float" else "0")
-                self.lines.append(f"{pad}{scalar_ctype(v.ty)} {self.names.var(v)} = {init};")
+                ct = scalar_ctype(v.dtype)
+                init = {"bool": "false", "int": "0"}.get(v.ty, "0.0f" if ct == "float" else f"{ct}(0.0f)")
+                self.lines.append(f"{pad}{ct} {self.names.var(v)} = {init};")
 
     # ---- body ---------------------------------------------------------------------------------
 
@@ -156,9 +157,17 @@ class ProgramEmitter:
             loc = _loc(s)
             tail = f"  // {loc}" if loc else ""
             if isinstance(s, Assign):
-                self.lines.append(f"{pad}{self.names.var(s.var)} = {self.cexpr(s.value)};{tail}")
+                self.lines.append(f"{pad}{self.names.var(s.var)} = {self.cexpr.operand(s.value, s.var.dtype)};{tail}")
             elif isinstance(s, For):
                 self._for(s, depth, tail)
+            elif isinstance(s, While):
+                self.lines.append(f"{pad}while ({self.cexpr(s.cond)}) {{{tail}")
+                self._block(s.body, depth + 1)
+                self.lines.append(f"{pad}}}")
+            elif isinstance(s, (Break, Continue)):
+                self.lines.append(f"{pad}{type(s).__name__.lower()};{tail}")
+            elif isinstance(s, Return):
+                self.lines.append(f"{pad}return;{tail}")
             elif isinstance(s, If):
                 self.lines.append(f"{pad}if ({self.cexpr(s.cond)}) {{{tail}")
                 self._block(s.then_body, depth + 1)

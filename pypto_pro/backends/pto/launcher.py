@@ -19,7 +19,7 @@ def emit_launcher(kernel_name: str, arch: str, sig, engines: list[SectionKind]) 
         host_params.append("void* ffts_addr")
     host_params += [f"void* {t.name}" for t in tensors]
     host_params += [f"int64_t {dim_name(t.name, a)}" for t, a in sig.dynamic_dims()]
-    host_params += [f"{scalar_ctype(s.ty)} {s.name}" for s in sig.scalars]
+    host_params += [f"{scalar_ctype(s.dtype or s.ty)} {s.name}" for s in sig.scalars]
     host_params += [f"void* {sig.tiling.name}"] if sig.tiling is not None else []  # the packed tiling struct
 
     dev_args = (["static_cast<__gm__ uint64_t*>(ffts_addr)"] if sig.needs_ffts else [])
