@@ -6,12 +6,14 @@ from typing import Any, Callable, TypeVar
 F = TypeVar("F", bound=Callable)
 
 
-def jit(fn: Callable | None = None, *, arch: str = "a5", auto_mutex: bool = True, device: str = "sim",
+def jit(fn: Callable | None = None, *, arch: str | None = None, auto_mutex: bool = True, device: str = "sim",
         check: str = "raise", build_dir: str | None = None, timing: bool = True, trace: str | None = None,
         pipeline: Any = None, tiling_key: Any = None) -> Any:
     """Turn a Python function into a kernel. Use bare (``@pl.jit``) or with options.
 
-    ``arch``: ``"a5"`` (default) or ``"a2a3"``; ``auto_mutex``: order ops on tile-group slots
+    ``arch``: ``"a5"`` (Ascend 950), ``"a2"``/``"a3"``/``"a2a3"``, a 950 variant (``"950DT_9581"``)
+    or None/``"auto"`` (default: ``$PYPTOPRO_JIT_ARCH``, else ``"a5"``; ``pypto_pro.arch.names``);
+    ``auto_mutex``: order ops on tile-group slots
     automatically; ``device``: ``"sim"`` (the embedded simulator); ``build_dir``: where stage dumps
     go (default ``./build/<kernel>``, or ``$PYPTO_PRO_BUILD_DIR/<kernel>``); ``check``: what the
     simulator does on a race or other fault: ``"raise"`` (default), ``"warn"``, ``"off"`` (a

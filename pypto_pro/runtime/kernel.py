@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from pypto_pro.arch import ARCHS, get_arch
+from pypto_pro.arch import resolve_arch
 import collections
 import copy
 import numbers
@@ -50,17 +50,16 @@ class JitKernel:
 
     __pypto_kernel__ = True
 
-    def __init__(self, fn: Callable, *, arch: str, auto_mutex: bool, device: str, check: str,
+    def __init__(self, fn: Callable, *, arch: str | None, auto_mutex: bool, device: str, check: str,
                  build_dir: str | None, timing: bool = True, trace: str | None = None, pipeline: Any = None,
                  tiling_key: Any = None):
-        if arch not in ARCHS:
-            raise CompileError(f"unknown arch {arch!r} for kernel '{fn.__name__}'; choose one of {', '.join(sorted(ARCHS))}")
+        resolved = resolve_arch(arch, fn.__name__)  # UnknownArchError (a CompileError and a ValueError)
         if device != "sim":
             raise CompileError(f"unknown device {device!r} for kernel '{fn.__name__}'; this release runs on 'sim'")
         if check not in CHECK_MODES:
             raise CompileError(f"check must be one of {', '.join(CHECK_MODES)}, got {check!r}")
         self.fn = fn
-        self.arch = get_arch(arch)
+        self.arch = resolved
         self.auto_mutex = auto_mutex
         self.check = check
         self._check_explicit = False  # options(check=...) wins over $PYPTO_PRO_CHECK

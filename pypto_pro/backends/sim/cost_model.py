@@ -16,7 +16,6 @@ class CostModel:
         self.arch = arch
         self.clock = arch.clock_mhz.value
         self.repeat = int(arch.vector_repeat_bytes.value)
-        self.vec = arch.vector_costs
         self.sync = arch.cost["sync_cycles"].value
         self.issue = arch.cost["issue_cycles"].value
 
@@ -35,23 +34,25 @@ class CostModel:
                      dim: int | None = None) -> tuple[float, float, float]:
         """(head, body, tail) of a vector instruction, as PTO-ISA's a2a3 model charges them: the head
         only when the V queue was empty, the body always, the tail when the pipe is flushed (a sync
-        that signals another pipe, or the end)."""
+        that signals another pipe, or the end). An entry's ``fixed`` part (a5) is in the body."""
         reps = self.repeats(rows, cols, itemsize, full_cols)
+        per_row = math.ceil(cols * itemsize / self.repeat)
+        cost = self.arch.vector_cost
         if kind == "reduce":
             if dim == 1:
-                c = self.vec["row_reduce"]
-                return c.head, c.slope * reps, c.tail
-            c = self.vec["col_reduce_per_row"]
-            return c.head, rows * c.slope * math.ceil(cols * itemsize / self.repeat), c.tail
+                c = cost("row_reduce", itemsize)
+                return c.head, c.fixed + c.slope * reps, c.tail
+            c = cost("col_reduce_per_row", itemsize)
+            return c.head, c.fixed + rows * c.slope * per_row, c.tail
         if kind == "expand":
-            base = self.vec[EXPAND_BASE[op]]
-            bcast = self.vec["row_broadcast_per_row"]
-            extra = bcast.slope * rows if dim == 1 else 0.0
-            return base.head, base.slope * reps + extra, base.tail + (bcast.tail if dim == 1 else 0.0)
+            head, body, tail = cost(EXPAND_BASE[op], itemsize).parts(reps, rows, per_row, full_cols)
+            if dim != 1:
+                return head, body, tail
+            bcast = cost("row_broadcast_per_row", itemsize)
+            return head, body + bcast.slope * rows, tail + bcast.tail
         if kind == "move":
             return 0.0, self.path("Vec->Vec", rows * cols * itemsize), 0.0
-        c = self.vec["expands" if kind == "fill" else op]
-        return c.head, c.slope * reps, c.tail
+        return cost("expands" if kind == "fill" else op, itemsize).parts(reps, rows, per_row, full_cols)
 
     def path(self, name: str, nbytes: int) -> float:
         return self.arch.paths[name].cycles(nbytes, self.clock)
