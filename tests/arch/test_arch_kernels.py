@@ -10,10 +10,10 @@ import pytest
 import pypto_pro.language as pl
 from pypto_pro import CompileError
 from pypto_pro.arch import A5_VARIANTS, accepted_names, resolve_arch
+from kernels import make_acc_to_every_ub
 
 DYN = pl.DYNAMIC
-Vec, Mat, Left, Right, Acc = (pl.MemorySpace.Vec, pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,
-                              pl.MemorySpace.Acc)
+Vec = pl.MemorySpace.Vec
 A5_NAMES = ["a5", *A5_VARIANTS]
 A2A3_NAMES = ["a2", "a3", "a2a3"]
 
@@ -59,28 +59,7 @@ def test_the_a5_variants_time_the_same_kernel_differently():
 
 
 def make_acc_to_vec(arch: str):
-    R, K, N = 32, 32, 32
-
-    def acc_to_vec(x: pl.Tensor[[DYN, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
-                   out: pl.Tensor[[DYN, N], pl.DT_FP32]):
-        a1 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Mat), addrs=[0], mutex_ids=[0])[0]
-        b1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Mat), addrs=[0x4000], mutex_ids=[1])[0]
-        a0 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Left), addrs=[0], mutex_ids=[2])[0]
-        b0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Right), addrs=[0], mutex_ids=[3])[0]
-        acc = pl.make_tile_group(type=pl.TileType([R, N], pl.DT_FP32, Acc), addrs=[0], mutex_ids=[4])[0]
-        ub = pl.make_tile_group(type=pl.TileType([R, N], pl.DT_FP32, Vec), addrs=[0], mutex_ids=[5])[0]
-        with pl.section_cube():
-            pl.load(a1, x, [0, 0])
-            pl.load(b1, w, [0, 0])
-            pl.move(a0, a1)
-            pl.move(b0, b1)
-            pl.matmul(acc, a0, b0)
-            pl.move(ub, acc)  # the direct L0C -> UB path (every AIV's UB)
-            pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=1)
-        with pl.section_vector():
-            pl.system.wait_cross_core(pipe=pl.PipeType.MTE3, event_id=1)
-            pl.store(out, ub, [pl.get_subblock_idx() * R, 0])
-    return pl.jit(acc_to_vec, arch=arch)
+    return pl.jit(make_acc_to_every_ub(), arch=arch)  # the direct L0C -> UB path, into both AIVs' UB
 
 
 @pytest.mark.parametrize("name", A5_NAMES)
