@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     t.set_defaults(fn=_trace)
     b = sub.add_parser("build", help="binary release: emit every TilingKey variant, header and manifest")
     b.add_argument("target", help="FILE.py::KERNEL")
-    b.add_argument("--arch", default=None)
+    b.add_argument("--arch", default=None, help="a2, a3, a5, a2a3 or a 950 variant (default: the kernel's)")
     b.add_argument("--out", default="dist")
     b.set_defaults(fn=_build)
     sub.add_parser("passes", help="list the compiler stages").set_defaults(fn=_passes)
