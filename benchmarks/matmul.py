@@ -3,7 +3,7 @@ Goal (issue): 4096^3 on a2a3 reaches >= 0.9 of the modeled Cube peak; the simula
 Anchors: a measured A3 GEMM at 6144^3 reaches ~0.85 of peak; Triton's CPU interpreter needs ~4.2 s
 for 1024^3 with no timing model (~270 s extrapolated to 4096^3).
 
-    python benchmarks/matmul.py [--size 4096] [--arch a2a3] [--blocks 24] [--trace DIR] [--check raise]
+    python benchmarks/matmul.py [--size 4096] [--arch a2a3] [--blocks N (default: the arch's AI cores)] [--trace DIR] [--check raise]
 """
 from __future__ import annotations
 
@@ -18,17 +18,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from _common import print_table, write_json  # noqa: E402
 import matmul  # noqa: E402
+from pypto_pro.arch import get_arch  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--arch", default="a2a3")
-    ap.add_argument("--blocks", type=int, default=24)
+    ap.add_argument("--blocks", type=int, default=None, help="default: the arch's AI-core count")
     ap.add_argument("--trace", default=None)
     ap.add_argument("--check", default="raise")
     args = ap.parse_args()
     n = args.size
+    if args.blocks is None:
+        args.blocks = int(get_arch(args.arch).cube_cores.value)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(np.float16)
     b = rng.standard_normal((n, n)).astype(np.float16)

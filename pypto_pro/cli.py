@@ -10,6 +10,7 @@
                                                    launchers, a C header with the key encoding, a manifest
     pypto-pro passes                               list the compiler's stages in order
     pypto-pro arch [NAME]                          print a machine model with the source of each number
+                                                   (NAME: a2, a3, a5, a2a3 or a 950 variant such as 950DT_9581)
 """
 from __future__ import annotations
 
@@ -236,26 +237,24 @@ def _passes(_args: argparse.Namespace) -> int:
 
 
 def _arch(args: argparse.Namespace) -> int:
-    from pypto_pro.arch import ARCHS
-    names = [args.name] if args.name else sorted(ARCHS)
-    for name in names:
-        if name not in ARCHS:
-            print(f"pypto-pro arch: unknown arch {name!r}; known: {', '.join(sorted(ARCHS))}", file=sys.stderr)
+    from pypto_pro.arch import A2A3, A5, A5_VARIANTS, DEFAULT_VARIANT, UnknownArchError, resolve_arch
+    from pypto_pro.arch.describe import describe
+    if args.name:
+        try:
+            models = [resolve_arch(args.name)]
+        except UnknownArchError as exc:
+            print(f"pypto-pro arch: {exc.bare_message}", file=sys.stderr)
             return 2
-        a = ARCHS[name]
-        print(f"{a.name}: {a.description}")
-        for label, v in (("clock MHz", a.clock_mhz), ("cube cores", a.cube_cores),
-                         ("vector cores per block", a.vector_cores_per_block), ("event ids per pipe pair",
-                         a.event_ids_per_pipe_pair), ("buffer (mutex) ids", a.mutex_ids),
-                         ("GM bandwidth cap GB/s", a.gm_bandwidth_cap_gb_s)):
-            if v is not None:
-                print(f"  {label:26} {v.value:>10g}  {'(assumed) ' if v.assumed else ''}{v.source}")
-        for space, m in a.memories.items():
-            print(f"  {space.name + ' bytes':26} {m.capacity:>10d}  align {m.alignment}; {m.source}")
-        for path, bw in a.paths.items():
-            fit = f", fitted {bw.fit_peak} GiB/s K={bw.fit_k} B{' (used)' if bw.use_fit else ''}" if bw.fit_peak else ""
-            print(f"  {path + ' GiB/s':26} {bw.gib_per_s:>10g}  {bw.source}{fit}")
+    else:
+        models = [A2A3, A5]
+    for a in models:
+        print(describe(a))
         print()
+    if not args.name:
+        print(f"Ascend 950 variants (arch=NAME; 'a5' is {DEFAULT_VARIANT}, or the one $PYPTO_PRO_SOC names):")
+        for name, v in A5_VARIANTS.items():
+            print(f"  {name:12} {int(v.cube_cores.value):3d} AI cores, {v.vector_cores:3d} vector cores, "
+                  f"GM cap {v.gm_bandwidth_cap_gb_s.value:g} GB/s")  # type: ignore[union-attr]
     return 0
 
 
@@ -273,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     t.set_defaults(fn=_trace)
     b = sub.add_parser("build", help="binary release: emit every TilingKey variant, header and manifest")
     b.add_argument("target", help="FILE.py::KERNEL")
-    b.add_argument("--arch", default=None)
+    b.add_argument("--arch", default=None, help="a2, a3, a5, a2a3 or a 950 variant (default: the kernel's)")
     b.add_argument("--out", default="dist")
     b.set_defaults(fn=_build)
     sub.add_parser("passes", help="list the compiler stages").set_defaults(fn=_passes)

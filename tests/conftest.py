@@ -11,6 +11,7 @@ def _build_dir(tmp_path, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _no_env_overrides(monkeypatch):
-    """A PYPTO_PRO_TRACE or PYPTO_PRO_CHECK set where the tests run would change every launch."""
-    monkeypatch.delenv("PYPTO_PRO_TRACE", raising=False)
-    monkeypatch.delenv("PYPTO_PRO_CHECK", raising=False)
+    """A PYPTO_PRO_TRACE or PYPTO_PRO_CHECK set where the tests run would change every launch (and
+    PYPTOPRO_JIT_ARCH / PYPTO_PRO_SOC the machine of every kernel a test decorates)."""
+    for name in ("PYPTO_PRO_TRACE", "PYPTO_PRO_CHECK", "PYPTOPRO_JIT_ARCH", "PYPTO_PRO_SOC"):
+        monkeypatch.delenv(name, raising=False)

@@ -44,3 +44,33 @@ def static_add_fn(x: pl.Tensor[[256, 128], pl.DT_FP32],
             pl.load_tile(tb, y, [i, 0])
             pl.add(ta, ta, tb)
             pl.store_tile(z, ta, [i, 0])
+
+
+def make_acc_to_vec_split(R: int = 32, K: int = 32, N: int = 32, ready: int = 1):
+    """One [R, K] x [K, N] matmul whose accumulator ``pl.move(ub, acc, acc_to_vec_mode=DualModeSplitM)``
+    splits over both Vector cores' UB (the direct L0C -> UB path: a5 only): AIV ``i`` receives rows
+    ``[i * R/2, (i+1) * R/2)`` and stores them there, so ``out`` is the whole product."""
+    Mat, Left, Right, Acc, Vec = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,
+                                  pl.MemorySpace.Acc, pl.MemorySpace.Vec)
+    H = R // 2
+
+    def split_rows(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
+                   out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
+        a1 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Mat), addrs=[0], mutex_ids=[0])[0]
+        b1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Mat), addrs=[0x4000], mutex_ids=[1])[0]
+        a0 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Left), addrs=[0], mutex_ids=[2])[0]
+        b0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Right), addrs=[0], mutex_ids=[3])[0]
+        acc = pl.make_tile_group(type=pl.TileType([R, N], pl.DT_FP32, Acc), addrs=[0], mutex_ids=[4])[0]
+        ub = pl.make_tile_group(type=pl.TileType([H, N], pl.DT_FP32, Vec), addrs=[0], mutex_ids=[5])[0]
+        with pl.section_cube():
+            pl.load(a1, x, [0, 0])
+            pl.load(b1, w, [0, 0])
+            pl.move(a0, a1)
+            pl.move(b0, b1)
+            pl.matmul(acc, a0, b0)
+            pl.move(ub, acc, acc_to_vec_mode=pl.AccToVecMode.DualModeSplitM)  # half the rows to each AIV
+            pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=ready)
+        with pl.section_vector():
+            pl.system.wait_cross_core(pipe=pl.PipeType.MTE3, event_id=ready)
+            pl.store(out, ub, [pl.get_subblock_idx() * H, 0])
+    return split_rows

@@ -1,26 +1,45 @@
-"""Ascend A2/A3 (910B class): arch ``a2a3``. Sources per value; see shared design hardware.md."""
+"""Ascend A2/A3 (910B / 910C class): arch ``a2a3``, which the real names ``"a2"`` and ``"a3"`` select.
+
+Sources per value. ``A2A3.ini`` (Ascend910B1, the A2) and ``910PR_9363.ini`` (Ascend910C4, the A3)
+in hicann/pypto's simulation platform configs (``framework/src/platform/parser/simulation_platform/
+platform_config/``, "pypto platform_config" in the sources below) agree on every number used here (they differ only in
+HBM size), so one model serves both.
+"""
 from __future__ import annotations
 
 from pypto_pro.arch.model import ArchModel, L2Model, MemorySpec, PathBandwidth, Sourced
 from pypto_pro.language.enums import MemorySpace
 
-_INI = "PyPTO configs/A2A3.ini (Ascend910B1)"
-_PRO_DOCS = "PyPTO Pro docs (alignment)"
+# hicann/pypto framework/src/platform/parser/simulation_platform/platform_config/
+CONFIGS = "pypto platform_config"
+_INI = f"{CONFIGS}/A2A3.ini"
+ALIGN = "PyPTO Pro make_tile.md / ir/op/block_ops.py _MEMORY_ALIGNMENT"
+LIMITS = "PTO-ISA include/pto/common/buffer_limits.hpp"
 _PTO_BW = "PTO-ISA costmodel/arch_config.hpp"
+
+
+def _mem(size: int, key: str, align: int, align_src: str = ALIGN) -> MemorySpec:
+    return MemorySpec(size, align, f"{_INI} [AICoreSpec] {key}; alignment {align_src}")
+
 
 A2A3 = ArchModel(
     name="a2a3",
-    description="Ascend A2/A3 (910B class): 24 AI cores, 1 AIC + 2 AIV per block, no L0C->UB/UB->L1",
-    clock_mhz=Sourced(1850, _INI),
-    cube_cores=Sourced(24, _INI),
-    vector_cores_per_block=Sourced(2, _INI),
+    description="Ascend A2/A3 (910B/910C class): 24 AI cores, 1 AIC + 2 AIV per block, no L0C->UB/UB->L1",
+    npu_arch="DAV_2201",
+    clock_mhz=Sourced(1850, f"{_INI} [AICoreSpec] cube_freq"),
+    cube_cores=Sourced(24, f"{_INI} [SoCInfo] cube_core_cnt"),
+    vector_cores_per_block=Sourced(2, f"{_INI} [SoCInfo] vector_core_cnt 48 / cube_core_cnt 24"),
     memories={
-        MemorySpace.Vec: MemorySpec(192 * 1024, 32, f"{_INI}; alignment {_PRO_DOCS}"),
-        MemorySpace.Mat: MemorySpec(512 * 1024, 32, f"{_INI}; alignment {_PRO_DOCS}"),
-        MemorySpace.Left: MemorySpec(64 * 1024, 512, f"{_INI}; alignment {_PRO_DOCS}"),
-        MemorySpace.Right: MemorySpec(64 * 1024, 512, f"{_INI}; alignment {_PRO_DOCS}"),
-        MemorySpace.Acc: MemorySpec(128 * 1024, 64, f"{_INI}; alignment {_PRO_DOCS}"),
-        MemorySpace.Bias: MemorySpec(1024, 64, f"{_INI}; alignment assumed equal to L0C"),
+        MemorySpace.Vec: _mem(192 * 1024, "ub_size", 32),
+        MemorySpace.Mat: _mem(512 * 1024, "l1_size", 32),
+        MemorySpace.Left: _mem(64 * 1024, "l0_a_size", 512),
+        MemorySpace.Right: _mem(64 * 1024, "l0_b_size", 512),
+        MemorySpace.Acc: _mem(128 * 1024, "l0_c_size", 64),
+        MemorySpace.Bias: _mem(1024, "bt_size", 32, f"{LIMITS} PTO_BIAS_ALIGN_BYTES (the real compiler checks none)"),
+        MemorySpace.Scaling: _mem(2048, "fb0_size (FB0, the fixpipe quantisation buffer)", 32,
+                                  f"{LIMITS} PTO_FBUF_ALIGN_BYTES (the real compiler checks none)"),
+        MemorySpace.ScaleLeft: MemorySpec(0, 32, f"none on A2/A3: {LIMITS} PTO_SCALELEFT_SIZE_BYTES = 0"),
+        MemorySpace.ScaleRight: MemorySpec(0, 32, f"none on A2/A3: {LIMITS} PTO_SCALERIGHT_SIZE_BYTES = 0"),
     },
     vector_tile_row_alignment=32,
     event_ids_per_pipe_pair=Sourced(8, "PTO-ISA event.hpp EVENT_ID0-7"),
@@ -41,16 +60,20 @@ A2A3 = ArchModel(
         "Acc->Mat": PathBandwidth(128.0, _PTO_BW),
         "Mat->Left": PathBandwidth(441.0, _PTO_BW),
         "Mat->Right": PathBandwidth(220.5, _PTO_BW),
+        "Mat->Bias": PathBandwidth(32.0, f"{_PTO_BW} L1_TO_BT"),
+        "Mat->Scaling": PathBandwidth(32.0, f"{_PTO_BW} L1_TO_FB"),
     },
     direct_cube_vector_paths=False,
     cost={
         "cube_fixed_cycles": Sourced(6, "PTO-ISA costmodel/a2a3/cce_costmodel_cube.hpp"),
         "cube_fp32_factor": Sourced(2, "PTO-ISA costmodel/a2a3/cce_costmodel_cube.hpp"),
         "sync_cycles": Sourced(1, "PTO-ISA cce_costmodel_core.hpp EstimateConstCycles"),
-        "issue_cycles": Sourced(1, "assumed: scalar unit dispatches one instruction per cycle"),
+        "issue_cycles": Sourced(1, "assumed: scalar unit dispatches one instruction per cycle", assumed=True),
     },
-    gm_bandwidth_cap_gb_s=Sourced(1600, "not published; whole-chip HBM cap parameter (third-party 0.4-1.6 TB/s)"),
-    l2=L2Model(capacity=Sourced(192 * 2**20, "assumed: not in the design sources; overridable"),
+    gm_bandwidth_cap_gb_s=Sourced(1600, "assumed: whole-chip HBM cap, not published as such (third-party "
+                                        f"0.4-1.6 TB/s; {_INI} ddr_rate 32 B/cycle x 24 cores x 1850 MHz "
+                                        "would give 1421 GB/s)", assumed=True),
+    l2=L2Model(capacity=Sourced(192 * 2**20, f"{_INI} [SoCInfo] l2_size"),
                hit_bytes_per_cycle=Sourced(256, "PTO-ISA perf_sim config: L2 256 B/cycle"),
                hit_latency=Sourced(50, "PTO-ISA perf_sim config: L2 hit 50 cycles")),
 )

@@ -1,4 +1,5 @@
-"""Cycle-cost tables for the a2a3 vector unit, from PTO-ISA's a2a3 cost model.
+"""Cycle-cost tables for the a2a3 vector unit, from PTO-ISA's a2a3 cost model, and the cost forms
+both archs use (a5's table is ``arch/costs_a5.py``).
 
 Source: PTO-ISA ``include/pto/costmodel/a2a3/cce_costmodel/*.hpp`` at commit bd32f495
 (2026-06-26, recalibrated against 910B3 measurements). An isolated vector instruction costs
@@ -14,14 +15,43 @@ _SRC = "PTO-ISA a2a3 cce_costmodel (bd32f495)"
 
 
 @dataclass(frozen=True)
+class StridedCost:
+    """PTO-ISA a5's nested-loop form for a region whose rows are not contiguous (valid cols <
+    tile cols): ``(per_repeat * repeats_per_row + per_row) * rows + fixed`` cycles."""
+
+    per_repeat: float
+    per_row: float
+    fixed: float
+
+    def cycles(self, rows: int, repeats_per_row: int) -> float:
+        return max(0.0, (self.per_repeat * repeats_per_row + self.per_row) * rows + self.fixed)
+
+
+@dataclass(frozen=True)
 class LinearCost:
+    """One vector instruction: ``head + fixed + slope * repeats + tail`` cycles in isolation.
+
+    ``head`` is paid only when the V pipe was idle, ``tail`` only when a signal flushes the pipe
+    (PTO-ISA a2a3); ``fixed`` on every instruction (PTO-ISA a5 prices each tile op as its own
+    vector function, start-up and drain included); ``strided`` replaces ``fixed + slope * repeats``
+    for regions whose rows are not contiguous, where the source gives that form."""
+
     head: float
     slope: float
     tail: float
     source: str = _SRC
+    fixed: float = 0.0
+    strided: StridedCost | None = None
+    assumed: bool = False
 
     def cycles(self, repeats: float) -> float:
-        return self.head + self.slope * repeats + self.tail
+        return self.head + self.fixed + self.slope * repeats + self.tail
+
+    def parts(self, repeats: int, rows: int, repeats_per_row: int, full_cols: bool) -> tuple[float, float, float]:
+        """(head, body, tail) for ``repeats`` (contiguous) or ``rows`` x ``repeats_per_row`` (strided)."""
+        if not full_cols and self.strided is not None:
+            return self.head, self.strided.cycles(rows, repeats_per_row), self.tail
+        return self.head, self.fixed + self.slope * repeats, self.tail
 
 
 # pypto_pro op -> cost of the intrinsic it lowers to

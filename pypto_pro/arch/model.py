@@ -1,7 +1,8 @@
 """The machine-model schema: every hardware number the compiler and simulator use.
 
 Each number is data with the public source it came from (see ``arch/a2a3.py`` and ``arch/a5.py``);
-no other module holds hardware literals.
+no other module holds hardware literals. ``assumed=True`` marks a value no public source gives for
+that arch (copied from another arch, or a modelling choice).
 """
 from __future__ import annotations
 
@@ -22,11 +23,12 @@ class Sourced:
 
 @dataclass(frozen=True)
 class MemorySpec:
-    """One on-chip memory: capacity and address alignment, both in bytes."""
+    """One on-chip memory: capacity and address alignment, both in bytes (capacity 0: the arch has none)."""
 
     capacity: int
     alignment: int
     source: str
+    assumed: bool = False
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,12 @@ class PathBandwidth:
     fit_peak: float | None = None
     fit_k: float | None = None
     use_fit: bool = False  # model transfers with the fitted form (latency K / peak, then peak)
+    assumed: bool = False
+
+    @classmethod
+    def per_cycle(cls, bytes_per_cycle: float, clock_mhz: float, source: str) -> "PathBandwidth":
+        """A path given in bytes per cycle at ``clock_mhz`` (the platform-config unit), held in GiB/s."""
+        return cls(bytes_per_cycle * clock_mhz * 1e6 / 2**30, f"{source} = {bytes_per_cycle:g} B/cycle")
 
     def cycles(self, nbytes: int, clock_mhz: float) -> float:
         """Cycles to move ``nbytes`` on this path at ``clock_mhz``."""
@@ -61,7 +69,11 @@ class L2Model:
 
 @dataclass(frozen=True)
 class ArchModel:
-    """One architecture: core counts, clock, memories, sync resources, data paths, costs."""
+    """One architecture: core counts, clock, memories, sync resources, data paths, costs.
+
+    ``name`` is the family the compiler and backends switch on (``"a2a3"``, ``"a5"``); ``soc`` the
+    chip variant the numbers describe (an ``Ascend950...`` SoC version for a5); ``npu_arch`` what
+    the real runtime reports as the SoC (``get_platform_info().soc_version``)."""
 
     name: str
     description: str
@@ -81,13 +93,25 @@ class ArchModel:
     gm_bandwidth_cap_gb_s: Sourced | None = None
     l2: L2Model | None = None
     vector_costs: dict[str, LinearCost] = field(default_factory=lambda: dict(VECTOR_COSTS))
+    vector_costs_by_width: dict[tuple[str, int], LinearCost] = field(default_factory=dict)
+    soc: str = ""
+    npu_arch: str = ""
 
     @property
     def vector_cores(self) -> int:
         return int(self.cube_cores.value * self.vector_cores_per_block.value)
 
+    @property
+    def label(self) -> str:
+        """``a5 (Ascend950PR_9589)``: the family and the chip variant."""
+        return f"{self.name} ({self.soc})" if self.soc else self.name
+
     def memory(self, space: MemorySpace) -> MemorySpec:
         return self.memories[space]
+
+    def vector_cost(self, op: str, itemsize: int) -> LinearCost:
+        """Cost form of vector ``op`` on elements of ``itemsize`` bytes (a dtype-specific row if any)."""
+        return self.vector_costs_by_width.get((op, itemsize)) or self.vector_costs[op]
 
     def pipes(self) -> tuple[PipeType, ...]:
         return tuple(p for p in PipeType if p is not PipeType.ALL)

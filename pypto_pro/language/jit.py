@@ -14,8 +14,10 @@ def jit(target: Callable | None = None, *, arch: str | None = None, auto_mutex: 
         build_dir: str | None = None, timing: bool = True, trace: str | None = None, **unknown: Any) -> Any:
     """Turn a Python function into a kernel. Use bare (``@pl.jit``) or with options.
 
-    The real PyPTO Pro's keywords: ``arch`` (``"a5"`` or ``"a2a3"``; None, the default: the arch of the
-    NPU ``pypto-pro run`` emulates (``--arch``), else ``"a5"``); ``auto_mutex``:
+    The real PyPTO Pro's keywords: ``arch``: ``"a5"`` (Ascend 950), ``"a2"`` / ``"a3"`` / ``"a2a3"``,
+    a 950 variant (``"950DT_9581"``) or None / ``"auto"`` (the default: the arch of the NPU
+    ``pypto-pro run`` emulates (``--arch``), else ``$PYPTOPRO_JIT_ARCH``, else ``"a5"``; see
+    ``pypto_pro.arch.names``); ``auto_mutex``:
     order ops on tile-group slots automatically; ``name``: the kernel's name (its C symbol and
     build directory); ``pipeline``: a ``pl.pipeline.PipelineConfig`` to overlap Cube and Vector
     stages; ``tiling_key``: a class of ``TilingKeyField``s (``pypto_pro.runtime.tilingkey``) whose

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from pypto_pro.arch import ARCHS, get_arch
+from pypto_pro.arch import resolve_arch
 from pypto_pro.backends.sim.executor import SimExecutable
 from pypto_pro.backends.sim.report import LaunchReport
 from pypto_pro.errors import CompileError, LaunchError, PyptoError
@@ -63,8 +63,7 @@ class JitKernel:
         if arch is None:  # the emulated NPU's arch under pypto-pro run, as the real jit detects the device's
             from pypto_pro.runtime.npu_emulation import default_kernel_arch
             arch = default_kernel_arch()
-        if arch not in ARCHS:
-            raise CompileError(f"unknown arch {arch!r} for kernel '{fn.__name__}'; choose one of {', '.join(sorted(ARCHS))}")
+        resolved = resolve_arch(arch, fn.__name__)  # UnknownArchError (a CompileError and a ValueError)
         if device != "sim":
             raise CompileError(f"unknown device {device!r} for kernel '{fn.__name__}'; this release runs on 'sim'")
         if check not in CHECK_MODES:
@@ -76,7 +75,7 @@ class JitKernel:
             raise CompileError(f"compile_timeout must be a positive number of seconds, got {compile_timeout!r}",
                                kind="value")
         self.fn = fn
-        self.arch = get_arch(arch)
+        self.arch = resolved
         self.auto_mutex = auto_mutex
         self.check = check
         self._check_explicit = False  # options(check=...) wins over $PYPTO_PRO_CHECK

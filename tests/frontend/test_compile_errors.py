@@ -568,7 +568,7 @@ def group_slot_unaligned(x: T16):
         pass
 
 
-@case(r"tile of 65536 bytes at 0x40000 \(slot 2\) does not fit Vec \(262144 bytes on a5\): it ends at 0x50000",
+@case(r"tile of 65536 bytes at 0x30000 \(slot 1\) does not fit Vec \(253952 bytes on a5\): it ends at 0x40000",
       "0x20000")
 @pl.jit
 def group_does_not_fit_ub_a5(x: T32):
@@ -578,7 +578,7 @@ def group_does_not_fit_ub_a5(x: T32):
 
 
 def _fp32_tile_at_160k(x: T32, z: T32):
-    a = pl.make_tile(V32, addr=0x28000)  # <- here  (ends at 224 KiB: fits a5's 256 KiB UB, not a2a3's 192 KiB)
+    a = pl.make_tile(V32, addr=0x28000)  # <- here  (ends at 224 KiB: fits a5's 248 KiB UB, not a2a3's 192 KiB)
     with pl.section_vector():
         pl.load(a, x, [0, 0])
         pl.store(z, a, [0, 0])
@@ -818,7 +818,7 @@ def tile_name_differs_between_branches(x: T32, n: int):
 @pl.jit
 def group_tile_rebound_to_other_group_in_loop(x: T32):
     g = pl.make_tile_group(type=V32, addrs=0x0, mutex_ids=[0, 1])
-    h = pl.make_tile_group(type=V32, addrs=0x20000, mutex_ids=[2, 3])
+    h = pl.make_tile_group(type=V32, addrs=0x20000, mutex_ids=[2])  # one slot: a5's UB is 248 KiB
     with pl.section_vector():
         t = g.next()
         for i in pl.range(0, 4, 1):
@@ -865,11 +865,11 @@ def mutex_lock_on_a2a3(x: T16):
         pl.system.mutex_lock(pl.PipeType.V, 0)  # <- here
 
 
-@case("event id 8 is outside 0-7 on a5", "8)")
+@case("event id 16 is outside 0-15 on a5", "16)")
 @pl.jit(auto_mutex=False)
 def event_id_too_large(x: T16):
     with pl.section_vector():
-        pl.system.sync_src(pl.PipeType.MTE2, pl.PipeType.V, 8)  # <- here
+        pl.system.sync_src(pl.PipeType.MTE2, pl.PipeType.V, 16)  # <- here
 
 
 @case("event id -1 is outside 0-7 on a2a3", "-1)")
@@ -1216,7 +1216,7 @@ def add_optional(dst, src, bias=None):
 @pl.jit
 def rebinding_outside_runtime_blocks(x: T32, z: T32, n: int, f: float):
     g = pl.make_tile_group(type=V32, addrs=0x0, mutex_ids=[0, 1])
-    h = pl.make_tile_group(type=V32, addrs=0x20000, mutex_ids=[2, 3])
+    h = pl.make_tile_group(type=V32, addrs=0x20000, mutex_ids=[2])  # one slot: a5's UB is 248 KiB
     with pl.section_vector():
         t = g.next()
         for i in pl.range(0, x.shape[0] // 128, 1):

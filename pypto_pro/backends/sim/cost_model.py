@@ -12,7 +12,6 @@ class CostModel:
         self.arch = arch
         self.clock = arch.clock_mhz.value
         self.repeat = int(arch.vector_repeat_bytes.value)
-        self.vec = arch.vector_costs
         self.sync = arch.cost["sync_cycles"].value
         self.issue = arch.cost["issue_cycles"].value
 
@@ -29,25 +28,25 @@ class CostModel:
     def vector_parts(self, cost, rows: int, cols: int, itemsize: int, full_cols: bool) -> tuple[float, float, float]:
         """(head, body, tail) of a vector instruction (``cost``: its declaration's ``ops.decl.Cost``), as
         PTO-ISA's a2a3 model charges them: the head only when the V queue was empty, the body always,
-        the tail when the pipe is flushed (a sync that signals another pipe, or the end)."""
+        the tail when the pipe is flushed (a sync that signals another pipe, or the end). An entry's
+        ``fixed`` part (a5) is in the body."""
         reps = self.repeats(rows, cols, itemsize, full_cols)
+        per_row = math.ceil(cols * itemsize / self.repeat)
+        table = self.arch.vector_cost
         shape = cost.shape
         if shape == "row_reduce":
-            c = self.vec["row_reduce"]
-            return c.head, c.slope * reps, c.tail
+            c = table("row_reduce", itemsize)
+            return c.head, c.fixed + c.slope * reps, c.tail
         if shape == "col_reduce":
-            c = self.vec["col_reduce_per_row"]
-            return c.head, rows * c.slope * math.ceil(cols * itemsize / self.repeat), c.tail
-        if shape in ("row_expand", "col_expand"):
-            base = self.vec[cost.key]
-            bcast = self.vec["row_broadcast_per_row"]
-            row = shape == "row_expand"
-            extra = bcast.slope * rows if row else 0.0
-            return base.head, base.slope * reps + extra, base.tail + (bcast.tail if row else 0.0)
+            c = table("col_reduce_per_row", itemsize)
+            return c.head, c.fixed + rows * c.slope * per_row, c.tail
         if shape == "copy":
             return 0.0, self.path("Vec->Vec", rows * cols * itemsize), 0.0
-        c = self.vec[cost.key]
-        return c.head, c.slope * reps, c.tail
+        head, body, tail = table(cost.key, itemsize).parts(reps, rows, per_row, full_cols)
+        if shape == "row_expand":  # one value per row is broadcast first
+            bcast = table("row_broadcast_per_row", itemsize)
+            return head, body + bcast.slope * rows, tail + bcast.tail
+        return head, body, tail
 
     def path(self, name: str, nbytes: int) -> float:
         return self.arch.paths[name].cycles(nbytes, self.clock)

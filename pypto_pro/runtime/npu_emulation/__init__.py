@@ -97,11 +97,11 @@ def install_from_environment() -> EmulatedDevice | None:
     return install(Plan("torch_npu" in words[1:], "pypto" in words[1:], None), words[0])
 
 
-def default_kernel_arch() -> str:
+def default_kernel_arch() -> str | None:
     """The arch of a ``pl.jit`` kernel that names none: the emulated NPU's (``pypto-pro run --arch``), else
-    pypto_pro's default (a5). The real jit likewise compiles for the device it finds."""
-    from pypto_pro.arch import DEFAULT_ARCH
-    return _ACTIVE.arch if _ACTIVE is not None else DEFAULT_ARCH
+    None (``pypto_pro.arch.resolve_arch``: ``$PYPTOPRO_JIT_ARCH``, else a5). The real jit likewise
+    compiles for the device it finds."""
+    return _ACTIVE.arch if _ACTIVE is not None else None
 
 
 def active_device() -> EmulatedDevice | None:
