@@ -46,15 +46,18 @@ def static_add_fn(x: pl.Tensor[[256, 128], pl.DT_FP32],
             pl.store_tile(z, ta, [i, 0])
 
 
-def make_acc_to_vec_split(R: int = 32, K: int = 32, N: int = 32, ready: int = 1):
-    """One [R, K] x [K, N] matmul whose accumulator ``pl.move(ub, acc, acc_to_vec_mode=DualModeSplitM)``
-    splits over both Vector cores' UB (the direct L0C -> UB path: a5 only): AIV ``i`` receives rows
-    ``[i * R/2, (i+1) * R/2)`` and stores them there, so ``out`` is the whole product."""
+def make_acc_to_vec_split(R: int = 32, K: int = 32, N: int = 32, ready: int = 1, split: bool = True):
+    """One [R, K] x [K, N] matmul moved straight from L0C to UB (the direct L0C -> UB path: a5 only).
+
+    ``split``: ``acc_to_vec_mode=DualModeSplitM``, so AIV ``i`` receives rows ``[i * R/2, (i+1) * R/2)``
+    and stores them there (``out`` is the whole product). Otherwise no mode is given: the real default
+    (SingleModeVec0) writes only AIV0's UB, and each AIV stores its [R, N] tile at ``subblock * R``."""
     Mat, Left, Right, Acc, Vec = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right,
                                   pl.MemorySpace.Acc, pl.MemorySpace.Vec)
-    H = R // 2
+    H = R // 2 if split else R
+    mode = pl.AccToVecMode.DualModeSplitM if split else None
 
-    def split_rows(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
+    def acc_to_vec(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
                    out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
         a1 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Mat), addrs=[0], mutex_ids=[0])[0]
         b1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Mat), addrs=[0x4000], mutex_ids=[1])[0]
@@ -68,9 +71,9 @@ def make_acc_to_vec_split(R: int = 32, K: int = 32, N: int = 32, ready: int = 1)
             pl.move(a0, a1)
             pl.move(b0, b1)
             pl.matmul(acc, a0, b0)
-            pl.move(ub, acc, acc_to_vec_mode=pl.AccToVecMode.DualModeSplitM)  # half the rows to each AIV
+            pl.move(ub, acc, acc_to_vec_mode=mode)
             pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=ready)
         with pl.section_vector():
             pl.system.wait_cross_core(pipe=pl.PipeType.MTE3, event_id=ready)
             pl.store(out, ub, [pl.get_subblock_idx() * H, 0])
-    return split_rows
+    return acc_to_vec

@@ -26,6 +26,7 @@ import pypto_pro.language as pl
 from pypto_pro import DeadlockError, RaceError, SyncError
 from pypto_pro.errors_sim import UninitializedReadError
 from example_modules import load_example
+from kernels import make_acc_to_vec_split
 
 DYN = pl.DYNAMIC
 Mat, Left, Right, Acc, Vec = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Acc,
@@ -327,26 +328,7 @@ def test_cube_wait_needs_a_signal_from_each_vector_core():
 def make_default_mode_move_kernel():
     """pl.move(ub, acc) without acc_to_vec_mode: PTO-ISA's TMOV defaults to SingleModeVec0, so only
     the first Vector core's UB receives the tile."""
-    def broadcast(x: pl.Tensor[[DYN, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
-                  out: pl.Tensor[[DYN, N], pl.DT_FP32]):
-        a1 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Mat), addrs=[0], mutex_ids=[0])[0]
-        b1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Mat), addrs=[0x4000], mutex_ids=[1])[0]
-        a0 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Left), addrs=[0], mutex_ids=[2])[0]
-        b0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Right), addrs=[0], mutex_ids=[3])[0]
-        acc = pl.make_tile_group(type=pl.TileType([R, N], pl.DT_FP32, Acc), addrs=[0], mutex_ids=[4])[0]
-        ub = pl.make_tile_group(type=pl.TileType([R, N], pl.DT_FP32, Vec), addrs=[0], mutex_ids=[5])[0]
-        with pl.section_cube():
-            pl.load(a1, x, [0, 0])
-            pl.load(b1, w, [0, 0])
-            pl.move(a0, a1)
-            pl.move(b0, b1)
-            pl.matmul(acc, a0, b0)
-            pl.move(ub, acc)  # no acc_to_vec_mode: AIV0 only
-            pl.system.set_cross_core(pipe=FIX, event_id=READY)
-        with pl.section_vector():
-            pl.system.wait_cross_core(pipe=pl.PipeType.MTE3, event_id=READY)
-            pl.store(out, ub, [pl.get_subblock_idx() * R, 0])
-    return broadcast
+    return make_acc_to_vec_split(R, K, N, READY, split=False)
 
 
 def test_acc_to_vec_move_without_mode_reaches_the_first_vector_core_only():
