@@ -98,9 +98,11 @@ def live_intervals(kernel: KernelIR) -> dict[int, tuple[int, int]]:
 
 
 def _warn(message: str, loc: SourceLocation | None) -> None:
-    where = f"{loc}: " if loc else ""
-    line = f"\n    {loc.source_line.strip()}" if loc and loc.source_line else ""
-    warnings.warn(f"{where}{message}{line}", MemoryOverlapWarning, stacklevel=2)
+    """Warn at the user's source line (not ours), so Python's warning display shows their code."""
+    if loc is None:
+        warnings.warn(message, MemoryOverlapWarning, stacklevel=2)
+        return
+    warnings.warn_explicit(f"{loc}: {message}", MemoryOverlapWarning, filename=loc.path, lineno=loc.line)
 
 
 def overlaps(kernel: KernelIR) -> list[tuple[str, SourceLocation | None]]:

@@ -1003,6 +1003,7 @@ def test_overlapping_live_tiles_warn_at_the_later_tile(kernel, match):
         kernel.compile()
     path, line, _ = marked_line(kernel.fn)
     assert f"{path}:{line}:" in str(rec[0].message)
+    assert (rec[0].filename, rec[0].lineno) == (path, line)  # Python shows the user's line, not ours
 
 
 def test_tiles_over_the_same_bytes_are_aliases():
