@@ -37,6 +37,7 @@ class KernelContext:
         self.section: SectionKind | None = None
         self.sections_seen: set[SectionKind] = set()
         self.inline_depth = 0
+        self.unrolled_iterations = 0  # every iteration of every compile-time loop, against a budget
         self.names_used: dict[str, int] = {}
         self.param_vars: dict[str, Var] = {}
         self.cross_owner: dict[int, Buffer] = {}

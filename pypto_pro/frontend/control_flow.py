@@ -24,6 +24,10 @@ from pypto_pro.ir.expr import Const, Expr, UnaryOp, Var
 from pypto_pro.ir.nodes import Break, Continue, If, Return, Stmt, While
 from pypto_pro.language.dtypes import DT_BOOL
 
+# Iterations of all compile-time loops of one kernel together: nested unrolled loops multiply, and a
+# budget keeps a typo (range(4096) inside range(4096)) a located error instead of minutes and gigabytes.
+MAX_UNROLLED_TOTAL = 1 << 14
+
 
 @dataclass
 class LoopFrame:
@@ -149,6 +153,10 @@ class ControlFlowParser:
         """A compile-time loop: its body is compiled once per item; ``break`` / ``continue`` act now."""
         with self.loop_frame(runtime=False):
             for item in items:
+                self.ctx.unrolled_iterations += 1
+                if self.ctx.unrolled_iterations > MAX_UNROLLED_TOTAL:
+                    self.fail(node.iter, f"compile-time loops unroll more than {MAX_UNROLLED_TOTAL} iterations in all "
+                                         "(nested or repeated unrolled loops multiply); use pl.range for a run-time loop")
                 self.assign_target(node.target, item, node)
                 try:
                     self.visit_body(node.body)

@@ -693,6 +693,24 @@ def huge_compile_time_loop(x: T16):
             pass
 
 
+@case("compile-time loops unroll more than 16384 iterations in all", "range(4096)")
+@pl.jit
+def nested_compile_time_loops_over_budget(x: T16):
+    with pl.section_vector():
+        for i in range(8):
+            for j in range(4096):  # <- here
+                pass
+
+
+@case("4294967296 slots of 32768 bytes from 0x0 do not fit Vec", "1 << 32")
+@pl.jit
+def tile_group_depth_beyond_memory(x: T16):
+    tt = pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
+    g = pl.make_tile_group(type=tt, addrs=0, depth=1 << 32)  # <- here
+    with pl.section_vector():
+        pl.load(g.next(), x, [0, 0])
+
+
 def tiles_of(n):
     return n // 128
 

@@ -12,10 +12,12 @@ located inside the mutant file. Any other exception escaping the compiler is a f
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import importlib.util
 import itertools
 import os
+import resource
 import sys
 import textwrap
 from pathlib import Path
@@ -446,12 +448,44 @@ def make_mutant(data) -> str:
     return source
 
 
-@settings(max_examples=1500, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                 HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_mutants_fail_only_with_located_compile_errors(workdir, data):
+@contextlib.contextmanager
+def memory_cap(extra_bytes: int = 4 << 30):
+    """Cap this process's address space at its current size plus ``extra_bytes`` while mutants compile,
+    so a mutant that makes the compiler allocate without bound fails as a MemoryError naming the mutant
+    (check_compiles_or_located reports it) instead of taking the whole machine down."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as f:
+        size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    cap = size + extra_bytes if hard == resource.RLIM_INFINITY else min(hard, size + extra_bytes)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _compile_mutant(workdir, data) -> None:
     source = make_mutant(data)
     path = workdir / f"mutant_{next(_counter)}.py"
     path.write_text(source)
-    check_compiles_or_located(path, source)
+    with memory_cap():
+        check_compiles_or_located(path, source)
+
+
+_FUZZ = dict(deadline=None, database=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture])
+
+
+@settings(max_examples=300, derandomize=True, **_FUZZ)
+@given(data=st.data())
+def test_mutants_fail_only_with_located_compile_errors(workdir, data):
+    """The default run: a fixed set of mutants (derandomized), the same on every machine."""
+    _compile_mutant(workdir, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=3000, **_FUZZ)
+@given(data=st.data())
+def test_random_mutants_fail_only_with_located_compile_errors(workdir, data):
+    """The long run (``pytest -m slow``): fresh random mutants every time."""
+    _compile_mutant(workdir, data)

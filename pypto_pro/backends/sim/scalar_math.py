@@ -83,11 +83,17 @@ def f2i(x: float, lo: int, hi: int, where: str = "") -> int:
 
 
 def f32(x: float) -> float:
-    return float(np.float32(x))
+    if -3.4e38 <= x <= 3.4e38:
+        return float(np.float32(x))
+    with np.errstate(over="ignore"):  # C semantics: out of range rounds to +-inf, silently
+        return float(np.float32(x))
 
 
 def f16(x: float) -> float:
-    return float(np.float16(x))
+    if -65504.0 <= x <= 65504.0:
+        return float(np.float16(x))
+    with np.errstate(over="ignore"):
+        return float(np.float16(x))
 
 
 def bf16(x: float) -> float:
