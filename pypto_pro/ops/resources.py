@@ -167,11 +167,8 @@ def _make_tile_group(p: "FunctionParser", node: ast.Call, a: Args) -> GroupValue
         n = depth if depth is not None else (len(ids) if isinstance(ids, (list, tuple)) and ids else
                                              len(fwd) if isinstance(fwd, (list, tuple)) and fwd else 2)
         space = tt.target_memory
-        if space in p.ctx.arch.memories and addrs + n * tt.nbytes > p.ctx.arch.memory(space).capacity:
-            cap = p.ctx.arch.memory(space).capacity  # checked before building the list: depth may be huge
-            p.fail(a.node("depth") if depth is not None else a.node("addrs"),
-                   f"{n} slots of {tt.nbytes} bytes from 0x{addrs:x} do not fit {space.name} ({cap} bytes on "
-                   f"{p.ctx.arch.name}): they end at 0x{addrs + n * tt.nbytes:x}")
+        if space in p.ctx.arch.memories:  # depth may be huge: list no more slots than can fit, plus the
+            n = min(n, p.ctx.arch.memory(space).capacity // max(tt.nbytes, 1) + 1)  # first that can't (place fails on it)
         addr_list = [addrs + i * tt.nbytes for i in range(n)]
     else:
         p.fail(a.node("addrs"), f"addrs must be a base address or a list of addresses, got {p.describe(addrs)}")

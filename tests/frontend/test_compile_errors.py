@@ -702,7 +702,7 @@ def nested_compile_time_loops_over_budget(x: T16):
                 pass
 
 
-@case("4294967296 slots of 32768 bytes from 0x0 do not fit Vec", "1 << 32")
+@case(r"tile of 32768 bytes at 0x38000 \(slot 7\) does not fit Vec", "0")
 @pl.jit
 def tile_group_depth_beyond_memory(x: T16):
     tt = pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
