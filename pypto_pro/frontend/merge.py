@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pypto_pro.frontend.scalars import _expr, _same_const, is_const, is_scalar_value
+from pypto_pro.frontend.scalars import ScalarRangeError, _expr, _same_const, is_const, is_scalar_value
 from pypto_pro.frontend.values import TileValue
 from pypto_pro.ir.expr import convert, promote
 from pypto_pro.ir.nodes import Assign, Stmt, TileRef
@@ -40,7 +40,11 @@ def _merge(p: "FunctionParser", name: str, values: list[Any], loc, first_wins: b
     if all(is_const(v) for v in values) and all(type(v) is type(first) and _same_const(v, first) for v in values):
         return first
     if all(is_scalar_value(v) for v in values):
-        exprs = [_expr(v) for v in values]
+        try:
+            exprs = [_expr(v) for v in values]
+        except ScalarRangeError:
+            big = next(v for v in values if isinstance(v, int) and not -(1 << 63) <= v < (1 << 64))
+            raise MergeError(f"the integer {big} (beyond any 64-bit scalar)", "a value of another kind") from None
         if first_wins:
             dtype = exprs[0].dtype
         else:

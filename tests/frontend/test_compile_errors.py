@@ -711,6 +711,17 @@ def tile_group_depth_beyond_memory(x: T16):
         pl.load(g.next(), x, [0, 0])
 
 
+@case(r"'v' is the integer -9223372036854775809 \(beyond any 64-bit scalar\) on one side of the run-time if", "v +")
+@pl.jit
+def if_join_of_an_integer_beyond_64_bits(x: T16, mode: int):
+    with pl.section_vector():
+        if mode > 0:
+            v = -9223372036854775809
+        else:
+            v = 1
+        w = v + 1  # <- here
+
+
 def tiles_of(n):
     return n // 128
 
