@@ -124,7 +124,7 @@ def stmt_lines(body: list[Stmt], indent: int = 0, show_pipes: bool = True) -> li
             out.append(f"{pad}section {s.kind.value}:{_loc(s)}")
             out.extend(stmt_lines(s.body, indent + 1, show_pipes) or [pad + "    pass"])
         elif isinstance(s, TileOp):
-            args = [operand_str(s.dst)] + [operand_str(x) for x in s.srcs] + [expr_str(x) for x in s.scalars]
+            args = [operand_str(o) for o in (s.dst, *s.srcs) if o is not None] + [expr_str(x) for x in s.scalars]
             args += [f"{k}={v!r}" for k, v in s.attrs.items()]
             pipe = f"[{s.pipe.name:4}] " if show_pipes else ""
             out.append(f"{pad}{pipe}{s.op}({', '.join(args)}){_loc(s)}")
