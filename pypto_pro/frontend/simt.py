@@ -29,7 +29,7 @@ from pypto_pro.frontend.intrinsics import Args, handler
 from pypto_pro.frontend.scalars import is_const, is_scalar_value
 from pypto_pro.frontend.simt_values import Dim3Value, SimtMemoryValue, SimtScope
 from pypto_pro.frontend.values import GroupValue, InlineFunction, TensorValue, TileValue
-from pypto_pro.ir.expr import Const, Expr, Var, convert
+from pypto_pro.ir.expr import Const, Expr, Special, Var, convert
 from pypto_pro.ir.nodes import Assign, GMRef, TensorParam
 from pypto_pro.ir.simt import DIM3_QUERIES, SimtFunction, SimtLaunch, SimtParam, ThreadQuery
 from pypto_pro.language import ops as _ops
@@ -140,13 +140,14 @@ def launch(p: "FunctionParser", node: ast.Call, a: Args) -> None:
         else:
             bindings.append(("mem", len(memory)))
             memory.append(operand)
+    scalars += [Special("block_idx"), Special("block_num")]  # pl.simt.block_idx / grid_dim, read at run time
     reads, writes = function.accessed()
     to_operand = {k: b[1] for k, b in enumerate(bindings) if b[0] == "mem"}
     op = SimtLaunch("simt_launch", PipeType.V, memory[0] if memory else None, tuple(memory[1:]), tuple(scalars),
                     {"api": "simt.launch", "callee": function.name, "threads": dims}, p.loc(node),
                     function=function, threads=dims, bindings=tuple(bindings),
                     written=tuple(sorted(to_operand[k] for k in writes)),
-                    read=tuple(sorted(to_operand[k] for k in reads)))
+                    read=tuple(sorted(to_operand[k] for k in reads)), model=model)
     p.ctx.builder.emit(op)
 
 

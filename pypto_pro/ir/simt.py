@@ -15,6 +15,7 @@ writes comes from the function body, so the passes (auto sync, liveness) see the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pypto_pro.errors import SourceLocation
 from pypto_pro.ir.expr import Expr, Var, _set
@@ -153,6 +154,7 @@ class SimtLaunch(TileOp):
     bindings: tuple[tuple[str, int], ...] = ()
     written: tuple[int, ...] = ()
     read: tuple[int, ...] = ()
+    model: Any = None  # the arch's SimtModel (arch/simt.py): launch limits and cost numbers
 
     def operands(self) -> tuple:
         return tuple(o for o in (self.dst, *self.srcs) if o is not None)
