@@ -18,10 +18,13 @@ counted as touching its own line (an upper bound).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from pypto_pro.arch.model import SimtModel
-from pypto_pro.ir.simt import SimtParam
+if TYPE_CHECKING:
+    from pypto_pro.arch.model import SimtModel
+    from pypto_pro.ir.simt import SimtParam
 
 
 class Usage:
@@ -38,7 +41,7 @@ class Usage:
         self.ub_rounds = 0
         self.boxes: dict[tuple[int, bool], list | None] = {}  # (param index, is_write) -> [lo, hi] per axis
 
-    def record(self, prm: SimtParam, offsets: np.ndarray | None, mask: np.ndarray, write: bool, stmt) -> None:
+    def record(self, prm: "SimtParam", offsets: np.ndarray | None, mask: np.ndarray, write: bool, stmt) -> None:
         key = (prm.index, write)
         if offsets is None:
             self.boxes[key] = None
@@ -75,7 +78,7 @@ class Usage:
                 self.gm_hit_rounds += 1
 
 
-def launch_cycles(model: SimtModel, usage: Usage) -> tuple[float, float]:
+def launch_cycles(model: "SimtModel", usage: Usage) -> tuple[float, float]:
     """(cycles of the launch, its issue-bound part: the SIMT work in the roofline)."""
     issue = usage.issued / (model.schedulers.value * model.issue_per_cycle.value)
     traffic = (len(usage.lines) + usage.unknown_lines) * model.cacheline_bytes.value / model.gm_bytes_per_cycle.value
