@@ -142,6 +142,12 @@ class Interpreter:
         self.issued = 0      # warp-instructions issued
         self.stmt: Stmt | None = None
         self._nodes: dict[int, int] = {}
+        self._quiet = np.zeros(threads.total, bool)  # the price pass reports no faults: it may take
+        # both sides of a branch it cannot decide, so its threads need not be the ones that run
+
+    def faults(self, m: np.ndarray) -> np.ndarray:
+        """The threads whose faults are reported (none in the price pass: the run reports them)."""
+        return self._quiet if self.price else m
 
     # ---- statements ---------------------------------------------------------------------------
 
@@ -249,9 +255,9 @@ class Interpreter:
             self.assign(s.var, start, m)
             self._loop(s, m, lambda live: m if live.any() else None)
             return
-        start, stop, step = (V.convert(v, value_dtype(e), t, m, where_of(s)) for v, e in
+        start, stop, step = (V.convert(v, value_dtype(e), t, self.faults(m), where_of(s)) for v, e in
                              zip((start, stop, step), (s.start, s.stop, s.step)))
-        if (np.broadcast_to(step, m.shape)[m] <= 0).any():
+        if (np.broadcast_to(step, m.shape)[self.faults(m)] <= 0).any():
             raise SimulationError(f"{where_of(s)}: pl.range step must be positive in SIMT code")
         counter = np.broadcast_to(start, m.shape).copy()
         first = [True]
@@ -284,7 +290,9 @@ class Interpreter:
         off = np.broadcast_to(np.asarray(off).astype(np.int64), m.shape)
         act = off[m]
         bad = (act < 0) | (act >= prm.size)
-        if bad.any():
+        if self.price:
+            act = act[~bad]
+        elif bad.any():
             what = f"{prm.kind} '{prm.name}' of shape {list(prm.shape)}"
             raise OutOfBoundsError(f"{where_of(at)}: SIMT thread {int(np.flatnonzero(m)[bad][0])} accesses element "
                                    f"{int(act[bad][0])} (row-major) of {what}, outside its {prm.size} elements")
@@ -311,7 +319,7 @@ class Interpreter:
 
     def operand(self, e: Expr, dtype, m: np.ndarray) -> Any:
         v = self.expr(e, m)
-        return None if v is None else V.convert(v, value_dtype(e), dtype, m, where_of(self.stmt))
+        return None if v is None else V.convert(v, value_dtype(e), dtype, self.faults(m), where_of(self.stmt))
 
     def expr(self, e: Expr, m: np.ndarray) -> Any:
         if isinstance(e, Const):
@@ -328,7 +336,7 @@ class Interpreter:
             return self.element_load(e, m)
         if isinstance(e, BinOp):
             a, b = self.operand(e.lhs, e.dtype, m), self.operand(e.rhs, e.dtype, m)
-            return None if a is None or b is None else V.binop(e, a, b, m, where_of(self.stmt))
+            return None if a is None or b is None else V.binop(e, a, b, self.faults(m), where_of(self.stmt))
         if isinstance(e, Compare):
             t = e.operand_dtype
             a, b = self.operand(e.lhs, t, m), self.operand(e.rhs, t, m)
