@@ -63,7 +63,7 @@ def test_thread_context_is_x_major_and_blocks_see_their_index():
 def _int_math(dst: pl.Tile[[1, N], pl.DT_INT32], src: pl.Tile[[1, N], pl.DT_INT32], d: pl.DT_INT32):
     tid = pl.simt.linear_thread_idx()
     v = src[0, tid]
-    dst[0, tid] = v // d + (v % d) * 1000
+    dst[0, tid] = v // d + (v % d) * 1000 + max(v, -5) * 100000 + min(v, d) * 10000000
 
 
 @pl.jit(arch="a5")
@@ -79,13 +79,14 @@ def int_math_kernel(x: pl.Tensor[[1, N], pl.DT_INT32], out: pl.Tensor[[1, N], pl
 
 
 @pytest.mark.parametrize("d", [3, -3, 7])
-def test_integer_division_truncates_toward_zero(d):
+def test_integer_division_truncates_toward_zero_and_builtin_min_max(d):
     x = torch.arange(-N // 2, N // 2, dtype=torch.int32).reshape(1, N)
     out = torch.zeros_like(x)
     int_math_kernel(x, out, d)
     v = x.numpy().astype(np.int64)
     q = np.trunc(v / d).astype(np.int64)
-    np.testing.assert_array_equal(out.numpy(), q + (v - d * q) * 1000)
+    np.testing.assert_array_equal(out.numpy(), q + (v - d * q) * 1000 + np.maximum(v, -5) * 100000
+                                  + np.minimum(v, d) * 10000000)
 
 
 @pl.simt.function(max_threads=N)
