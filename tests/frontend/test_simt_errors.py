@@ -70,7 +70,45 @@ def args_not_a_tuple(out: T):
         pl.simt.launch(_ok, threads=N, args=dst)  # <- here
 
 
+@pl.simt.function
+def _recurse(v: pl.DT_INT32) -> pl.DT_INT32:
+    return _recurse(v - 1)  # <- here
+
+
+@pl.simt.function(max_threads=N)
+def _calls_recursive(dst: pl.Tile[[1, N], pl.DT_INT32]):
+    dst[0, pl.simt.linear_thread_idx()] = _recurse(3)
+
+
+@pl.simt.function(max_threads=N)
+def _returns_value(dst: pl.Tile[[1, N], pl.DT_FP32]):
+    return 1.0  # <- here
+
+
+def recursive_callee(out: T):
+    dst = pl.make_tile(pl.TileType(shape=[1, N], dtype=pl.DT_INT32, target_memory=pl.MemorySpace.Vec), addr=0,
+                       size=N * 4)
+    with pl.section_vector():
+        pl.simt.launch(_calls_recursive, threads=N, args=(dst,))
+
+
+def launchable_returns_a_value(out: T):
+    dst = pl.make_tile(ROW, addr=0, size=N * 4)
+    with pl.section_vector():
+        pl.simt.launch(_returns_value, threads=N, args=(dst,))
+
+
+def wrong_argument_type(out: T):
+    dst = pl.make_tile(pl.TileType(shape=[1, N], dtype=pl.DT_INT32, target_memory=pl.MemorySpace.Vec), addr=0,
+                       size=N * 4)
+    with pl.section_vector():
+        pl.simt.launch(_ok, threads=N, args=(dst,))  # <- here
+
+
 CASES = [
+    (recursive_callee, "Recursive helper @pl.simt.function call involving '_recurse'", "_recurse(v - 1)", _recurse),
+    (launchable_returns_a_value, "only supports bare return or return None", "return 1.0", _returns_value),
+    (wrong_argument_type, "SIMT parameter 'dst' annotated as", "dst,", wrong_argument_type),
     (too_many_threads, "must not exceed 2048, got 4096", "(64, 64)", too_many_threads),
     (over_max_threads, "exceed the callee's max_threads 64", "(N, 2)", over_max_threads),
     (thread_idx_in_kernel, "can only be used inside a SIMT function", "pl.simt.thread_idx", thread_idx_in_kernel),

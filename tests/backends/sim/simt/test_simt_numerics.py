@@ -239,3 +239,37 @@ def test_valid_shape_and_a_scalar_callee_with_early_return():
     out = torch.zeros_like(x)
     valid_kernel(x, out, 5, 19)
     np.testing.assert_array_equal(out.numpy(), np.maximum(x.numpy(), np.float32(0.5)))
+
+
+# ---- short-circuit, conditional expressions, half precision ---------------------------------------
+
+
+@pl.simt.function(max_threads=N)
+def _guarded(dst: pl.Tile[[1, N], pl.DT_FP16], src: pl.Tensor[[1, 40], pl.DT_FP16], n: pl.DT_INT32):
+    tid = pl.simt.linear_thread_idx()
+    if tid < n and src[0, tid] > 0.0:     # threads >= n never read src (it has 40 elements)
+        dst[0, tid] = src[0, tid] * 3.0 + 1.0
+    else:
+        dst[0, tid] = 2.0 if tid % 3 == 0 else -2.0
+
+
+@pl.jit(arch="a5")
+def guarded_kernel(x: pl.Tensor[[1, 40], pl.DT_FP16], out: pl.Tensor[[1, N], pl.DT_FP16], n: pl.DT_INT32):
+    tt = pl.TileType(shape=[1, N], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
+    dst = pl.make_tile(tt, addr=0x0000, size=N * 2)
+    with pl.section_vector():
+        pl.simt.launch(_guarded, threads=N, args=(dst, x, n))
+        _v_to_mte3()
+        pl.store(out, dst, [0, 0])
+
+
+def test_and_short_circuits_per_thread_and_half_precision_rounds_per_operation():
+    x = (torch.arange(40, dtype=torch.float32) * 0.3 - 4.0).to(torch.float16).reshape(1, 40)
+    out = torch.zeros((1, N), dtype=torch.float16)
+    guarded_kernel(x, out, 40)
+    xs = x.numpy()[0]
+    want = np.where(np.arange(N) % 3 == 0, np.float16(2.0), np.float16(-2.0))
+    for tid in range(40):
+        if xs[tid] > 0:  # FP16 * FP32 literal computes in FP32 (the real promotion), stored as FP16
+            want[tid] = np.float16(np.float32(np.float32(xs[tid]) * np.float32(3.0)) + np.float32(1.0))
+    np.testing.assert_array_equal(out.numpy()[0], want)
