@@ -230,19 +230,25 @@ class Interpreter:
         else:
             self.vars[var] = np.where(m, value, old)
 
-    def _loop(self, s: Stmt, m: np.ndarray, step: Callable[[np.ndarray], np.ndarray | None]) -> None:
-        """Iterate ``s``'s body: ``step(active)`` gives the threads that run the next iteration."""
+    def _loop(self, s: Stmt, m: np.ndarray, step: Callable[[np.ndarray], tuple[np.ndarray, bool]]) -> None:
+        """Iterate ``s``'s body. ``step(live)`` gives the threads of ``live`` (still in the loop: not
+        broken out, not returned) that run the next iteration, and whether that was unknown (the
+        price pass then prices the body once); a thread that leaves the loop never re-enters it."""
         frame = _Frame(self.t.total)
         self.frames.append(frame)
+        inloop = m.copy()
         try:
             for _ in range(MAX_ITERATIONS):
-                active = step(m & ~frame.broken & ~self.returned)
-                if active is None or not active.any():
+                live = inloop & ~frame.broken & ~self.returned
+                if not live.any():
                     return
-                self.issued += 2 * self.t.warps(active)  # the test and the branch of each iteration
+                inloop, unknown = step(live)
+                if not inloop.any():
+                    return
+                self.issued += 2 * self.t.warps(inloop)  # the test and the branch of each iteration
                 frame.continued[:] = False
-                self.block(s.body, active)  # type: ignore[attr-defined]
-                if self.price and active is m:  # unknown bounds: the body priced once
+                self.block(s.body, inloop)  # type: ignore[attr-defined]
+                if unknown:
                     return
             raise SimulationError(f"{where_of(s)}: a SIMT loop is still running after {MAX_ITERATIONS} iterations")
         finally:
@@ -253,7 +259,7 @@ class Interpreter:
         t = s.var.dtype
         if start is None or stop is None or step is None:
             self.assign(s.var, start, m)
-            self._loop(s, m, lambda live: m if live.any() else None)
+            self._loop(s, m, lambda live: (live, True))
             return
         start, stop, step = (V.convert(v, value_dtype(e), t, self.faults(m), where_of(s)) for v, e in
                              zip((start, stop, step), (s.start, s.stop, s.step)))
@@ -262,21 +268,20 @@ class Interpreter:
         counter = np.broadcast_to(start, m.shape).copy()
         first = [True]
 
-        def next_iteration(live: np.ndarray) -> np.ndarray:
+        def next_iteration(live: np.ndarray) -> tuple[np.ndarray, bool]:
             if not first[0]:
-                counter[live] = (counter + step)[live]
+                with np.errstate(over="ignore"):
+                    counter[live] = (counter + step)[live]
             first[0] = False
             active = live & (counter < stop)
             self.assign(s.var, counter.copy(), active)
-            return active
+            return active, False
         self._loop(s, m, next_iteration)
 
     def while_loop(self, s: While, m: np.ndarray) -> None:
-        def next_iteration(live: np.ndarray) -> np.ndarray | None:
-            if not live.any():
-                return None
+        def next_iteration(live: np.ndarray) -> tuple[np.ndarray, bool]:
             c = self.expr(s.cond, live)
-            return m if c is None else live & V.truth(c, s.cond)
+            return (live, True) if c is None else (live & V.truth(c, s.cond), False)
         self._loop(s, m, next_iteration)
 
     # ---- memory -------------------------------------------------------------------------------
