@@ -59,6 +59,11 @@ class ThreadQuery(Expr):
     def __post_init__(self) -> None:
         _set(self, "dtype", DT_INT32 if self.name == "warp_size" else DT_UINT32)
 
+    def text(self, write) -> str:
+        if self.name in DIM3_QUERIES:
+            return f"pl.simt.{self.name}().{'xyz'[self.axis]}"
+        return f"pl.simt.{self.name}()"
+
 
 @dataclass(frozen=True, eq=False)
 class ValidDim(Expr):
@@ -69,6 +74,9 @@ class ValidDim(Expr):
 
     def __post_init__(self) -> None:
         _set(self, "dtype", DT_UINT32)
+
+    def text(self, write) -> str:
+        return f"{self.param.name}.valid_shape[{self.axis}]"
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +93,9 @@ class ElementLoad(Expr):
     def children(self) -> tuple[Expr, ...]:
         return (self.offset,)
 
+    def text(self, write) -> str:
+        return f"{self.param.name}.flat[{write(self.offset)}]"
+
 
 @dataclass(eq=False)
 class ElementStore(Stmt):
@@ -94,6 +105,9 @@ class ElementStore(Stmt):
     offset: Expr
     value: Expr
     loc: SourceLocation | None = None
+
+    def text(self, write) -> str:
+        return f"{self.param.name}.flat[{write(self.offset)}] = {write(self.value)}"
 
 
 @dataclass(eq=False)
@@ -166,6 +180,11 @@ class SimtLaunch(TileOp):
     def tile_reads(self) -> tuple[TileRef, ...]:
         ops = self.operands()
         return tuple(ops[i] for i in self.read if isinstance(ops[i], TileRef))
+
+    @property
+    def sub_body(self) -> list[Stmt]:
+        """The SIMT function's body (the IR dumps show it under the launch)."""
+        return self.function.body if self.function is not None else []
 
     @property
     def total_threads(self) -> int:
