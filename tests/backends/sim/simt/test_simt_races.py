@@ -94,3 +94,49 @@ def test_an_access_outside_the_tile_is_located():
         _run(_out_of_bounds)
     text = str(info.value)
     assert f"test_simt_races.py:{_line(_out_of_bounds, 'tid + 1')}" in text and f"thread {N - 1}" in text
+
+
+# ---- a launch on the timeline: checked against other pipes and other blocks -------------------------
+
+
+@pl.simt.function(max_threads=N)
+def _fill_row(dst: pl.Tile[[1, N], pl.DT_FP32]):
+    dst[0, pl.simt.linear_thread_idx()] = 1.0
+
+
+@pl.jit(arch="a5")
+def unsynchronised_store(out: pl.Tensor[[1, N], pl.DT_FP32]):
+    dst = pl.make_tile(ROW, addr=0x0000, size=N * 4)
+    with pl.section_vector():
+        pl.simt.launch(_fill_row, threads=N, args=(dst,))
+        pl.store(out, dst, [0, 0])          # no V -> MTE3 sync: races with the launch's writes
+
+
+def test_a_launch_races_with_an_unsynchronised_pipe():
+    with pytest.raises(RaceError, match="simt_launch"):
+        unsynchronised_store(torch.zeros(1, N))
+
+
+@pl.simt.function(max_threads=N)
+def _row_of_block(dst: pl.Tensor[[4, N], pl.DT_FP32], row: pl.DT_INT32):
+    tid = pl.simt.linear_thread_idx()
+    dst[row, tid] = pl.simt.block_idx().x * 1.0 + tid
+
+
+@pl.jit(arch="a5")
+def rows_kernel(out: pl.Tensor[[4, N], pl.DT_FP32], shared: pl.DT_INT32):
+    with pl.section_vector():
+        row = pl.get_block_idx() * (1 - shared)
+        pl.simt.launch(_row_of_block, threads=N, args=(out, row))
+
+
+def test_blocks_writing_their_own_gm_rows_do_not_conflict():
+    out = torch.zeros(4, N)
+    rows_kernel[None, 4](out, 0)
+    want = torch.arange(4, dtype=torch.float32)[:, None] + torch.arange(N, dtype=torch.float32)[None, :]
+    assert torch.equal(out, want)
+
+
+def test_blocks_writing_one_gm_row_conflict():
+    with pytest.raises(RaceError, match="two blocks write the same bytes"):
+        rows_kernel[None, 4](torch.zeros(4, N), 1)
