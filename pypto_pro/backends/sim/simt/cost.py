@@ -31,8 +31,10 @@ class Usage:
     """What the price pass saw: warp-instructions, GM lines and load rounds, and per parameter the
     bounding box of the elements read and written (None: unknown addresses, the whole region)."""
 
-    def __init__(self, line_bytes: int):
+    def __init__(self, line_bytes: int, alias: dict[int, int] | None = None):
         self.line = line_bytes
+        self.alias = alias or {}  # parameter index -> the first parameter bound to the same memory
+        self.owner: dict[int, np.ndarray] = {}  # memory -> the thread that last wrote each element (-1: none)
         self.issued = 0
         self.lines: set[int] = set()
         self.unknown_lines = 0
@@ -55,8 +57,9 @@ class Usage:
             return
         if offsets.size == 0:
             return
-        if key not in self.boxes or self.boxes[key] is not None:
-            idx = np.unravel_index(offsets, prm.shape)
+        seen = self._own(prm, offsets, np.flatnonzero(mask), write)
+        if seen.size and (key not in self.boxes or self.boxes[key] is not None):
+            idx = np.unravel_index(seen, prm.shape)
             lo = [int(a.min()) for a in idx]
             hi = [int(a.max()) + 1 for a in idx]
             box = self.boxes.get(key)
@@ -76,6 +79,19 @@ class Usage:
                 self.gm_miss_rounds += 1
             else:
                 self.gm_hit_rounds += 1
+
+
+    def _own(self, prm: "SimtParam", offsets: np.ndarray, lanes: np.ndarray, write: bool) -> np.ndarray:
+        """The offsets of this access the memory checkers see: a thread reading an element it wrote
+        itself earlier in the launch reads its own write, not the memory as the launch found it."""
+        mem = self.alias.get(prm.index, prm.index)
+        owner = self.owner.get(mem)
+        if write:
+            if owner is None:
+                owner = self.owner[mem] = np.full(prm.size, -1, np.int64)
+            owner[offsets] = lanes
+            return offsets
+        return offsets if owner is None else offsets[owner[offsets] != lanes]
 
 
 def launch_cycles(model: "SimtModel", usage: Usage) -> tuple[float, float]:

@@ -295,7 +295,9 @@ class Interpreter:
         off = np.broadcast_to(np.asarray(off).astype(np.int64), m.shape)
         act = off[m]
         bad = (act < 0) | (act >= prm.size)
-        if self.price:
+        if self.price and bad.any():  # the run reports it, if a thread that really runs does it
+            m = m.copy()
+            m[np.flatnonzero(m)[bad]] = False
             act = act[~bad]
         elif bad.any():
             what = f"{prm.kind} '{prm.name}' of shape {list(prm.shape)}"

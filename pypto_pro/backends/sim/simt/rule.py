@@ -53,7 +53,7 @@ def sim_rule(op: SimtLaunch, env: SimEnv) -> Callable[..., Prepared]:
             elif i in access:
                 r, c = access[i].valid[slots[i]]
                 valid[prm.index] = (r, c)
-        usage = Usage(line)
+        usage = Usage(line, _aliases(fn, bound, operands, access, slots, env))
         pricer = Interpreter(fn, threads, "price", {}, values, valid, {}, usage.record)
         pricer.run()
         usage.issued = pricer.issued
@@ -62,21 +62,28 @@ def sim_rule(op: SimtLaunch, env: SimEnv) -> Callable[..., Prepared]:
 
         def run(defer: bool):
             memories: dict[int, Memory] = {}
+            same: dict[tuple, Memory] = {}  # one Memory per tile slot / GM tensor passed (args=(t, t) alias)
             for prm in fn.params:
                 kind, i = bound[prm.index]
                 if kind != "mem":
                     continue
+                key = _memory_key(i, operands, access, slots, env)
                 if i in access:
                     base = access[i].views[slots[i]]
                 else:
                     base = env.gm.arrays[operands[i].param.index]
-                memories[prm.index] = Memory(prm, base)
+                if key not in same:
+                    same[key] = Memory(prm, base)
+                memories[prm.index] = same[key]
             log = RaceLog()
-            Interpreter(fn, threads, "run", memories, values, valid, {}, log.record).run()
+
+            def record(prm, offsets, mask, write, stmt) -> None:  # races are per memory, not per name
+                log.record(memories[prm.index].param, offsets, mask, write, stmt)
+            Interpreter(fn, threads, "run", memories, values, valid, {}, record).run()
             log.check(where)
 
             def commit() -> None:
-                for mem in memories.values():
+                for mem in same.values():
                     mem.commit()
             if not defer:
                 commit()
@@ -85,6 +92,24 @@ def sim_rule(op: SimtLaunch, env: SimEnv) -> Callable[..., Prepared]:
         return Prepared(1, threads.total, True, accesses, gm, nbytes, run, commits,
                         priced=(cycles, ideal, (accesses, commits)))
     return dispatch
+
+
+def _memory_key(i: int, operands: tuple, access: dict, slots: dict, env: SimEnv) -> tuple:
+    """What operand ``i`` is in memory: a tile slot, or a GM tensor (two parameters bound to one)."""
+    if i in access:
+        return ("tile", operands[i].buffer.uid, slots[i])
+    return ("gm", env.gm.objs[operands[i].param.index])
+
+
+def _aliases(fn, bound: dict, operands: tuple, access: dict, slots: dict, env: SimEnv) -> dict[int, int]:
+    """Parameter index -> the first parameter of the launch bound to the same memory."""
+    first: dict[tuple, int] = {}
+    out: dict[int, int] = {}
+    for prm in fn.params:
+        kind, i = bound[prm.index]
+        if kind == "mem":
+            out[prm.index] = first.setdefault(_memory_key(i, operands, access, slots, env), prm.index)
+    return out
 
 
 def _footprint(op: SimtLaunch, fn, bound: dict, usage: Usage, access: dict, slots: dict, valid: dict) -> tuple:

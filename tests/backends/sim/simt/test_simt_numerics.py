@@ -273,3 +273,51 @@ def test_and_short_circuits_per_thread_and_half_precision_rounds_per_operation()
         if xs[tid] > 0:  # FP16 * FP32 literal computes in FP32 (the real promotion), stored as FP16
             want[tid] = np.float16(np.float32(np.float32(xs[tid]) * np.float32(3.0)) + np.float32(1.0))
     np.testing.assert_array_equal(out.numpy()[0], want)
+
+
+# ---- one tile passed twice ---------------------------------------------------------------------------
+
+
+@pl.simt.function(max_threads=N)
+def _through_alias(dst: pl.Tile[[1, N], pl.DT_FP32], src: pl.Tile[[1, N], pl.DT_FP32]):
+    tid = pl.simt.linear_thread_idx()
+    dst[0, tid] = 5.0
+    dst[0, tid] = src[0, tid] + 1.0      # src is dst: the thread reads its own write
+
+
+@pl.jit(arch="a5")
+def alias_kernel(out: pl.Tensor[[1, N], pl.DT_FP32]):
+    t = pl.make_tile(F_ROW, addr=0x0000, size=N * 4)
+    with pl.section_vector():
+        pl.simt.launch(_through_alias, threads=N, args=(t, t))
+        _v_to_mte3()
+        pl.store(out, t, [0, 0])
+
+
+def test_a_tile_passed_as_two_parameters_is_one_memory():
+    out = torch.zeros(1, N)
+    alias_kernel(out)
+    assert torch.equal(out, torch.full((1, N), 6.0))
+
+
+@pl.simt.function(max_threads=N)
+def _accumulate(dst: pl.Tile[[1, N], pl.DT_FP32]):
+    tid = pl.simt.linear_thread_idx()
+    dst[0, tid] = 0.0                    # initialised by the thread itself, then read back
+    for i in pl.range(4):
+        dst[0, tid] = dst[0, tid] + tid * 1.0 + i
+
+
+@pl.jit(arch="a5")
+def accumulate_kernel(out: pl.Tensor[[1, N], pl.DT_FP32]):
+    t = pl.make_tile(F_ROW, addr=0x0000, size=N * 4)
+    with pl.section_vector():
+        pl.simt.launch(_accumulate, threads=N, args=(t,))
+        _v_to_mte3()
+        pl.store(out, t, [0, 0])
+
+
+def test_a_thread_reading_back_its_own_initialisation_reads_no_uninitialised_memory():
+    out = torch.zeros(1, N)
+    accumulate_kernel(out)
+    assert torch.equal(out[0], torch.arange(N, dtype=torch.float32) * 4 + 6)
