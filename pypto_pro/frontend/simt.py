@@ -55,7 +55,7 @@ def guard(p: "FunctionParser", node: ast.Call, name: str, shown: str) -> None:
     """Inside SIMT code only ``pl.simt.*`` (and ``pl.range``) compile: the real frontend refuses
     every other operation there."""
     if in_simt(p) and not name.startswith("simt.") and name not in _SIMT_OPS:
-        p.fail(node, f"Operation '{shown}' is not supported inside a SIMT function: SIMT code takes scalar "
+        p.fail(node, f"Operation '{name}' ({shown}) is not supported inside a SIMT function: SIMT code takes scalar "
                      "expressions, if / loops, element access tile[i, j] / tensor[i, j], the pl.simt.* thread "
                      "queries and SIMT callees", kind="unsupported")
 

@@ -113,7 +113,7 @@ CASES = [
     (over_max_threads, "exceed the callee's max_threads 64", "(N, 2)", over_max_threads),
     (thread_idx_in_kernel, "can only be used inside a SIMT function", "pl.simt.thread_idx", thread_idx_in_kernel),
     (launch_outside_vector_section, "section_vector", "pl.simt.launch", launch_outside_vector_section),
-    (tile_op_in_simt, "'pl.muls' is not supported inside a SIMT function", "pl.muls", _uses_tile_op),
+    (tile_op_in_simt, "Operation 'muls' \\(pl.muls\\) is not supported inside a SIMT function", "pl.muls", _uses_tile_op),
     (callee_from_kernel, "must be invoked through pl.simt.launch", "_callee", callee_from_kernel),
     (launching_a_callee, "is not a launchable @pl.simt.function", "_callee", launching_a_callee),
     (args_not_a_tuple, "args must be a tuple", "dst)", args_not_a_tuple),
@@ -149,3 +149,9 @@ def test_the_cpp_backend_refuses_simt_at_the_launch():
         kernel.emit()
     path, line, text = marked_line(ok_kernel)
     check_location(info.value, path, line, text, "pl.simt.launch")
+
+
+def test_a_tile_op_in_simt_code_is_the_real_unsupported_feature_class():
+    from pypto_pro.errors import UnsupportedFeatureError
+    with pytest.raises(UnsupportedFeatureError):
+        pl.jit(arch="a5")(tile_op_in_simt).compile()
