@@ -105,7 +105,26 @@ def wrong_argument_type(out: T):
         pl.simt.launch(_ok, threads=N, args=(dst,))  # <- here
 
 
+@pl.simt.function(max_threads=N)
+def _gm(dst: pl.Tensor[[1, N], pl.DT_FP32]):
+    dst[0, pl.simt.linear_thread_idx()] = 1.0
+
+
+def dynamic_tensor(out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
+    with pl.section_vector():
+        pl.simt.launch(_gm, threads=N, args=(out,))  # <- here
+
+
+def mat_tile(out: T):
+    mat = pl.make_tile(pl.TileType(shape=[16, 16], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Mat), addr=0,
+                       size=16 * 16 * 4)
+    with pl.section_vector():
+        pl.simt.launch(_ok, threads=N, args=(mat,))  # <- here
+
+
 CASES = [
+    (dynamic_tensor, "must have a static shape", "out,", dynamic_tensor),
+    (mat_tile, "must be a Vec-memory Tile", "mat,", mat_tile),
     (recursive_callee, "Recursive helper @pl.simt.function call involving '_recurse'", "_recurse(v - 1)", _recurse),
     (launchable_returns_a_value, "only supports bare return or return None", "return 1.0", _returns_value),
     (wrong_argument_type, "SIMT parameter 'dst' annotated as", "dst,", wrong_argument_type),
