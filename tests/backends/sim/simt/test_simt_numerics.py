@@ -321,3 +321,31 @@ def test_a_thread_reading_back_its_own_initialisation_reads_no_uninitialised_mem
     out = torch.zeros(1, N)
     accumulate_kernel(out)
     assert torch.equal(out[0], torch.arange(N, dtype=torch.float32) * 4 + 6)
+
+
+# ---- in a loop over a ring of tiles (auto mutex) ---------------------------------------------------
+
+
+@pl.simt.function(max_threads=N)
+def _scale_row(data: pl.Tile[[1, N], pl.DT_FP32], k: pl.DT_INT32):
+    tid = pl.simt.linear_thread_idx()
+    data[0, tid] = data[0, tid] * k + tid
+
+
+@pl.jit(arch="a5")
+def ring_kernel(x: pl.Tensor[[6, N], pl.DT_FP32], out: pl.Tensor[[6, N], pl.DT_FP32]):
+    ring = pl.make_tile_group(type=F_ROW, addrs=[0x0000, 0x0100], mutex_ids=[0, 1])
+    with pl.section_vector():
+        for i in pl.range(6):
+            t = ring.next()
+            pl.load(t, x, [i, 0])
+            pl.simt.launch(_scale_row, threads=N, args=(t, i))
+            pl.store(out, t, [i, 0])
+
+
+def test_launches_on_a_ring_of_tiles_in_a_loop():
+    x = torch.randn(6, N, generator=torch.Generator().manual_seed(3))
+    out = torch.zeros_like(x)
+    ring_kernel(x, out)
+    want = x.numpy() * np.arange(6, dtype=np.float32)[:, None] + np.arange(N, dtype=np.float32)[None, :]
+    np.testing.assert_array_equal(out.numpy(), want)
