@@ -12,6 +12,7 @@ import dataclasses
 from pypto_pro.arch.a2a3 import A2A3, ALIGN, CONFIGS, LIMITS
 from pypto_pro.arch.costs_a5 import A5_VECTOR_COSTS, A5_VECTOR_COSTS_BY_WIDTH
 from pypto_pro.arch.model import ArchModel, L2Model, MemorySpec, PathBandwidth, Sourced
+from pypto_pro.arch.simt import A5_SIMT
 from pypto_pro.language.enums import MemorySpace
 
 _ALL = f"{CONFIGS}/950*.ini"   # a key all six 950 configs give the same value
@@ -128,6 +129,7 @@ def _model(v: Variant) -> ArchModel:
                    hit_latency=_assumed(A2A3.l2.hit_latency)),  # type: ignore[union-attr]
         vector_costs=dict(A5_VECTOR_COSTS),
         vector_costs_by_width=dict(A5_VECTOR_COSTS_BY_WIDTH),
+        simt=A5_SIMT,
     )
 
 

@@ -38,6 +38,9 @@ def describe(a: ArchModel) -> str:
         scalars += [("L2 bytes", a.l2.capacity), ("L2 hit bytes/cycle per core", a.l2.hit_bytes_per_cycle),
                     ("L2 hit latency cycles", a.l2.hit_latency)]
     scalars += [(name, v) for name, v in a.cost.items()]
+    if a.simt is not None:
+        import dataclasses
+        scalars += [(f"SIMT {f.name.replace('_', ' ')}", getattr(a.simt, f.name)) for f in dataclasses.fields(a.simt)]
     for label, v in scalars:
         if v is not None:
             lines.append(_row(label, _num(v.value), v.source, v.assumed))

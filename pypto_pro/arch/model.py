@@ -68,6 +68,24 @@ class L2Model:
 
 
 @dataclass(frozen=True)
+class SimtModel:
+    """The Vector core's SIMT engine (``pl.simt``): launch limits and the numbers its cost model uses
+    (``backends/sim/simt/cost.py``). An arch without one (``ArchModel.simt is None``) cannot launch
+    SIMT functions."""
+
+    max_threads: Sourced           # threads of one launch, all dimensions together
+    warp_size: Sourced             # threads that issue one instruction together
+    schedulers: Sourced            # warp schedulers per core (each issues one warp-instruction a cycle)
+    issue_per_cycle: Sourced       # warp-instructions one scheduler issues per cycle
+    launch_cycles: Sourced         # fixed cost of one launch: warp set-up, the final barrier, cold caches
+    cacheline_bytes: Sourced       # the SIMT data cache's line
+    gm_hit_latency: Sourced        # a GM load that hits the data cache (cycles)
+    gm_miss_latency: Sourced       # a GM load that misses (the round trip to GM)
+    gm_bytes_per_cycle: Sourced    # the core's SIMT GM bus ceiling
+    ub_latency: Sourced            # a UB load by a SIMT thread
+
+
+@dataclass(frozen=True)
 class ArchModel:
     """One architecture: core counts, clock, memories, sync resources, data paths, costs.
 
@@ -96,6 +114,7 @@ class ArchModel:
     vector_costs_by_width: dict[tuple[str, int], LinearCost] = field(default_factory=dict)
     soc: str = ""
     npu_arch: str = ""
+    simt: SimtModel | None = None  # the Vector core's SIMT engine (a5 only)
 
     @property
     def vector_cores(self) -> int:

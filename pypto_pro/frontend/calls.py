@@ -15,7 +15,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable
 
 from pypto_pro.errors import CompileError
-from pypto_pro.frontend import intrinsics
+from pypto_pro.frontend import intrinsics, simt
 from pypto_pro.ops import resources
 from pypto_pro.frontend.control_flow import HelperReturns
 from pypto_pro.frontend.context import _Return
@@ -50,6 +50,9 @@ class CallParser:
                 self.fail(k.value, "**kwargs arguments are not supported in kernels")
         args = [self.eval(a) for a in node.args]
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        routed = simt.route_call(self, node, func, args, kwargs)
+        if routed is not simt.NOT_SIMT:
+            return routed
         minmax = _MINMAX.get(func) if _hashable(func) else None
         if minmax is not None:
             return scalar_minmax(self, node, minmax, args, kwargs)

@@ -49,6 +49,7 @@ class KernelContext:
         self.views: list = []  # pl.make_tensor views, numbered after the parameters (ir/views.py)
         self.runtime_depth = 0  # run-time ifs / loops around the statement being compiled (all helpers)
         self.var_depth: dict[int, int] = {}  # Var uid -> runtime_depth where the frontend created it
+        self.simt = None  # frontend/simt_values.SimtScope while SIMT code is compiled
 
     def fresh_name(self, base: str) -> str:
         n = self.names_used.get(base, 0)

@@ -40,6 +40,9 @@ def call(p: "FunctionParser", node: ast.Call, name: str, func: Any, args: list, 
     from pypto_pro.ops import APIS
     entry = APIS.get(name)
     shown = entry.display if entry is not None else display(name)
+    if p.ctx.simt is not None:  # SIMT code: only pl.simt.* and pl.range (frontend/simt.py)
+        from pypto_pro.frontend.simt import guard
+        guard(p, node, name, shown)
     sig = inspect.signature(func)
     params = sig.parameters
     takes_kwargs = any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params.values())

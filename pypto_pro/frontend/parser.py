@@ -23,6 +23,7 @@ from pypto_pro.frontend.scope import Scope, closure_vars
 from pypto_pro.frontend.source import parse_function
 from pypto_pro.frontend.statements import StatementParser
 from pypto_pro.frontend import resources, structs  # noqa: F401  (register their pl.* handlers)
+from pypto_pro.frontend import simt as _simt  # noqa: F401  (registers the pl.simt.* handlers)
 from pypto_pro.frontend.values import (BoundGroupMethod, FrontendObject, GroupValue, RangeValue, SectionValue,
                                        ShapeValue, TensorValue, TileValue)
 from pypto_pro.ir.expr import Expr

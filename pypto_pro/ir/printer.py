@@ -70,6 +70,8 @@ class PyExprWriter:
         from pypto_pro.ir.storage import ArrayLoad
         if isinstance(e, ArrayLoad):
             return storage_ref(e.array, e.slot, e.elem, self)
+        if hasattr(e, "text"):  # an expression that spells itself (ir/simt.py)
+            return e.text(self)
         return f"<{type(e).__name__}>"
 
 
@@ -124,10 +126,13 @@ def stmt_lines(body: list[Stmt], indent: int = 0, show_pipes: bool = True) -> li
             out.append(f"{pad}section {s.kind.value}:{_loc(s)}")
             out.extend(stmt_lines(s.body, indent + 1, show_pipes) or [pad + "    pass"])
         elif isinstance(s, TileOp):
-            args = [operand_str(s.dst)] + [operand_str(x) for x in s.srcs] + [expr_str(x) for x in s.scalars]
+            args = [operand_str(o) for o in (s.dst, *s.srcs) if o is not None] + [expr_str(x) for x in s.scalars]
             args += [f"{k}={v!r}" for k, v in s.attrs.items()]
             pipe = f"[{s.pipe.name:4}] " if show_pipes else ""
             out.append(f"{pad}{pipe}{s.op}({', '.join(args)}){_loc(s)}")
+            sub = getattr(s, "sub_body", None)  # the body an instruction runs (a SIMT launch's function)
+            if sub is not None:
+                out.extend(stmt_lines(sub, indent + 1, show_pipes))
         elif isinstance(s, SetValidShape):
             target = s.buffer.name + (f"[{expr_str(s.slot)}]" if s.slot is not None else "")
             out.append(f"{pad}[S   ] set_validshape({target}, {expr_str(s.rows)}, {expr_str(s.cols)}){_loc(s)}")
@@ -142,6 +147,8 @@ def stmt_lines(body: list[Stmt], indent: int = 0, show_pipes: bool = True) -> li
             what = f"{st.type_name}[{st.slots}]" if st.is_array else st.type_name
             vals = ", ".join(expr_str(v) for v in s.values)
             out.append(f"{pad}{st.var}.{s.array.field} = init {what}: [{vals}]{_loc(s)}")
+        elif hasattr(s, "text"):  # a statement that spells itself (ir/simt.py)
+            out.append(f"{pad}{s.text(expr_str)}{_loc(s)}")
         else:
             out.append(f"{pad}<{type(s).__name__}>")
     return out

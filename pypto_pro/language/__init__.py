@@ -15,6 +15,7 @@ from pypto_pro.language.ops import (OPERATIONS, get_block_idx, get_block_num, ge
                                     max, min, range, section_cube, section_vector)
 from pypto_pro.language.resources import addptr, make_ptr, make_tensor, make_tuple, setval, struct, struct_array
 from pypto_pro.language.scalars import const, constexpr
+from pypto_pro.language.simt import Simt as simt  # noqa: N813  (the real pl.simt namespace)
 from pypto_pro.language.tile_type import TileType
 from pypto_pro.language.types import DYNAMIC, STATIC, Constexpr, DTypeVar, MemRef, Ptr, Scalar, Tensor, Tile
 

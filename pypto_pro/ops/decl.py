@@ -40,8 +40,9 @@ class Cost:
     table entry ``key``; ``shape`` picks how repeats are counted: ``elementwise``, ``row_reduce``,
     ``col_reduce``, ``row_expand``, ``col_expand``, ``copy``), ``"gm"`` (a GM transfer on the path
     ``<space>->GM`` / ``GM-><space>``), ``"path"`` (an on-chip transfer priced by the path bandwidth),
-    ``"cube"`` (the Cube formula), ``"scalar"`` (S pipe: issue cost only). ``flops``: whether its
-    elements count as work in the roofline.
+    ``"cube"`` (the Cube formula), ``"scalar"`` (S pipe: issue cost only), ``"simt"`` (a SIMT launch:
+    priced from what its threads executed, once its numerics ran: ``backends/sim/simt/cost.py``).
+    ``flops``: whether its elements count as work in the roofline.
     """
 
     kind: str
@@ -58,6 +59,7 @@ GM = Cost("gm", flops=False)
 PATH = Cost("path", flops=False)
 CUBE = Cost("cube")
 SCALAR = Cost("scalar", flops=False)
+SIMT = Cost("simt", flops=False)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class Instruction:
     cpp: CppRule | None = None
     cpp_missing: str = ""   # why kernel.emit() cannot spell it, when cpp is None
     pipe: PipeType | None = None  # fixed pipe, when the instruction always runs on one
+    params: Callable[..., dict] | None = None  # (TileOp, arch) -> the lower pass's static params, if not the tile rule
+    cpp_defs: Callable[..., list] | None = None  # (TileOp, arch name) -> file-scope C++ definitions it needs
 
 
 @dataclass
@@ -99,13 +103,14 @@ APIS: dict[str, Api] = {}
 
 
 def instruction(name: str, family: str, sim: SimRule, cost: Cost, cpp: CppRule | None = None,
-                cpp_missing: str = "", pipe: PipeType | None = None) -> Instruction:
+                cpp_missing: str = "", pipe: PipeType | None = None, params: Callable[..., dict] | None = None,
+                cpp_defs: Callable[..., list] | None = None) -> Instruction:
     """Declare (and register) an IR instruction."""
     if name in INSTRUCTIONS:
         raise ValueError(f"instruction {name!r} is declared twice")
     if cpp is None and not cpp_missing:
         raise ValueError(f"instruction {name!r}: give its C++ spelling or say why there is none")
-    ins = Instruction(name, family, sim, cost, cpp, cpp_missing, pipe)
+    ins = Instruction(name, family, sim, cost, cpp, cpp_missing, pipe, params, cpp_defs)
     INSTRUCTIONS[name] = ins
     return ins
 

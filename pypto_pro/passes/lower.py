@@ -12,6 +12,10 @@ from pypto_pro.ir.printer import kernel_str
 
 def op_params(op: TileOp, arch: ArchModel) -> dict[str, int]:
     """Static parameters of one instruction at full tile size (run-time valid shapes shrink them)."""
+    from pypto_pro.ops import INSTRUCTIONS
+    ins = INSTRUCTIONS.get(op.op)
+    if ins is not None and ins.params is not None:  # the declaration gives its own (pl.simt.launch)
+        return ins.params(op, arch)
     if op.op == "setval":  # one scalar written to GM by the scalar unit
         return {"bytes": op.dst.param.type.dtype.itemsize}  # type: ignore[union-attr]
     tile = op.dst if isinstance(op.dst, TileRef) else op.srcs[0]

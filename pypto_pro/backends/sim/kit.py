@@ -59,11 +59,13 @@ class SimEnv:
 class Prepared:
     """A dispatched tile instruction: work size, memory touched, and its numerics."""
 
-    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits", "k")
+    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits", "k", "priced")
 
     def __init__(self, rows: int, cols: int, full_cols: bool, accesses: tuple, gm: tuple, nbytes: int,
-                 run: Callable[[bool], Callable | None], commits: tuple = (), k: int = 0):
+                 run: Callable[[bool], Callable | None], commits: tuple = (), k: int = 0,
+                 priced: tuple | None = None):
         self.k = k                # reduction depth of a matmul (for its cost)
+        self.priced = priced      # (cycles, ideal cycles, key) of an instruction priced at dispatch (SIMT)
         self.rows = rows
         self.cols = cols
         self.full_cols = full_cols

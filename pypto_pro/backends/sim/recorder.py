@@ -111,6 +111,8 @@ def _static_cost_info(stmt: TileOp) -> tuple:
         return ("cube", lhs.itemsize, lhs.is_float())
     if cost.kind == "scalar":
         return ("scalar",)
+    if cost.kind == "simt":  # priced by its dispatcher from what its threads execute (Prepared.priced)
+        return ("simt",)
     items = [t.tile_type.dtype.itemsize for t in (stmt.dst, *stmt.srcs) if isinstance(t, TileRef)]
     return ("vector", cost, max(items))
 
@@ -187,6 +189,9 @@ class Recorder:
             cycles = self.cost.cube(m, n, k, item, is_float)
             ideal = cycles - self.cost.arch.cost["cube_fixed_cycles"].value
             return cycles, 0.0, 2 * m * n * k, ideal, 0.0, 0.0, None, nbytes, None, cls
+        if cls == "simt":
+            cycles, ideal, _ = prep.priced
+            return cycles, 0.0, 0, ideal, 0.0, 0.0, None, nbytes, None, cls
         if cls == "scalar":  # one S-pipe instruction (assumed: as long as an issue slot, arch issue_cycles)
             return self.issue_cycles, 0.0, 0, 0.0, 0.0, 0.0, None, nbytes, None, cls
         _, cost, item = info
@@ -209,7 +214,7 @@ class Recorder:
 
         def log_op(*args) -> None:
             prep = dispatch(*args)
-            size = (prep.rows, prep.cols, prep.full_cols, prep.k)
+            size = (prep.rows, prep.cols, prep.full_cols, prep.k) if prep.priced is None else prep.priced
             entry = by_size.get(size)
             if entry is None:
                 entry = by_size[size] = entry_of(stmt, prep, static)
