@@ -1,6 +1,6 @@
 """Reductions and broadcasts: ``pl.sum``, the reduce forms of ``pl.maximum`` / ``pl.minimum``
 (``dim=``), and ``pl.expand_{max,min,mul,sub,div}`` (real pages: ``math_functions/{sum,max,min,
-expand_*}.md``, ``elementwise/{maximum,minimum}.md``).
+expand_*,argmax,argmin}.md``, ``elementwise/{maximum,minimum}.md``).
 
 The real ``dim`` convention: ``dim=0`` works along the last axis, one value per **row** (a
 ``[R, 1]`` tile with ``layout=pl.DN``: TROWSUM / TROWMAX / TROWEXPAND*); ``dim=1`` one value per
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pypto_pro.backends.sim import numerics
+from pypto_pro.backends.sim import numerics, numerics_fused
 from pypto_pro.backends.sim.templates import col_reduce, expand, row_reduce
 from pypto_pro.frontend.operands import Args, in_section, same_dtype, same_shape, tile_in, want_tile
-from pypto_pro.language.dtypes import ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32
+from pypto_pro.language.dtypes import (ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32,
+                                       DT_UINT8, DT_UINT16, DT_UINT32)
 from pypto_pro.language.enums import MemorySpace, SectionKind
 from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.decl import declare, instruction, vector
@@ -132,3 +133,45 @@ for _api, _base in EXPAND.items():
     declare(FAMILY, _api, "out, src, scalar, *, dim=0",
             f"``out = src {_base} broadcast(scalar)``: ``dim=0`` broadcasts a per-row [R, 1] tile (layout=pl.DN; "
             f"TROWEXPAND{_suffix}), ``dim=1`` a per-column [1, C] tile (TCOLEXPAND{_suffix}).", expand_check(_api))
+
+
+# ---- argmax / argmin: the index of the first extreme value per row or per column ---------------------
+
+ARG_OUT = (DT_UINT32, DT_INT32)
+ARG_ROW_SRC = (DT_FP16, DT_FP32)                                                    # dim=0 (the real page)
+ARG_COL_SRC = (DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32, DT_FP16, DT_FP32, DT_BF16)  # dim=1
+
+
+def arg_check(kind: str):
+    """``pl.argmax(out, src, tmp, *, dim=0)``: ``dim=0`` the column index of each row's extreme
+    (TROWARGMAX, ``out`` [R, 1]), ``dim=1`` the row index of each column's (TCOLARGMAX, ``out`` [1, C])."""
+    def check(p: "FunctionParser", node, a: Args) -> None:
+        in_section(p, node, SectionKind.VECTOR, a.display)
+        dim = _dim(p, a)
+        out = tile_in(p, a, "out", VEC, ARG_OUT)
+        src = tile_in(p, a, "src", VEC, ARG_ROW_SRC if dim == 0 else ARG_COL_SRC,
+                      what=f"{a.display}(dim={dim})")
+        tmp = tile_in(p, a, "tmp", VEC)
+        same_shape(p, a, src, "src", tmp, "tmp")
+        same_dtype(p, a, src, "src", tmp, "tmp")
+        st, ot = src.tile_type, out.tile_type
+        if dim == 0 and ot.rows != st.rows:
+            p.fail(a.node("out"), f"{a.display}(dim=0) writes one index per row: 'out' needs {st.rows} rows ([R, 1]), "
+                                  f"has {ot.rows}")
+        if dim == 1 and ot.cols != st.cols:
+            p.fail(a.node("out"), f"{a.display}(dim=1) writes one index per column: 'out' needs {st.cols} columns "
+                                  f"([1, C]), has {ot.cols}")
+        emit(p, node, a, f"{'row' if dim == 0 else 'col'}_{kind}", out, (src, tmp), (), ("out", "src", "tmp"))
+    return check
+
+
+for _kind in ("argmax", "argmin"):
+    instruction(f"row_{_kind}", FAMILY, row_reduce(lambda o, x, k=_kind: numerics_fused.argreduce(k, o, x, True)),
+                vector("row_reduce", "row_reduce"), call_cpp(f"TROW{_kind.upper()}"))
+    instruction(f"col_{_kind}", FAMILY, col_reduce(lambda o, x, k=_kind: numerics_fused.argreduce(k, o, x, False)),
+                vector("col_reduce_per_row", "col_reduce"), call_cpp(f"TCOL{_kind.upper()}"))
+    declare(FAMILY, _kind, "out, src, tmp, *, dim=0",
+            f"Index of the first {'largest' if _kind == 'argmax' else 'smallest'} element: ``dim=0`` per row (the "
+            f"column index; ``out`` [R, 1] INT32/UINT32; TROW{_kind.upper()}), ``dim=1`` per column (the row index; "
+            f"``out`` [1, C]; TCOL{_kind.upper()}). ``tmp`` (src's dtype and shape) is required; neither form uses it.",
+            arg_check(_kind))
