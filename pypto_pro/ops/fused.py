@@ -30,7 +30,7 @@ from pypto_pro.backends.sim.templates import elementwise
 from pypto_pro.frontend.operands import (Args, in_section, row_major, same_dtype, same_shape, tile_in,
                                          want_scalar)
 from pypto_pro.ir.nodes import TileOp
-from pypto_pro.language.dtypes import (DataType, DT_BF16, DT_FP16, DT_FP32, DT_INT16, DT_INT32, DT_INT64,
+from pypto_pro.language.dtypes import (ARITH_DTYPES, DataType, DT_BF16, DT_FP16, DT_FP32, DT_INT16, DT_INT32, DT_INT64,
                                        DT_UINT16, DT_UINT32, DT_UINT64, INT_DTYPES)
 from pypto_pro.language.enums import MemorySpace, SectionKind
 from pypto_pro.ops.conversion import CAST_DTYPES, cast_attrs
@@ -43,8 +43,12 @@ if TYPE_CHECKING:
 
 FAMILY = "fused_vector_computation"
 VEC = (MemorySpace.Vec,)
-B16_B32 = (DT_FP16, DT_BF16, DT_INT16, DT_UINT16, DT_FP32, DT_INT32, DT_UINT32)   # "b16、b32"
-MUL_ADD_DTYPES = (DT_INT16, DT_UINT16, DT_INT32, DT_UINT32, DT_INT64, DT_UINT64, DT_FP16, DT_BF16, DT_FP32)
+B16_B32 = (DT_FP16, DT_BF16, DT_INT16, DT_UINT16, DT_FP32, DT_INT32, DT_UINT32)   # "b16、b32" (TADDC)
+# The sequences run pl.add / pl.mul's instructions, so they take what those take (ARITH_DTYPES): the real
+# pages also list UINT16/UINT32 (and 64-bit ints for mul_add_dst / mul_cast), which pl.add does not take yet.
+SEQ_B16_B32 = tuple(d for d in B16_B32 if d in ARITH_DTYPES)
+MUL_ADD_DTYPES = tuple(d for d in (DT_INT16, DT_UINT16, DT_INT32, DT_UINT32, DT_INT64, DT_UINT64, DT_FP16, DT_BF16,
+                                   DT_FP32) if d in ARITH_DTYPES)
 MUL_CAST_SRC = MUL_ADD_DTYPES                                                     # 16/32/64-bit ints, floats
 
 
@@ -120,14 +124,14 @@ def _mul_add_dst_check(p: "FunctionParser", node, a: Args) -> None:
 
 def _fused_mul_add_check(p: "FunctionParser", node, a: Args) -> None:
     in_section(p, node, SectionKind.VECTOR, a.display)
-    out, lhs, rhs = _same_tiles(p, a, ("out", "lhs", "rhs"), B16_B32, "TMUL")
+    out, lhs, rhs = _same_tiles(p, a, ("out", "lhs", "rhs"), SEQ_B16_B32, "TMUL")
     emit(p, node, a, "mul", lhs, (lhs, out), (), ("lhs", "lhs", "out"))
     emit(p, node, a, "add", out, (lhs, rhs), (), ("out", "lhs", "rhs"))
 
 
 def _fused_mul_add_relu_check(p: "FunctionParser", node, a: Args) -> None:
     in_section(p, node, SectionKind.VECTOR, a.display)
-    out, ta, tb = _same_tiles(p, a, ("out", "a", "b"), B16_B32, "TMUL")
+    out, ta, tb = _same_tiles(p, a, ("out", "a", "b"), SEQ_B16_B32, "TMUL")
     emit(p, node, a, "mul", ta, (ta, out), (), ("a", "a", "out"))
     emit(p, node, a, "add", ta, (ta, tb), (), ("a", "a", "b"))
     emit(p, node, a, "relu", out, (ta,), (), ("out", "a"))

@@ -65,14 +65,14 @@ U32: Final = np.dtype(np.uint32)
 I64: Final = np.dtype(np.int64)
 U64: Final = np.dtype(np.uint64)
 _F64: Final = np.dtype(np.float64)
-_I64: Final = I64
+_I64: Final = np.dtype(np.int64)
 
 _FLOATS: Final = (FP16, BF16, FP32)
+# every integer dtype a scalar register may hold for some instruction (bitwise, compare, select);
+# the tables below list what the arithmetic families take
 _INTS: Final = (I8, U8, I16, U16, I32, U32, I64, U64)
-_ALL: Final = _FLOATS + _INTS
-# every dtype some PTO-ISA a5 arithmetic instruction takes; the op declarations (pypto_pro/ops) narrow
-# each op to its own instruction's list, this is the backstop
-_ARITH: Final = _ALL
+_ALL: Final = (FP16, BF16, FP32, I8, U8, I16, I32)
+_ARITH: Final = (FP16, BF16, FP32, I16, I32)
 
 # Unsigned views used for bit manipulation of float payloads.
 _UINT_OF: Final = {FP16: np.dtype(np.uint16), BF16: np.dtype(np.uint16), FP32: np.dtype(np.uint32)}
@@ -85,23 +85,55 @@ BINARY_OPS: Final = ("add", "sub", "mul", "div", "maximum", "minimum")
 SCALAR_OPS: Final = ("adds", "subs", "muls", "divs", "maxs", "mins")
 UNARY_OPS: Final = ("exp", "log", "sqrt", "rsqrt", "recip", "abs", "neg", "relu")
 REDUCE_OPS: Final = ("sum", "max", "min")
-EXPAND_OPS: Final = ("expand_add", "expand_sub", "expand_mul", "expand_div", "expand_max", "expand_min")
-CAST_MODES: Final = ("rint", "round", "floor", "ceil", "trunc", "odd")  # "odd": FP32 -> FP16 only
+EXPAND_OPS: Final = (
+    "expand_add",
+    "expand_sub",
+    "expand_mul",
+    "expand_div",
+    "expand_max",
+    "expand_min",
+)
+CAST_MODES: Final = ("rint", "round", "floor", "ceil", "trunc")
+ODD: Final = "odd"  # round to odd: cast() takes it for FP32 -> FP16 only (the a5 TCVT's one such pair)
 
-_FLOAT_ONLY: Final = frozenset({"exp", "log", "sqrt", "rsqrt", "recip"})
+_FLOAT_ONLY: Final = frozenset(
+    {"div", "divs", "exp", "log", "sqrt", "rsqrt", "recip", "expand_div"}
+)
 
 SUPPORTED_DTYPES: Final[dict[str, tuple[np.dtype, ...]]] = {
-    **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in BINARY_OPS + SCALAR_OPS + UNARY_OPS + EXPAND_OPS},
+    **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in BINARY_OPS},
+    **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in SCALAR_OPS},
+    **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in UNARY_OPS},
     **{op: _ARITH for op in REDUCE_OPS},
+    **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in EXPAND_OPS},
     "cast": _ALL,
     "fill": _ALL,
 }
 
-_BASE: Final = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-                "maximum": np.maximum, "minimum": np.minimum}
-_UFUNC: Final[dict[str, np.ufunc]] = dict(_BASE)
-_SCALAR_UFUNC: Final = {s: _BASE[b] for s, b in zip(SCALAR_OPS, BINARY_OPS)}
-_EXPAND_UFUNC: Final = {f"expand_{b[:3] if b in ('maximum', 'minimum') else b}": u for b, u in _BASE.items()}
+_UFUNC: Final[dict[str, np.ufunc]] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+}
+_SCALAR_UFUNC: Final = {
+    "adds": np.add,
+    "subs": np.subtract,
+    "muls": np.multiply,
+    "divs": np.divide,
+    "maxs": np.maximum,
+    "mins": np.minimum,
+}
+_EXPAND_UFUNC: Final = {
+    "expand_add": np.add,
+    "expand_sub": np.subtract,
+    "expand_mul": np.multiply,
+    "expand_div": np.divide,
+    "expand_max": np.maximum,
+    "expand_min": np.minimum,
+}
 _REDUCE_UFUNC: Final = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
 # --------------------------------------------------------------------------- validation
@@ -288,23 +320,10 @@ def _elementwise2(ufunc: np.ufunc, dst: np.ndarray, a: np.ndarray, b: np.ndarray
             bb = np.float32(b)
         ufunc(t, bb, out=t, dtype=FP32)
         dst[...] = t
-    elif ufunc is np.divide and dst.dtype.kind in "iu":
-        _int_divide(dst, a, b)
     else:
         # fp32: native IEEE op.  fp16: NumPy's half loops compute in float32 and round
         # to nearest even once -- correctly rounded for + - * /.  ints: wrap-around.
         ufunc(a, b, out=dst)
-
-
-def _int_divide(dst: np.ndarray, a: np.ndarray, b: np.ndarray | np.generic) -> None:
-    """C integer division (the quotient truncated toward zero; ``MIN / -1`` wraps to ``MIN``).
-    A zero divisor is undefined on the chip and an assertion in PTO-ISA's CPU model: an error here."""
-    if np.any(np.asarray(b) == 0):
-        raise ZeroDivisionError("integer division by zero")
-    q = np.floor_divide(a, b)
-    if dst.dtype.kind == "i":  # floor -> trunc where the signs differ and the division is inexact
-        q += ((np.remainder(a, b) != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))).astype(q.dtype)
-    dst[...] = q
 
 
 def binary(op: str, dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
@@ -351,8 +370,7 @@ def _relu_bits(dst: np.ndarray, a: np.ndarray) -> None:
 
 
 def _transcendental(op: str, dst: np.ndarray, a: np.ndarray) -> None:
-    """exp/log/rsqrt evaluated in float64 and rounded where PTO-ISA's CPU model rounds: once to the
-    tile dtype, except fp16 exp, which is the fp32 ``expf`` value rounded to fp16."""
+    """exp/log/rsqrt: correctly rounded fp32 value (via float64), then round to dst dtype."""
     x = a.astype(_F64)
     if op == "exp":
         np.exp(x, out=x)
@@ -361,12 +379,10 @@ def _transcendental(op: str, dst: np.ndarray, a: np.ndarray) -> None:
     else:  # rsqrt
         np.sqrt(x, out=x)
         np.divide(1.0, x, out=x)
-    if dst.dtype == FP32 or (dst.dtype == FP16 and op != "exp"):
-        dst[...] = x  # one rounding from float64 (PTO-ISA's CPU model: static_cast<T>(std::log(double)))
-    elif dst.dtype == FP16:
-        dst[...] = x.astype(FP32)  # fp16 exp goes through expf (an fp32 result), then rounds to fp16
+    if dst.dtype == FP32:
+        dst[...] = x
     else:
-        dst[...] = _rne(x, dst.dtype)
+        dst[...] = x.astype(FP32)
 
 
 def unary(op: str, dst: np.ndarray, a: np.ndarray) -> None:
@@ -429,7 +445,7 @@ def cast(dst: np.ndarray, src: np.ndarray, mode: str = "rint") -> None:
     * int -> float: round by ``mode``.  int -> int: saturate.
     * same dtype: exact copy (``mode`` is irrelevant).
     """
-    if mode not in CAST_MODES:
+    if mode not in CAST_MODES and mode != ODD:
         raise ValueError(f"unknown cast mode {mode!r}; expected one of {CAST_MODES}")
     _check_array("dst", dst)
     _check_array("src", src)
@@ -467,7 +483,7 @@ def _cast_to_float(dst: np.ndarray, src: np.ndarray, mode: str) -> None:
     if exact:
         np.copyto(dst, src, casting="unsafe")
         return
-    if mode == "odd":
+    if mode == ODD:
         if not (sd == FP32 and dd == FP16):
             raise ValueError("round-to-odd casts FP32 -> FP16 only (PTO-ISA a5 TCVT)")
         x64 = src.astype(_F64)
