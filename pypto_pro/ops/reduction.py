@@ -175,3 +175,29 @@ for _kind in ("argmax", "argmin"):
             f"column index; ``out`` [R, 1] INT32/UINT32; TROW{_kind.upper()}), ``dim=1`` per column (the row index; "
             f"``out`` [1, C]; TCOL{_kind.upper()}). ``tmp`` (src's dtype and shape) is required; neither form uses it.",
             arg_check(_kind))
+
+
+# ---- the backend's per-axis names, which the real parser passes through: pl.row_sum(out, src, tmp), ----
+# ---- pl.col_max(...), pl.row_expand_sub(out, src, vec), pl.row_argmax(...): the dim forms above, dim fixed ----
+
+
+def _fixed_dim(check, dim: int):
+    def fixed(p: "FunctionParser", node, a: Args) -> None:
+        a.values["dim"] = dim
+        return check(p, node, a)
+    return fixed
+
+
+for _axis, _d in (("row", 0), ("col", 1)):
+    for _kind in KINDS:
+        declare(FAMILY, f"{_axis}_{_kind}", "out, src, tmp",
+                f"``pl.{'sum' if _kind == 'sum' else 'maximum' if _kind == 'max' else 'minimum'}(out, src, tmp, "
+                f"dim={_d})`` under the backend's name ({(ROW_CPP if _d == 0 else COL_CPP)[_kind]}).",
+                _fixed_dim(reduce_check(_kind, "src", "tmp"), _d))
+    for _kind in ("argmax", "argmin"):
+        declare(FAMILY, f"{_axis}_{_kind}", "out, src, tmp",
+                f"``pl.{_kind}(out, src, tmp, dim={_d})`` under the backend's name.", _fixed_dim(arg_check(_kind), _d))
+    for _api, _base in EXPAND.items():
+        declare(FAMILY, f"{_axis}_{_api}", "out, src, scalar",
+                f"``pl.{_api}(out, src, scalar, dim={_d})`` under the backend's name "
+                f"(T{_axis.upper()}EXPAND{EXPAND_CPP[_base]}).", _fixed_dim(expand_check(_api), _d))

@@ -564,3 +564,39 @@ def test_set_vec_mask_needs_64_bit_ints():
             pl.set_vec_mask(1 << 64, 0)
     with pytest.raises(CompileError, match="does not fit in 64 bits"):
         jit(kernel, "mask_bad")(rand(pl.DT_FP32, TILE))
+
+
+# ---- the backend's per-axis names (pl.row_sum, pl.col_expand_sub, ...) ------------------------------
+
+
+def test_per_axis_backend_names_match_the_dim_forms():
+    """pl.row_max / pl.row_sum / pl.row_expand_sub / pl.row_expand_div / pl.col_expand_mul are the dim
+    forms with the dim fixed (softmax and layernorm of the real system tests use them)."""
+    F = pl.DT_FP32
+    TA, GA = T(F), G(F)
+    TR = pl.TileType(shape=[16, 1], dtype=F, target_memory=VEC, layout=pl.DN)
+    TC = T(F, (1, 64))
+
+    def kernel(x: GA, g: GA, y: GA):
+        gx = pl.make_tile_group(type=TA, addrs=[0x0000], mutex_ids=[0])
+        gy = pl.make_tile_group(type=TA, addrs=[0x2000], mutex_ids=[1])
+        gt = pl.make_tile_group(type=TA, addrs=[0x4000], mutex_ids=[2])
+        gr = pl.make_tile_group(type=TR, addrs=[0x6000], mutex_ids=[3])
+        gg = pl.make_tile_group(type=TC, addrs=[0x6200], mutex_ids=[4])
+        with pl.section_vector():
+            tx, ty, tt, tr, tg = gx[0], gy[0], gt[0], gr[0], gg[0]
+            pl.load(tx, x, [0, 0])
+            pl.load(tg, g, [0, 0])
+            pl.row_max(tr, tx, tt)
+            pl.row_expand_sub(ty, tx, tr)
+            pl.exp(ty, ty)
+            pl.row_sum(tr, ty, tt)
+            pl.row_expand_div(ty, ty, tr)
+            pl.col_expand_mul(ty, ty, tg)
+            pl.store(y, ty, [0, 0])
+    x = rand(F, TILE, 23)
+    g = rand(F, (1, 64), 24)
+    y = np.zeros(TILE, np.float32)
+    jit(kernel, "softmax_names")(x, g, y)
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    assert np.allclose(y, e / e.sum(1, keepdims=True) * g, rtol=1e-5, atol=1e-6)
