@@ -39,6 +39,26 @@ def _dim(p: "FunctionParser", a: Args) -> int:
     return dim
 
 
+def _one_per(p: "FunctionParser", a: Args, name: str, t, src, dim: int, what: str = "value") -> None:
+    """``name`` holds one ``what`` per row of ``src`` (dim=0: its rows match) or per column (dim=1: its
+    columns match): the result of a reduction (``out``) or the broadcast operand of an expand."""
+    tt, st = t.tile_type, src.tile_type
+    if name == "out":
+        if dim == 0 and tt.rows != st.rows:
+            p.fail(a.node(name), f"{a.display}(dim=0) writes one {what} per row: 'out' needs {st.rows} rows ([R, 1], "
+                                 f"layout=pl.DN), has {tt.rows}")
+        if dim == 1 and tt.cols != st.cols:
+            p.fail(a.node(name), f"{a.display}(dim=1) writes one {what} per column: 'out' needs {st.cols} columns "
+                                 f"([1, C]), has {tt.cols}")
+        return
+    if dim == 0 and tt.rows != st.rows:
+        p.fail(a.node(name), f"{a.display}(dim=0): '{name}' holds one {what} per row ([{st.rows}, 1], layout=pl.DN), "
+                             f"it has {tt.rows} rows")
+    if dim == 1 and tt.cols != st.cols:
+        p.fail(a.node(name), f"{a.display}(dim=1): '{name}' holds one {what} per column ([1, {st.cols}]), it has "
+                             f"{tt.cols} columns")
+
+
 def reduce_check(kind: str, src_name: str, tmp_name: str):
     """``pl.sum(out, src, tmp, dim=)`` and ``pl.maximum(out, src, tmp, dim=)``."""
     def check(p: "FunctionParser", node, a: Args) -> None:
@@ -48,13 +68,7 @@ def reduce_check(kind: str, src_name: str, tmp_name: str):
         src = tile_in(p, a, src_name, VEC, ARITH_DTYPES)
         tmp = want_tile(p, a, tmp_name)
         same_dtype(p, a, out, "out", src, src_name)
-        st, ot = src.tile_type, out.tile_type
-        if dim == 0 and ot.rows != st.rows:
-            p.fail(a.node("out"), f"{a.display}(dim=0) writes one value per row: 'out' needs {st.rows} rows ([R, 1], "
-                                  f"layout=pl.DN), has {ot.rows}")
-        if dim == 1 and ot.cols != st.cols:
-            p.fail(a.node("out"), f"{a.display}(dim=1) writes one value per column: 'out' needs {st.cols} columns "
-                                  f"([1, C]), has {ot.cols}")
+        _one_per(p, a, "out", out, src, dim)
         instr = f"{'row' if dim == 0 else 'col'}_{kind}"
         emit(p, node, a, instr, out, (src, tmp), (), ("out", src_name, tmp_name))
     return check
@@ -108,13 +122,7 @@ def expand_check(api_name: str):
         same_shape(p, a, out, "out", src, "src")
         same_dtype(p, a, out, "out", src, "src")
         same_dtype(p, a, out, "out", vec, "scalar")
-        vt, st = vec.tile_type, src.tile_type
-        if dim == 0 and vt.rows != st.rows:
-            p.fail(a.node("scalar"), f"{a.display}(dim=0): 'scalar' holds one value per row ([{st.rows}, 1], "
-                                     f"layout=pl.DN), it has {vt.rows} rows")
-        if dim == 1 and vt.cols != st.cols:
-            p.fail(a.node("scalar"), f"{a.display}(dim=1): 'scalar' holds one value per column ([1, {st.cols}]), it "
-                                     f"has {vt.cols} columns")
+        _one_per(p, a, "scalar", vec, src, dim)
         instr = f"{'row' if dim == 0 else 'col'}_expand_{EXPAND_CPP[base].lower()}"
         emit(p, node, a, instr, out, (src, vec), (), ("out", "src", "scalar"))
     return check
@@ -154,13 +162,7 @@ def arg_check(kind: str):
         tmp = tile_in(p, a, "tmp", VEC)
         same_shape(p, a, src, "src", tmp, "tmp")
         same_dtype(p, a, src, "src", tmp, "tmp")
-        st, ot = src.tile_type, out.tile_type
-        if dim == 0 and ot.rows != st.rows:
-            p.fail(a.node("out"), f"{a.display}(dim=0) writes one index per row: 'out' needs {st.rows} rows ([R, 1]), "
-                                  f"has {ot.rows}")
-        if dim == 1 and ot.cols != st.cols:
-            p.fail(a.node("out"), f"{a.display}(dim=1) writes one index per column: 'out' needs {st.cols} columns "
-                                  f"([1, C]), has {ot.cols}")
+        _one_per(p, a, "out", out, src, dim, "index")
         emit(p, node, a, f"{'row' if dim == 0 else 'col'}_{kind}", out, (src, tmp), (), ("out", "src", "tmp"))
     return check
 
