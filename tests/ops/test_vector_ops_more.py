@@ -241,15 +241,19 @@ def packed(bits: np.ndarray, chunk: int) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("name", list(CMP))
-@pytest.mark.parametrize("dt", [pl.DT_FP32, pl.DT_FP16, pl.DT_INT32, pl.DT_INT8], ids=lambda d: d.name)
+CMP_CASES = ([(n, d) for n in CMP for d in (pl.DT_FP32, pl.DT_FP16, pl.DT_INT32, pl.DT_INT8)]
+             + [(n, d) for n in ("lt", "eq") for d in (pl.DT_UINT8, pl.DT_INT16, pl.DT_UINT16, pl.DT_UINT32,
+                                                       pl.DT_INT64, pl.DT_UINT64, pl.DT_BF16)])
+
+
+@pytest.mark.parametrize("name,dt", CMP_CASES, ids=lambda v: getattr(v, "name", v))
 def test_compare_packs_bits(name, dt):
     a = rand(dt, seed=5)
     b = rand(dt, seed=6)
     b[::2, ::3] = a[::2, ::3]  # some equal pairs
     m = np.full(TILE, 0xEE, np.uint8)
     k_cmp(name, dt)(a, b, m)
-    chunk = {1: 32, 2: 16, 4: 16}[dt.np_dtype.itemsize]
+    chunk = {1: 32, 2: 16, 4: 16, 8: 8}[dt.np_dtype.itemsize]
     ref = packed(CMP[name](a, b), chunk)
     assert (m[:13, :ref.shape[1]] == ref).all()
     assert (m[:13, ref.shape[1]:] == 0xEE).all() and (m[13:] == 0xEE).all()  # bytes past the chunks untouched
@@ -291,7 +295,8 @@ def k_select(dt, scalar=None):
     return jit(kernel, f"select_{dt.name}")
 
 
-@pytest.mark.parametrize("dt", [pl.DT_FP32, pl.DT_BF16, pl.DT_INT16, pl.DT_UINT8, pl.DT_INT64],
+@pytest.mark.parametrize("dt", [pl.DT_FP32, pl.DT_FP16, pl.DT_BF16, pl.DT_INT8, pl.DT_UINT8, pl.DT_INT16,
+                                pl.DT_UINT16, pl.DT_INT32, pl.DT_UINT32, pl.DT_INT64, pl.DT_UINT64],
                          ids=lambda d: d.name)
 def test_gt_select_is_maximum(dt):
     a, b = rand(dt, seed=8), rand(dt, seed=9)
@@ -480,7 +485,9 @@ def k_arg(name, dt, dim):
 
 
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
-@pytest.mark.parametrize("dim,dt", [(0, pl.DT_FP32), (0, pl.DT_FP16), (1, pl.DT_INT8), (1, pl.DT_BF16)])
+@pytest.mark.parametrize("dim,dt", [(0, pl.DT_FP32), (0, pl.DT_FP16), (1, pl.DT_INT8), (1, pl.DT_UINT8),
+                                    (1, pl.DT_INT16), (1, pl.DT_UINT16), (1, pl.DT_INT32), (1, pl.DT_UINT32),
+                                    (1, pl.DT_FP16), (1, pl.DT_FP32), (1, pl.DT_BF16)])
 def test_argmax_argmin_first_index(name, dim, dt):
     a = rand(dt, TILE, 19)
     if dt.is_float():
