@@ -607,3 +607,26 @@ def test_per_axis_backend_names_match_the_dim_forms():
     jit(kernel, "softmax_names")(x, g, y)
     e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
     assert np.allclose(y, e / e.sum(1, keepdims=True) * g, rtol=1e-5, atol=1e-6)
+
+
+def test_undeclared_column_tile_is_column_major():
+    """A Vec [R, 1] tile without a layout is DN, as the real C++ backend declares every one-column tile
+    (the real argmax page's [64, 1] INT32 result has no layout=)."""
+    tt = pl.TileType(shape=[16, 1], dtype=pl.DT_INT32, target_memory=VEC)
+    assert tt.effective_layout("a5") is pl.DN
+    assert pl.TileType(shape=[1, 64], dtype=pl.DT_INT32, target_memory=VEC).effective_layout("a5") is pl.ND
+    F, TA, GA = pl.DT_FP16, T(pl.DT_FP16), G(pl.DT_FP16)
+
+    def kernel(x: GA, z: G(pl.DT_INT32)):
+        ga = pl.make_tile_group(type=TA, addrs=[0x0000], mutex_ids=[0])
+        gt = pl.make_tile_group(type=TA, addrs=[0x2000], mutex_ids=[1])
+        go = pl.make_tile_group(type=tt, addrs=[0x4000], mutex_ids=[2])
+        with pl.section_vector():
+            ta, tmp, to = ga[0], gt[0], go[0]
+            pl.load(ta, x, [0, 0])
+            pl.argmax(to, ta, tmp)
+            pl.store(z, to, [0, 0])
+    x = rand(F, TILE, 25)
+    z = np.zeros((16, 1), np.int32)
+    jit(kernel, "argmax_col_tile")(x, z)
+    assert (z.ravel() == np.argmax(x.astype(np.float32), axis=1)).all()
