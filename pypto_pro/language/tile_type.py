@@ -157,9 +157,12 @@ class TileType:
 
     def effective_layout(self, arch_name: str) -> TensorLayout:
         """The layout the tile has on ``arch_name``: the declared one, else the space's default
-        (row-major ND for Vec tiles)."""
+        (row-major ND for Vec tiles), except that a Vec column ``[R, 1]`` (R > 1) is column-major
+        (DN): the real C++ backend declares every tile with one column ``BLayout::ColMajor``."""
         if self.layout is not None:
             return self.layout
+        if self.target_memory is MemorySpace.Vec and self.cols == 1 and self.rows > 1:
+            return DN
         return default_layout(self.target_memory, arch_name) or ND
 
     def __repr__(self) -> str:

@@ -3,7 +3,9 @@
 
 The real default rounds half away from zero (CAST_ROUND). Float -> int saturates and maps NaN to
 0; float -> float rounds once by the mode; CAST_NONE is the conversion PTO-ISA's TCVT does when no
-rounding is asked for (float -> int truncates, anything else rounds to nearest even).
+rounding is asked for (float -> int truncates, anything else rounds to nearest even). CAST_ODD is
+round-to-odd for FP32 -> FP16, the only pair the a5 TCVT implements it for; on any other pair the
+a5 code falls back to the CAST_NONE conversion, and so does the simulator.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import TYPE_CHECKING
 from pypto_pro.backends.sim import numerics
 from pypto_pro.backends.sim.templates import elementwise
 from pypto_pro.frontend.operands import Args, in_section, same_shape, tile_in, want_enum
-from pypto_pro.language.dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8
+from pypto_pro.language.dtypes import DataType, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8
 from pypto_pro.language.enums import MemorySpace, RoundMode, SectionKind
 from pypto_pro.ops.decl import declare, instruction, vector
 from pypto_pro.ops.elementwise import emit
@@ -27,19 +29,26 @@ MODES = {RoundMode.CAST_RINT: "rint", RoundMode.CAST_ROUND: "round", RoundMode.C
          RoundMode.CAST_CEIL: "ceil", RoundMode.CAST_TRUNC: "trunc"}
 
 
+def cast_attrs(p: "FunctionParser", a: Args, src: DataType, dst: DataType) -> dict:
+    """The ``cast`` instruction's attributes for ``a["mode"]`` converting ``src`` to ``dst``: the
+    numerics' mode name (what TCVT does with that RoundMode on that pair) and the RoundMode."""
+    mode = want_enum(p, a, "mode", RoundMode)
+    if mode is RoundMode.CAST_ODD and src is DT_FP32 and dst is DT_FP16:
+        name = "odd"
+    elif mode in (RoundMode.CAST_NONE, RoundMode.CAST_ODD):
+        name = "trunc" if src.is_float() and not dst.is_float() else "rint"
+    else:
+        name = MODES[mode]
+    return {"mode": name, "round_mode": mode}
+
+
 def _cast_check(p: "FunctionParser", node, a: Args) -> None:
     in_section(p, node, SectionKind.VECTOR, a.display)
     out = tile_in(p, a, "out", (MemorySpace.Vec,), CAST_DTYPES)
     src = tile_in(p, a, "src", (MemorySpace.Vec,), CAST_DTYPES)
     same_shape(p, a, out, "out", src, "src")
-    mode = want_enum(p, a, "mode", RoundMode)
-    if mode is RoundMode.CAST_ODD:
-        p.fail(a.node("mode"), "pl.cast(mode=pl.RoundMode.CAST_ODD) is not supported yet in this release")
-    if mode is RoundMode.CAST_NONE:
-        name = "trunc" if src.tile_type.dtype.is_float() and not out.tile_type.dtype.is_float() else "rint"
-    else:
-        name = MODES[mode]
-    emit(p, node, a, "cast", out, (src,), (), ("out", "src"), mode=name, round_mode=mode)
+    attrs = cast_attrs(p, a, src.tile_type.dtype, out.tile_type.dtype)
+    emit(p, node, a, "cast", out, (src,), (), ("out", "src"), **attrs)
 
 
 def _cast_sim(op, env):

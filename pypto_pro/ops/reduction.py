@@ -1,6 +1,6 @@
 """Reductions and broadcasts: ``pl.sum``, the reduce forms of ``pl.maximum`` / ``pl.minimum``
 (``dim=``), and ``pl.expand_{max,min,mul,sub,div}`` (real pages: ``math_functions/{sum,max,min,
-expand_*}.md``, ``elementwise/{maximum,minimum}.md``).
+expand_*,argmax,argmin}.md``, ``elementwise/{maximum,minimum}.md``).
 
 The real ``dim`` convention: ``dim=0`` works along the last axis, one value per **row** (a
 ``[R, 1]`` tile with ``layout=pl.DN``: TROWSUM / TROWMAX / TROWEXPAND*); ``dim=1`` one value per
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pypto_pro.backends.sim import numerics
+from pypto_pro.backends.sim import numerics, numerics_fused
 from pypto_pro.backends.sim.templates import col_reduce, expand, row_reduce
 from pypto_pro.frontend.operands import Args, in_section, same_dtype, same_shape, tile_in, want_tile
-from pypto_pro.language.dtypes import ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32
+from pypto_pro.language.dtypes import (ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32,
+                                       DT_UINT8, DT_UINT16, DT_UINT32)
 from pypto_pro.language.enums import MemorySpace, SectionKind
 from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.decl import declare, instruction, vector
@@ -38,6 +39,26 @@ def _dim(p: "FunctionParser", a: Args) -> int:
     return dim
 
 
+def _one_per(p: "FunctionParser", a: Args, name: str, t, src, dim: int, what: str = "value") -> None:
+    """``name`` holds one ``what`` per row of ``src`` (dim=0: its rows match) or per column (dim=1: its
+    columns match): the result of a reduction (``out``) or the broadcast operand of an expand."""
+    tt, st = t.tile_type, src.tile_type
+    if name == "out":
+        if dim == 0 and tt.rows != st.rows:
+            p.fail(a.node(name), f"{a.display}(dim=0) writes one {what} per row: 'out' needs {st.rows} rows ([R, 1], "
+                                 f"layout=pl.DN), has {tt.rows}")
+        if dim == 1 and tt.cols != st.cols:
+            p.fail(a.node(name), f"{a.display}(dim=1) writes one {what} per column: 'out' needs {st.cols} columns "
+                                 f"([1, C]), has {tt.cols}")
+        return
+    if dim == 0 and tt.rows != st.rows:
+        p.fail(a.node(name), f"{a.display}(dim=0): '{name}' holds one {what} per row ([{st.rows}, 1], layout=pl.DN), "
+                             f"it has {tt.rows} rows")
+    if dim == 1 and tt.cols != st.cols:
+        p.fail(a.node(name), f"{a.display}(dim=1): '{name}' holds one {what} per column ([1, {st.cols}]), it has "
+                             f"{tt.cols} columns")
+
+
 def reduce_check(kind: str, src_name: str, tmp_name: str):
     """``pl.sum(out, src, tmp, dim=)`` and ``pl.maximum(out, src, tmp, dim=)``."""
     def check(p: "FunctionParser", node, a: Args) -> None:
@@ -47,13 +68,7 @@ def reduce_check(kind: str, src_name: str, tmp_name: str):
         src = tile_in(p, a, src_name, VEC, ARITH_DTYPES)
         tmp = want_tile(p, a, tmp_name)
         same_dtype(p, a, out, "out", src, src_name)
-        st, ot = src.tile_type, out.tile_type
-        if dim == 0 and ot.rows != st.rows:
-            p.fail(a.node("out"), f"{a.display}(dim=0) writes one value per row: 'out' needs {st.rows} rows ([R, 1], "
-                                  f"layout=pl.DN), has {ot.rows}")
-        if dim == 1 and ot.cols != st.cols:
-            p.fail(a.node("out"), f"{a.display}(dim=1) writes one value per column: 'out' needs {st.cols} columns "
-                                  f"([1, C]), has {ot.cols}")
+        _one_per(p, a, "out", out, src, dim)
         instr = f"{'row' if dim == 0 else 'col'}_{kind}"
         emit(p, node, a, instr, out, (src, tmp), (), ("out", src_name, tmp_name))
     return check
@@ -107,13 +122,7 @@ def expand_check(api_name: str):
         same_shape(p, a, out, "out", src, "src")
         same_dtype(p, a, out, "out", src, "src")
         same_dtype(p, a, out, "out", vec, "scalar")
-        vt, st = vec.tile_type, src.tile_type
-        if dim == 0 and vt.rows != st.rows:
-            p.fail(a.node("scalar"), f"{a.display}(dim=0): 'scalar' holds one value per row ([{st.rows}, 1], "
-                                     f"layout=pl.DN), it has {vt.rows} rows")
-        if dim == 1 and vt.cols != st.cols:
-            p.fail(a.node("scalar"), f"{a.display}(dim=1): 'scalar' holds one value per column ([1, {st.cols}]), it "
-                                     f"has {vt.cols} columns")
+        _one_per(p, a, "scalar", vec, src, dim)
         instr = f"{'row' if dim == 0 else 'col'}_expand_{EXPAND_CPP[base].lower()}"
         emit(p, node, a, instr, out, (src, vec), (), ("out", "src", "scalar"))
     return check
@@ -132,3 +141,65 @@ for _api, _base in EXPAND.items():
     declare(FAMILY, _api, "out, src, scalar, *, dim=0",
             f"``out = src {_base} broadcast(scalar)``: ``dim=0`` broadcasts a per-row [R, 1] tile (layout=pl.DN; "
             f"TROWEXPAND{_suffix}), ``dim=1`` a per-column [1, C] tile (TCOLEXPAND{_suffix}).", expand_check(_api))
+
+
+# ---- argmax / argmin: the index of the first extreme value per row or per column ---------------------
+
+ARG_OUT = (DT_UINT32, DT_INT32)
+ARG_ROW_SRC = (DT_FP16, DT_FP32)                                                    # dim=0 (the real page)
+ARG_COL_SRC = (DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32, DT_FP16, DT_FP32, DT_BF16)  # dim=1
+
+
+def arg_check(kind: str):
+    """``pl.argmax(out, src, tmp, *, dim=0)``: ``dim=0`` the column index of each row's extreme
+    (TROWARGMAX, ``out`` [R, 1]), ``dim=1`` the row index of each column's (TCOLARGMAX, ``out`` [1, C])."""
+    def check(p: "FunctionParser", node, a: Args) -> None:
+        in_section(p, node, SectionKind.VECTOR, a.display)
+        dim = _dim(p, a)
+        out = tile_in(p, a, "out", VEC, ARG_OUT)
+        src = tile_in(p, a, "src", VEC, ARG_ROW_SRC if dim == 0 else ARG_COL_SRC,
+                      what=f"{a.display}(dim={dim})")
+        tmp = tile_in(p, a, "tmp", VEC)
+        same_shape(p, a, src, "src", tmp, "tmp")
+        same_dtype(p, a, src, "src", tmp, "tmp")
+        _one_per(p, a, "out", out, src, dim, "index")
+        emit(p, node, a, f"{'row' if dim == 0 else 'col'}_{kind}", out, (src, tmp), (), ("out", "src", "tmp"))
+    return check
+
+
+for _kind in ("argmax", "argmin"):
+    instruction(f"row_{_kind}", FAMILY, row_reduce(lambda o, x, k=_kind: numerics_fused.argreduce(k, o, x, True)),
+                vector("row_reduce", "row_reduce"), call_cpp(f"TROW{_kind.upper()}"))
+    instruction(f"col_{_kind}", FAMILY, col_reduce(lambda o, x, k=_kind: numerics_fused.argreduce(k, o, x, False)),
+                vector("col_reduce_per_row", "col_reduce"), call_cpp(f"TCOL{_kind.upper()}"))
+    declare(FAMILY, _kind, "out, src, tmp, *, dim=0",
+            f"Index of the first {'largest' if _kind == 'argmax' else 'smallest'} element: ``dim=0`` per row (the "
+            f"column index; ``out`` [R, 1] INT32/UINT32; TROW{_kind.upper()}), ``dim=1`` per column (the row index; "
+            f"``out`` [1, C]; TCOL{_kind.upper()}). ``tmp`` (src's dtype and shape) is required; neither form uses it.",
+            arg_check(_kind))
+
+
+# ---- the backend's per-axis names, which the real parser passes through: pl.row_sum(out, src, tmp), ----
+# ---- pl.col_max(...), pl.row_expand_sub(out, src, vec), pl.row_argmax(...): the dim forms above, dim fixed ----
+
+
+def _fixed_dim(check, dim: int):
+    def fixed(p: "FunctionParser", node, a: Args) -> None:
+        a.values["dim"] = dim
+        return check(p, node, a)
+    return fixed
+
+
+for _axis, _d in (("row", 0), ("col", 1)):
+    for _kind in KINDS:
+        declare(FAMILY, f"{_axis}_{_kind}", "out, src, tmp",
+                f"``pl.{'sum' if _kind == 'sum' else 'maximum' if _kind == 'max' else 'minimum'}(out, src, tmp, "
+                f"dim={_d})`` under the backend's name ({(ROW_CPP if _d == 0 else COL_CPP)[_kind]}).",
+                _fixed_dim(reduce_check(_kind, "src", "tmp"), _d))
+    for _kind in ("argmax", "argmin"):
+        declare(FAMILY, f"{_axis}_{_kind}", "out, src, tmp",
+                f"``pl.{_kind}(out, src, tmp, dim={_d})`` under the backend's name.", _fixed_dim(arg_check(_kind), _d))
+    for _api, _base in EXPAND.items():
+        declare(FAMILY, f"{_axis}_{_api}", "out, src, scalar",
+                f"``pl.{_api}(out, src, scalar, dim={_d})`` under the backend's name "
+                f"(T{_axis.upper()}EXPAND{EXPAND_CPP[_base]}).", _fixed_dim(expand_check(_api), _d))

@@ -18,8 +18,9 @@ def op_params(op: TileOp, arch: ArchModel) -> dict[str, int]:
         return ins.params(op, arch)
     if op.op == "setval":  # one scalar written to GM by the scalar unit
         return {"bytes": op.dst.param.type.dtype.itemsize}  # type: ignore[union-attr]
-    tile = op.dst if isinstance(op.dst, TileRef) else op.srcs[0]
-    assert isinstance(tile, TileRef)
+    tile = op.dst if isinstance(op.dst, TileRef) else next((s for s in op.srcs if isinstance(s, TileRef)), None)
+    if tile is None:  # a scalar-unit instruction without tile operands (pl.set_vec_mask, ...)
+        return {}
     tt = tile.tile_type
     if op.op in ("load", "store"):
         return {"n_burst": tt.rows, "burst_bytes": tt.cols * tt.dtype.itemsize, "bytes": tt.nbytes}

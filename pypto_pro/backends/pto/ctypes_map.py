@@ -25,7 +25,8 @@ def tile_type_expr(b: Buffer) -> str:
     ct, r, c = ctype(t.dtype), t.rows, t.cols
     space = b.space
     if space is MemorySpace.Vec:
-        block = "ColMajor" if t.layout is DN else "RowMajor"  # a DN tile is column-major ([R, 1] row results)
+        # a DN tile is column-major ([R, 1] row results; an undeclared [R, 1] is DN too)
+        block = "ColMajor" if t.effective_layout("a5") is DN else "RowMajor"
         return f"Tile<TileType::Vec, {ct}, {r}, {c}, BLayout::{block}, DYNAMIC, DYNAMIC>"
     if space is MemorySpace.Mat:  # L1 holds NZ fractals (ND -> NZ on load), as PTO-ISA's matmul tests do
         return f"Tile<TileType::Mat, {ct}, {r}, {c}, BLayout::ColMajor, DYNAMIC, DYNAMIC, SLayout::RowMajor, 512>"

@@ -59,12 +59,18 @@ FP32: Final = np.dtype(np.float32)
 I8: Final = np.dtype(np.int8)
 U8: Final = np.dtype(np.uint8)
 I16: Final = np.dtype(np.int16)
+U16: Final = np.dtype(np.uint16)
 I32: Final = np.dtype(np.int32)
+U32: Final = np.dtype(np.uint32)
+I64: Final = np.dtype(np.int64)
+U64: Final = np.dtype(np.uint64)
 _F64: Final = np.dtype(np.float64)
 _I64: Final = np.dtype(np.int64)
 
 _FLOATS: Final = (FP16, BF16, FP32)
-_INTS: Final = (I8, U8, I16, I32)
+# every integer dtype a scalar register may hold for some instruction (bitwise, compare, select);
+# the tables below list what the arithmetic families take
+_INTS: Final = (I8, U8, I16, U16, I32, U32, I64, U64)
 _ALL: Final = (FP16, BF16, FP32, I8, U8, I16, I32)
 _ARITH: Final = (FP16, BF16, FP32, I16, I32)
 
@@ -88,6 +94,7 @@ EXPAND_OPS: Final = (
     "expand_min",
 )
 CAST_MODES: Final = ("rint", "round", "floor", "ceil", "trunc")
+ODD: Final = "odd"  # round to odd: cast() takes it for FP32 -> FP16 only (the a5 TCVT's one such pair)
 
 _FLOAT_ONLY: Final = frozenset(
     {"div", "divs", "exp", "log", "sqrt", "rsqrt", "recip", "expand_div"}
@@ -438,7 +445,7 @@ def cast(dst: np.ndarray, src: np.ndarray, mode: str = "rint") -> None:
     * int -> float: round by ``mode``.  int -> int: saturate.
     * same dtype: exact copy (``mode`` is irrelevant).
     """
-    if mode not in CAST_MODES:
+    if mode not in CAST_MODES and mode != ODD:
         raise ValueError(f"unknown cast mode {mode!r}; expected one of {CAST_MODES}")
     _check_array("dst", dst)
     _check_array("src", src)
@@ -475,6 +482,16 @@ def _cast_to_float(dst: np.ndarray, src: np.ndarray, mode: str) -> None:
     exact = (dd == FP32 and sd in (FP16, BF16, I8, U8, I16)) or (sd in (I8, U8))
     if exact:
         np.copyto(dst, src, casting="unsafe")
+        return
+    if mode == ODD:
+        if not (sd == FP32 and dd == FP16):
+            raise ValueError("round-to-odd casts FP32 -> FP16 only (PTO-ISA a5 TCVT)")
+        x64 = src.astype(_F64)
+        y = _apply_mode(src.astype(FP16), x64, "trunc")
+        inexact = (y.astype(_F64) != x64) & np.isfinite(y)
+        bits = y.view(np.uint16)
+        np.bitwise_or(bits, inexact.astype(np.uint16), out=bits)
+        dst[...] = y
         return
     if mode == "rint" and sd == FP32:
         dst[...] = src  # numpy f32->f16 and ml_dtypes f32->bf16 are single RNE roundings

@@ -19,12 +19,14 @@ def _names(op: TileOp, n: int) -> tuple[str, ...]:
     return tuple(names) if names else ("dst",) + tuple(f"src{i}" for i in range(n - 1))
 
 
-def elementwise(numerics: Callable[..., None], full_width: bool = False) -> Callable:
+def elementwise(numerics: Callable[..., None], full_width: bool = False, unused: int = 0) -> Callable:
     """``dst = f(src...[, scalars...])`` over dst's valid region; every tile source must have the
     same valid shape. ``numerics(out, *src_views, *scalars)``. Scalars follow the tile slots in the
-    run-time arguments (see ``tile_ops.operand_exprs``)."""
+    run-time arguments (see ``tile_ops.operand_exprs``). The last ``unused`` tile sources are
+    operands the instruction takes but neither reads nor writes (an API's workspace tile)."""
     def rule(op: TileOp, env: SimEnv) -> Callable:
         ts = tiles(op, env)
+        ts = ts[:len(ts) - unused]
         d, srcs = ts[0], ts[1:]
         n = len(srcs)
         names = _names(op, n + 1)
@@ -32,7 +34,7 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False) -> Call
         widest = max(t.row_bytes for t in ts)
 
         def dispatch(sd: int, *rest) -> Prepared:
-            slots, scalars = rest[:n], rest[n:]
+            slots, scalars = rest[:n], rest[n + unused:]
             r, c = d.valid[sd]
             views = []
             for t, s, name in zip(srcs, slots, names[1:]):
