@@ -1,0 +1,134 @@
+"""Numerics of the data-rearrangement instructions (gather / scatter / histogram / sort), on NumPy
+arrays. Each follows PTO-ISA's a5 implementation (``include/pto/npu/a5/T*.hpp``) where it fixes a
+behaviour the CPU model leaves open; docs/numerics.md says per op which. A case the chip leaves
+undefined (an index outside the tile, a scatter write conflict) raises :class:`Undefined`, which
+the instruction's rule turns into a located simulation fault.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+GT, EQ = 4, 0  # pl.gather compare-form cmp_mode values (PTO-ISA CmpMode::GT / CmpMode::EQ)
+# pl.gathermask pattern_mode -> (period, phase) of the kept columns (PTO-ISA MaskPattern P0101 ... P1111)
+MASK_PATTERNS = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3), 7: (1, 0)}
+
+
+class Undefined(Exception):
+    """The chip's result is undefined for these operands (the message says why)."""
+
+
+def gather_index(out: np.ndarray, src_flat: np.ndarray, idx: np.ndarray) -> None:
+    """``out[r, c] = src_flat[idx[r, c]]`` (TGATHER index form: flat element offsets into the whole
+    source tile)."""
+    i = idx.astype(np.int64)
+    bad = (i < 0) | (i >= src_flat.size)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise Undefined(f"index {int(idx[r, c])} at [{r}, {c}] is outside the source tile's {src_flat.size} "
+                        "elements (undefined on the chip)")
+    out[...] = src_flat[i]
+
+
+def _round_to_i32(v: np.ndarray) -> np.ndarray:
+    """vcvt f32 -> s32 ROUND_R (nearest, ties to even); saturating, NaN -> 0."""
+    f = np.nan_to_num(v.astype(np.float64), nan=0.0)
+    return np.clip(np.rint(f), -2**31, 2**31 - 1).astype(np.int64)
+
+
+def compare_keys(row: np.ndarray, k: int, kind: str) -> tuple[np.ndarray, object]:
+    """The values the a5 compare-form TGATHER compares for one source row, and the key they are
+    compared with (``kind``: the source dtype's numpy kind + size, e.g. ``f4``, ``i2``)."""
+    if kind == "f4":   # f32 -> s32 (ROUND_R), compared as u32 with the key
+        return _round_to_i32(row) & 0xFFFFFFFF, k
+    if kind == "f2":   # f16 -> f32; the key goes through int16 -> f32
+        key = np.float32(np.int16(np.uint16(k & 0xFFFF).view(np.int16)))
+        return row.astype(np.float32), key
+    bits = row.dtype.itemsize * 8
+    u = row.view(f"u{row.dtype.itemsize}").astype(np.int64) & ((1 << bits) - 1)  # zero-extended lanes
+    if bits == 32:
+        return u, k
+    if bits == 16:  # key = (uint32)(float)k
+        return u, int(np.float32(k))
+    key = float(np.float32(np.int32(np.uint32(k).view(np.int32))))  # b8: (uint32)(float)(int32)k
+    return u, max(0, int(key))
+
+
+def gather_compare(src_flat: np.ndarray, src_cols: int, rows: int, cols: int, k_flat: np.ndarray, mode: int,
+                   offset: int, per_repeat: int, masked: bool) -> list[np.ndarray]:
+    """Per source row, the uint32 indices of the elements ``> k`` (GT) or ``== k`` (EQ), row ``i``
+    compared with ``k_flat[i]``. Indices count from ``offset`` and run on across rows in whole
+    repeats of ``per_repeat`` lanes (the a5 vci / vadd index vector); the 8/16-bit forms compare every
+    lane of the last repeat (``masked`` False), reading past the valid columns."""
+    kind = f"{src_flat.dtype.kind}{src_flat.dtype.itemsize}"
+    span = -(-cols // per_repeat) * per_repeat
+    width = cols if masked else span
+    out = []
+    for i in range(rows):
+        lo = i * src_cols
+        if lo + width > src_flat.size:
+            raise Undefined(f"row {i} compares {width} lanes from element {lo}, past the source tile's "
+                            f"{src_flat.size} elements (the 8/16-bit forms compare whole {per_repeat}-lane repeats)")
+        vals, key = compare_keys(src_flat[lo:lo + width], int(k_flat[i]), kind)
+        hit = vals > key if mode == GT else vals == key
+        base = offset + i * span
+        out.append(((base + np.nonzero(hit)[0]) & 0xFFFFFFFF).astype(np.uint32))
+    return out
+
+
+def gatherb(out_bytes: np.ndarray, out_cols_bytes: int, src_bytes: np.ndarray, offsets: np.ndarray,
+            rows: int, blocks: int) -> None:
+    """TGATHERB: block ``b`` of row ``r`` of ``out`` (32 bytes) = the 32 source bytes at byte offset
+    ``offsets[r, b]``."""
+    for r in range(rows):
+        for b in range(blocks):
+            off = int(offsets[r, b])
+            if off + 32 > src_bytes.size:
+                raise Undefined(f"byte offset {off} at [{r}, {b}] reads past the source tile's {src_bytes.size} bytes")
+            d = r * out_cols_bytes + b * 32
+            out_bytes[d:d + 32] = src_bytes[off:off + 32]
+
+
+def gathermask(src: np.ndarray, mode: int) -> np.ndarray:
+    """The kept columns of every row (``src`` is the valid region), flattened in row order."""
+    period, phase = MASK_PATTERNS[mode]
+    return src[:, phase::period].reshape(-1)
+
+
+def scatter(dst_flat: np.ndarray, src: np.ndarray, idx: np.ndarray) -> None:
+    """``dst_flat[idx[i, j]] = src[i, j]`` (TSCATTER). Out-of-range indices and two writes to one
+    element are undefined on the chip."""
+    i = idx.astype(np.int64).reshape(-1)
+    bad = (i < 0) | (i >= dst_flat.size)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise Undefined(f"index {int(i[k])} (element {k} of the index region) is outside the destination's "
+                        f"{dst_flat.size} elements")
+    uniq, counts = np.unique(i, return_counts=True)
+    if (counts > 1).any():
+        raise Undefined(f"{int((counts > 1).sum())} destination element(s) are written twice (first: element "
+                        f"{int(uniq[counts > 1][0])}); the chip's result is undefined")
+    dst_flat[i] = src.reshape(-1)
+
+
+def histogram(src: np.ndarray, idx_flat: np.ndarray, idx_cols: int, is_msb: bool) -> np.ndarray:
+    """THISTOGRAM: per row of ``src`` (its valid region), the cumulative counts of one byte over 256
+    bins. uint16: ``is_msb`` counts bits 15-8, else bits 7-0 of the elements whose high byte equals
+    that row's ``idx`` value. uint32: ``is_msb`` counts bits 31-24 (BYTE_3), else bits 7-0 (BYTE_0) of
+    the elements whose bytes 3 / 2 / 1 equal ``idx`` rows 0 / 1 / 2 (column 0)."""
+    v = src.astype(np.int64)
+    out = np.zeros((src.shape[0], 256), dtype=np.uint32)
+    for r in range(src.shape[0]):
+        row = v[r]
+        if src.dtype.itemsize == 2:
+            if is_msb:
+                sel = (row >> 8) & 0xFF
+            else:
+                sel = row[((row >> 8) & 0xFF) == int(idx_flat[r])] & 0xFF
+        elif is_msb:
+            sel = (row >> 24) & 0xFF
+        else:
+            keep = (((row >> 24) & 0xFF) == int(idx_flat[0])) & (((row >> 16) & 0xFF) == int(idx_flat[idx_cols])) \
+                & (((row >> 8) & 0xFF) == int(idx_flat[2 * idx_cols]))
+            sel = row[keep] & 0xFF
+        out[r] = np.cumsum(np.bincount(sel, minlength=256)).astype(np.uint32)
+    return out
