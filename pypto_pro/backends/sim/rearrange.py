@@ -132,3 +132,65 @@ def histogram(src: np.ndarray, idx_flat: np.ndarray, idx_cols: int, is_msb: bool
             sel = row[keep] & 0xFF
         out[r] = np.cumsum(np.bincount(sel, minlength=256)).astype(np.uint32)
     return out
+
+
+# ---- sorting: 8-byte (value, uint32 index) records ------------------------------------------------------
+
+
+def records(values: np.ndarray, index: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The TSORT32 record layout, as elements of ``dtype``: fp32 ``[value, index bits]``, fp16
+    ``[value, 0, index low half, index high half]`` (8 bytes per record)."""
+    per = 8 // dtype.itemsize
+    out = np.zeros((values.size, per), dtype=dtype)
+    out[:, 0] = values
+    out.view(np.uint8).reshape(values.size, 8)[:, 4:8] = index.astype("<u4").view(np.uint8).reshape(-1, 4)
+    return out.reshape(-1)
+
+
+def _order_key(v: np.ndarray) -> np.ndarray:
+    """Descending sort key; NaN sorts after every number (docs/numerics.md)."""
+    f = v.astype(np.float64)
+    return np.where(np.isnan(f), np.inf, -f)
+
+
+def sort32_row(values: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One group of (at most) 32 values sorted descending; ties keep the lower index first."""
+    order = np.lexsort((index.astype(np.int64), _order_key(values)))
+    return values[order], index[order]
+
+
+def merge_lists(lists: list[np.ndarray], per: int, out_structs: int, exhausted: bool) -> tuple[np.ndarray, list[int]]:
+    """TMRGSORT of 2-4 sorted record lists: repeatedly take the head with the greatest value (the
+    earliest list on a tie, NaN never greater), up to ``out_structs`` records; with ``exhausted`` stop
+    as soon as one list is used up. Returns the records and how many were taken from each list."""
+    heads = [0] * len(lists)
+    sizes = [lst.size // per for lst in lists]
+    out: list[np.ndarray] = []
+    while len(out) < out_structs:
+        pick = -1
+        best = None
+        for k, lst in enumerate(lists):
+            if heads[k] < sizes[k]:
+                v = lst[heads[k] * per]
+                if pick < 0 or v > best:
+                    pick, best = k, v
+        if pick < 0:
+            break
+        out.append(lists[pick][heads[pick] * per:(heads[pick] + 1) * per])
+        heads[pick] += 1
+        if exhausted and any(h == s for h, s in zip(heads, sizes)):
+            break
+    flat = np.concatenate(out) if out else np.zeros(0, dtype=lists[0].dtype)
+    return flat, heads
+
+
+def mrgsort_blocks(src: np.ndarray, block_len: int, per: int) -> np.ndarray:
+    """TMRGSORT single-source form: each group of 4 consecutive blocks of ``block_len`` elements
+    (sorted record lists) merged into one; a trailing partial group is left as it was."""
+    out = src.copy()
+    group = 4 * block_len
+    for base in range(0, src.size - group + 1, group):
+        blocks = [src[base + b * block_len: base + (b + 1) * block_len] for b in range(4)]
+        merged, _ = merge_lists(blocks, per, 4 * block_len // per, False)
+        out[base:base + merged.size] = merged
+    return out
