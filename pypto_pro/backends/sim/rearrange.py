@@ -194,3 +194,51 @@ def mrgsort_blocks(src: np.ndarray, block_len: int, per: int) -> np.ndarray:
         merged, _ = merge_lists(blocks, per, 4 * block_len // per, False)
         out[base:base + merged.size] = merged
     return out
+
+
+# ---- fillpad / quantisation ------------------------------------------------------------------------------
+
+# PTO-ISA PadValueMap (include/pto/common/constants.hpp): the bits TFILLPAD writes, by element kind
+_PAD_BITS = {
+    "max": {"f4": 0x7F800000, "f2": 0x7C00, "bf16": 0x7F80, "i4": 0x7FFFFFFF, "u4": 0xFFFFFFFF, "i2": 0x7FFF,
+            "u2": 0xFFFF, "i1": 0x7F, "u1": 0xFF},
+    "min": {"f4": 0xFF800000, "f2": 0xFC00, "bf16": 0xFF80, "i4": 0x80000000, "u4": 0, "i2": 0x8000, "u2": 0,
+            "i1": 0x80, "u1": 0},
+}
+
+
+def pad_value(dtype: np.dtype, pad: str) -> np.ndarray:
+    """The pad element (a 0-d array of ``dtype``) for TilePad ``pad`` (``zero`` / ``max`` / ``min``):
+    +-inf for floats, the integer limits otherwise (unsigned min is 0)."""
+    if pad == "zero":
+        return np.zeros((), dtype)
+    key = "bf16" if dtype.name == "bfloat16" else f"{dtype.kind}{dtype.itemsize}"
+    bits = _PAD_BITS[pad][key]
+    return np.array(bits, dtype=f"u{dtype.itemsize}").view(dtype)
+
+
+def fillpad(dst: np.ndarray, src: np.ndarray, rows: int, cols: int, dst_rows: int, pad: np.ndarray,
+            copy: bool) -> None:
+    """TFILLPAD (a5): copy src's valid ``rows x cols`` region (unless in place), pad columns ``cols..``
+    of those rows to dst's full width, then every column of rows ``rows..dst_rows`` (dst's valid rows)."""
+    if copy:
+        dst[:rows, :cols] = src[:rows, :cols]
+    dst[:rows, cols:] = pad
+    dst[rows:dst_rows, :] = pad
+
+
+def quant_int8(src: np.ndarray, scale: np.ndarray, offset: np.ndarray | None) -> np.ndarray:
+    """TQUANT INT8_SYM / INT8_ASYM (a5): ``x = f32(src * scale[row])`` (``+ offset[row]`` in f32 for
+    ASYM), rounded to nearest even once, saturated to int8 (SYM) or uint8 (ASYM); NaN -> 0."""
+    x = (src.astype(np.float32) * scale.astype(np.float32)[:, None]).astype(np.float32)
+    if offset is not None:
+        x = (x + offset.astype(np.float32)[:, None]).astype(np.float32)
+    lo, hi = (-128, 127) if offset is None else (0, 255)
+    r = np.clip(np.rint(np.nan_to_num(x.astype(np.float64), nan=0.0)), lo, hi)
+    return r.astype(np.int8 if offset is None else np.uint8)
+
+
+def dequant(src: np.ndarray, scale: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """TDEQUANT (a5): ``f32(f32(src) - offset[row]) * scale[row]``, rounded to FP32 at each step."""
+    x = (src.astype(np.float32) - offset.astype(np.float32)[:, None]).astype(np.float32)
+    return (x * scale.astype(np.float32)[:, None]).astype(np.float32)
