@@ -67,9 +67,6 @@ def _getval_check(p: "FunctionParser", node, a: Args) -> Expr:
     if hasattr(param, "view_exprs"):
         p.fail(a.node("container"), "pl.getval on a pl.make_tensor / pl.set_stride view is not supported yet in this "
                                     "release; read the tensor parameter")
-    if p.ctx.section is None:
-        p.fail(node, "pl.getval must be inside `with pl.section_vector():` or `pl.section_cube():` (the scalar unit "
-                     "of that engine reads it)")
     dtype = param.type.dtype
     if dtype.np_dtype is None or dtype.get_bit() < 8:
         p.fail(a.node("container"), f"pl.getval: {dtype.name} is a storage-only type; it has no scalar value")

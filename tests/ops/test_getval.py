@@ -59,3 +59,21 @@ def test_getval_of_a_tile_is_refused():
             v = t[0, 1]
     with pytest.raises(CompileError, match="on a tile is not supported yet"):
         pl.jit(k).compile()
+
+
+@pl.jit
+def row_from_1d(x: pl.Tensor[[4, 64], pl.DT_FP32], idx: pl.Tensor[[8], pl.DT_INT32], out: pl.Tensor[[1, 64], pl.DT_FP32]):
+    t = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=VEC), addr=0, size=256)
+    r = idx[3]  # before any section, as the real docs do
+    with pl.section_vector():
+        pl.load(t, x, [r, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.store(out, t, [0, 0])
+
+
+def test_getval_before_any_section_on_a_1d_tensor():
+    x = torch.randn(4, 64)
+    out = torch.zeros(1, 64)
+    row_from_1d(x, torch.tensor([0, 0, 0, 1, 0, 0, 0, 0], dtype=torch.int32), out)
+    assert torch.equal(out[0], x[1])
