@@ -59,14 +59,15 @@ def inline(fn: F) -> F:
 
 
 def _host_function(f: Callable) -> bool:
-    """No parameter annotated: the real ``pl.jit`` wraps such a function as a plain pass-through
-    (its ``_is_tile_kernel`` finds no pl.Tensor / pl.Ptr / DT_* annotation), as real tests do with
-    ``@pl.jit()`` on a host-side test function."""
+    """A function of no parameters: the real ``pl.jit`` wraps a function without a pl.Tensor /
+    pl.Ptr / DT_* annotation as a plain pass-through (its ``_is_tile_kernel``), as real tests do with
+    ``@pl.jit()`` on a host-side test function. (Ours keeps compiling a function with unannotated
+    parameters, to report them at their source lines.)"""
     try:
-        params = inspect.signature(f).parameters.values()
+        params = inspect.signature(f).parameters
     except (TypeError, ValueError):
         return False
-    return all(p.annotation is inspect.Parameter.empty for p in params)
+    return not params and not getattr(f, "__annotations__", None)
 
 
 def _pass_through(f: Callable) -> Callable:
