@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 Handler = Callable[["FunctionParser", ast.Call, Args], Any]
 HANDLERS: dict[str, Handler] = {}
 SYSTEM_NAMES = {"sync_src", "sync_dst", "mutex_lock", "mutex_unlock", "barrier", "set_cross_core",
-                "wait_cross_core", "sync_all"}
+                "wait_cross_core", "sync_all", "bar_all", "bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix"}
 
 
 def handler(*names: str) -> Callable[[Handler], Handler]:
@@ -129,6 +129,24 @@ def mutex(p: "FunctionParser", node: ast.Call, a: Args) -> None:
 def barrier(p: "FunctionParser", node: ast.Call, a: Args) -> None:
     need_section(p, node, "pl.system.barrier")
     p.ctx.builder.emit(SyncOp("barrier", want_pipe(p, a, "pipe"), None, None, p.loc(node)))
+
+
+BAR_PIPES = {"bar_m": ("M",), "bar_mte1": ("MTE1",), "bar_mte2": ("MTE2",), "bar_mte3": ("MTE3",), "bar_fix": ("FIX",)}
+ENGINE_PIPES = {SectionKind.VECTOR: ("MTE2", "V", "MTE3"), SectionKind.CUBE: ("MTE2", "MTE1", "M", "FIX")}
+
+
+@handler("bar_all", "bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix")
+def bar(p: "FunctionParser", node: ast.Call, a: Args) -> None:
+    """The real ``pl.system.bar_*``: a barrier on one pipe, or (``bar_all``) on every pipe of the engine.
+    ``bar_all`` before any section has nothing issued before it: nothing to wait for."""
+    from pypto_pro.language.enums import PipeType
+    sec = p.ctx.section
+    if sec is None:
+        if a.name == "bar_all":
+            return
+        need_section(p, node, f"pl.system.{a.name}")
+    for name in BAR_PIPES.get(a.name) or ENGINE_PIPES[sec]:
+        p.ctx.builder.emit(SyncOp("barrier", PipeType[name], None, None, p.loc(node)))
 
 
 # Cube and cross-core intrinsics register themselves into HANDLERS.

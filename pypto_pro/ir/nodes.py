@@ -185,10 +185,14 @@ class TileOp(Stmt):
     loc: SourceLocation | None = None
 
     def tile_writes(self) -> tuple[TileRef, ...]:
-        return (self.dst,) if isinstance(self.dst, TileRef) else ()
+        """``dst``, and the sources listed by position in ``attrs["writes"]`` (a second output, such as
+        the count tile of pl.gather's compare form)."""
+        extra = tuple(self.srcs[i] for i in self.attrs.get("writes", ()))
+        return ((self.dst,) if isinstance(self.dst, TileRef) else ()) + extra  # type: ignore[return-value]
 
     def tile_reads(self) -> tuple[TileRef, ...]:
-        return tuple(s for s in self.srcs if isinstance(s, TileRef))
+        skip = self.attrs.get("writes", ())
+        return tuple(s for i, s in enumerate(self.srcs) if isinstance(s, TileRef) and i not in skip)
 
     def tile_operands(self) -> tuple[TileRef, ...]:
         return self.tile_writes() + self.tile_reads()

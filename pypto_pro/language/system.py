@@ -45,3 +45,33 @@ def wait_cross_core(pipe: PipeType, event_id: int) -> None:
 @intrinsic("sync_all")
 def sync_all() -> None:
     """Barrier across every core of every block of the launch (all blocks must be resident)."""
+
+
+@intrinsic("bar_all")
+def bar_all() -> None:
+    """Barrier on every pipe of the engine (``pipe_barrier(PIPE_ALL)``); before any section, a no-op."""
+
+
+@intrinsic("bar_m")
+def bar_m() -> None:
+    """``pl.system.barrier(pl.PipeType.M)`` (Cube section)."""
+
+
+@intrinsic("bar_mte1")
+def bar_mte1() -> None:
+    """``pl.system.barrier(pl.PipeType.MTE1)`` (Cube section)."""
+
+
+@intrinsic("bar_mte2")
+def bar_mte2() -> None:
+    """``pl.system.barrier(pl.PipeType.MTE2)``."""
+
+
+@intrinsic("bar_mte3")
+def bar_mte3() -> None:
+    """``pl.system.barrier(pl.PipeType.MTE3)``."""
+
+
+@intrinsic("bar_fix")
+def bar_fix() -> None:
+    """``pl.system.barrier(pl.PipeType.FIX)`` (Cube section)."""

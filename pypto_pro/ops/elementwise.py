@@ -16,7 +16,8 @@ from pypto_pro.backends.sim.templates import elementwise, fill
 from pypto_pro.frontend.operands import (Args, in_section, is_scalar_arg, row_major, same_dtype, same_shape,
                                          tile_in, want_scalar)
 from pypto_pro.ir.nodes import TileOp
-from pypto_pro.language.dtypes import ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8
+from pypto_pro.language.dtypes import (ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8,
+                                       DT_UINT16, DT_UINT32)
 from pypto_pro.language.enums import MemorySpace, PipeType, SectionKind
 from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.decl import declare, instruction, vector
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 FAMILY = "elementwise"
 VEC = (MemorySpace.Vec,)
 FLOATS = (DT_FP16, DT_BF16, DT_FP32)
-FILL_DTYPES = (DT_FP16, DT_BF16, DT_FP32, DT_INT8, DT_UINT8, DT_INT16, DT_INT32)
+FILL_DTYPES = (DT_FP16, DT_BF16, DT_FP32, DT_INT8, DT_UINT8, DT_INT16, DT_INT32, DT_UINT16, DT_UINT32)  # TEXPANDS (a5)
 
 
 def emit(p: "FunctionParser", node, a: Args, instr: str, dst, srcs: tuple, scalars: tuple = (),

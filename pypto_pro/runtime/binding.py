@@ -20,7 +20,7 @@ from pypto_pro.ir.nodes import ScalarParam, TensorParam
 from pypto_pro.ir.storage import TilingParam
 from pypto_pro.ir.views import PtrParam
 from pypto_pro.language import tiling as tiling_mod
-from pypto_pro.language.dtypes import BY_NUMPY, DT_FP32, DT_INT64, DataType
+from pypto_pro.language.dtypes import BY_NUMPY, DT_FP32, DT_INT64, DT_UINT16, DT_UINT32, DataType
 from pypto_pro.language.types import DYNAMIC, DTypeVar
 
 
@@ -104,6 +104,11 @@ def bind_arguments(kernel_name: str, params: list, args: tuple, kwargs: dict,
     return bound
 
 
+# dtypes the real runtime maps to no torch dtype, so it takes any tensor for them (jit.py _PL_DTYPE_TO_TORCH):
+# ours takes a tensor of the same element size and reads its bytes as the declared dtype
+UNCHECKED_DTYPES = (DT_UINT16, DT_UINT32)
+
+
 def check_tensor(kernel_name: str, p: TensorParam, v: Any, dtypes: dict[str, DataType]) -> np.ndarray:
     arr = to_numpy(v, p.name)
     if arr is None:
@@ -121,6 +126,8 @@ def check_tensor(kernel_name: str, p: TensorParam, v: Any, dtypes: dict[str, Dat
                               f"{', '.join(c.name for c in var.choices)}", kind="type")
     else:
         want = var
+    if got != want and want in UNCHECKED_DTYPES and arr.dtype.itemsize == want.itemsize:
+        arr, got = arr.view(want.np_dtype), want  # the real runtime checks no torch dtype for these: bytes as-is
     if got != want:
         raise LaunchError(f"{kernel_name}: Tensor parameter '{p.name}' dtype mismatch: expected {want.name} "
                           f"({want.np_dtype}), got {dtype_name(v)}", kind="type")

@@ -121,6 +121,8 @@ class ExprWriter:
             text = self.storage.expr(e, self.expr)
             if text is not None:
                 return text
+        if hasattr(e, "cpp_code"):  # an expression an op module declares (ops/getval.py GmRead)
+            return e.cpp_code(self.expr)
         raise TypeError(f"no C++ form for {type(e).__name__}")
 
     def operand(self, e: Expr, dtype) -> str:

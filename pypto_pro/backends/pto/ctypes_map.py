@@ -9,6 +9,7 @@ from pypto_pro.language.enums import DN, MemorySpace, PipeType
 CTYPE: dict[str, str] = {
     "DT_FP16": "half", "DT_BF16": "bfloat16_t", "DT_FP32": "float", "DT_INT8": "int8_t",
     "DT_UINT8": "uint8_t", "DT_INT16": "int16_t", "DT_INT32": "int32_t",
+    "DT_UINT16": "uint16_t", "DT_UINT32": "uint32_t", "DT_INT64": "int64_t", "DT_UINT64": "uint64_t",
 }
 
 def ctype(dt: DataType) -> str:
@@ -27,6 +28,10 @@ def tile_type_expr(b: Buffer) -> str:
     if space is MemorySpace.Vec:
         # a DN tile is column-major ([R, 1] row results; an undeclared [R, 1] is DN too)
         block = "ColMajor" if t.effective_layout("a5") is DN else "RowMajor"
+        pad = t.pad.name if t.pad is not None and t.pad.name != "null" else None  # pl.fillpad reads it from the type
+        if pad:
+            return (f"Tile<TileType::Vec, {ct}, {r}, {c}, BLayout::{block}, DYNAMIC, DYNAMIC, SLayout::NoneBox, "
+                    f"TileConfig::fractalABSize, PadValue::{pad.capitalize()}>")
         return f"Tile<TileType::Vec, {ct}, {r}, {c}, BLayout::{block}, DYNAMIC, DYNAMIC>"
     if space is MemorySpace.Mat:  # L1 holds NZ fractals (ND -> NZ on load), as PTO-ISA's matmul tests do
         return f"Tile<TileType::Mat, {ct}, {r}, {c}, BLayout::ColMajor, DYNAMIC, DYNAMIC, SLayout::RowMajor, 512>"

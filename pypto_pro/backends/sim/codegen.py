@@ -133,6 +133,8 @@ class TypedExprWriter:
             return f"{tuple(e.values)!r}[{self.expr(e.index)}]"
         if isinstance(e, ArrayLoad) and self.storage is not None:
             return self.storage.load(e, self)
+        if hasattr(e, "sim_code"):  # an expression an op module declares (ops/getval.py GmRead)
+            return e.sim_code(self)
         raise TypeError(f"cannot generate {type(e).__name__}")
 
     def const(self, e: Const) -> str:

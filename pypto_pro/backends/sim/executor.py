@@ -32,6 +32,7 @@ from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import SimulationError
 from pypto_pro.errors_sim import DeadlockError
 from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp, walk_stmts
+from pypto_pro.ops import getval
 from pypto_pro.language.enums import MemorySpace, SectionKind
 
 POISON = 0xFF  # on-chip bytes at block start: NaN for every float dtype, -1 for ints
@@ -85,6 +86,7 @@ class ProgramRunner:
         self.functional_ops = [self._functional(s, d) for s, d in zip(gen.instructions, self.dispatchers)]
         self.recorder_plan = RecorderPlan(gen.instructions, self.dispatchers)
         namespace: dict[str, Any] = dict(gen.namespace)  # the program's helpers (struct field access)
+        namespace["_gm_read"] = getval.reader(self.gm.arrays)  # pl.getval on a GM tensor
         exec(compile(self.source, f"<pypto_pro sim: {program.name}.{program.kind.value}>", "exec"), namespace)
         self.fn = namespace["program"]
 
@@ -120,6 +122,7 @@ class SimExecutable:
         self.programs = programs
         self.has_sync_all = any(isinstance(st, SyncOp) and st.kind == "sync_all"
                                 for p in programs.values() for st in walk_stmts(p.body))
+        getval.check_reads(programs.values())
         self.memories, self.runners = self._make_block(0)
 
     def _make_block(self, base: int) -> tuple[list[CoreMemory], list[ProgramRunner]]:

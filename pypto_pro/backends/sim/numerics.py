@@ -107,7 +107,7 @@ SUPPORTED_DTYPES: Final[dict[str, tuple[np.dtype, ...]]] = {
     **{op: _ARITH for op in REDUCE_OPS},
     **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in EXPAND_OPS},
     "cast": _ALL,
-    "fill": _ALL,
+    "fill": _ALL + (np.dtype(np.uint16), np.dtype(np.uint32)),  # TEXPANDS also fills u16 / u32 (a5)
 }
 
 _UFUNC: Final[dict[str, np.ufunc]] = {

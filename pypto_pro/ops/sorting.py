@@ -1,0 +1,217 @@
+"""Sorting: ``pl.sort32``, ``pl.mrgsort``, ``pl.mrgsort2`` (real pages
+``memory_vector_computation/sorting/*.md``; PTO-ISA TSORT32, TMRGSORT).
+
+Values travel as 8-byte (value, uint32 index) records: two FP32 elements or four FP16 elements per
+record (``rearrange.records``). ``sort32`` sorts each group of 32 values of a row descending (ties:
+lower index first); ``mrgsort`` merges each run of 4 sorted blocks of one row; ``mrgsort2`` merges
+2-4 sorted lists into ``dst`` (up to dst's valid columns). Numerics: ``backends/sim/rearrange.py``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pypto_pro.backends.sim import rearrange as rr
+from pypto_pro.frontend.operands import Args, in_section, same_dtype, want_bool, want_int, want_tile
+from pypto_pro.frontend.values import TileValue
+from pypto_pro.language.dtypes import DT_FP16, DT_FP32, DT_UINT32
+from pypto_pro.language.enums import SectionKind
+from pypto_pro.ops.decl import declare, instruction, vector
+from pypto_pro.ops.elementwise import emit
+from pypto_pro.ops.rearrange_kit import dispatcher, vec_tile, whole
+
+if TYPE_CHECKING:
+    from pypto_pro.frontend.parser import FunctionParser
+
+FAMILY = "sorting"
+FLOATS = (DT_FP16, DT_FP32)
+COST = vector("cast", flops=False)  # no PTO-ISA cost row: one vector pass over the region (docs/numerics.md)
+
+
+# ---- pl.sort32 ---------------------------------------------------------------------------------------
+
+
+def _sort32_check(p: "FunctionParser", node, a: Args) -> None:
+    in_section(p, node, SectionKind.VECTOR, a.display)
+    dst = vec_tile(p, a, "dst", FLOATS, cpp="TSORT32")
+    src = vec_tile(p, a, "src", FLOATS, cpp="TSORT32")
+    idx = vec_tile(p, a, "idx", (DT_UINT32,), cpp="TSORT32")
+    same_dtype(p, a, dst, "dst", src, "src")
+    per = 8 // src.tile_type.dtype.itemsize
+    srcs = [src, idx]
+    if a["tmp"] is not None:
+        tmp = vec_tile(p, a, "tmp", cpp="TSORT32")
+        same_dtype(p, a, tmp, "tmp", src, "src")
+        srcs.append(tmp)
+    groups = -(-src.tile_type.cols // 32)
+    if dst.tile_type.cols < src.tile_type.cols * per:
+        p.fail(a.node("dst"), f"pl.sort32: each value becomes an 8-byte record ({per} {src.tile_type.dtype.name} "
+                              f"elements): 'dst' needs {src.tile_type.cols * per} columns, has {dst.tile_type.cols}")
+    if a["tmp"] is not None and want_tile(p, a, "tmp").tile_type.cols < 32 * groups:
+        p.fail(a.node("tmp"), f"pl.sort32: 'tmp' holds a padded copy of a source row: it needs {32 * groups} columns")
+    emit(p, node, a, "sort32", dst, tuple(srcs), (), ("dst", "src", "idx", "tmp")[:len(srcs) + 1],
+         writes=(2,) if len(srcs) == 3 else ())
+
+
+def _sort32_sim(op, env):
+    def body(ts, slots):
+        d, s, i = ts[0], ts[1], ts[2]
+        has_tmp = len(ts) > 3
+        rows = d.valid[slots[0]][0]
+        vc = s.valid[slots[1]][1]
+        groups = -(-vc // 32) if has_tmp else vc // 32
+        dt = s.views[slots[1]].dtype
+        per = 8 // dt.itemsize
+        shared = i.valid[slots[2]][0] == 1
+        sv = s.views[slots[1]]
+        iv = i.views[slots[2]]
+        width = groups * 32
+        if not shared and iv.shape[0] < rows:
+            raise rr.Undefined(f"idx has {iv.shape[0]} rows for {rows} rows to sort (give one shared row or one per row)")
+        dcols = whole(d)[1]
+        keep = min(groups * 32, dcols // per)  # records past dst's end land outside the tile on the chip
+
+        def padded(a: np.ndarray, fill) -> np.ndarray:
+            out = np.full(width, fill, dtype=a.dtype)
+            n = min(width, a.size)
+            out[:n] = a[:n]
+            return out
+
+        def compute(outs):
+            dflat = outs[0].reshape(whole(d))
+            vals = None
+            for r in range(rows):
+                vals = padded(sv[r], 0)
+                if has_tmp and vc % 32:
+                    vals[vc:] = -np.float32(np.nan)  # the a5 kernel pads the tail group with -NaN
+                ind = padded(iv[0 if shared else r], 0)
+                rec = [rr.records(*rr.sort32_row(vals[g * 32:(g + 1) * 32], ind[g * 32:(g + 1) * 32]), dt)
+                       for g in range(groups)]
+                flat = np.concatenate(rec)[:keep * per] if rec else np.zeros(0, dt)
+                dflat[r, :flat.size] = flat
+            if has_tmp and vals is not None:
+                t = outs[1].reshape(whole(ts[3]))
+                n = min(width, t.shape[1])
+                t[0, :n] = vals[:n]
+        reads = [(1, rows, min(width, whole(s)[1])), (2, 1 if shared else rows, min(width, iv.shape[1]))]
+        writes = [(0, rows, keep * per)] + ([(3, 1, min(width, whole(ts[3])[1]))] if has_tmp else [])
+        return reads, writes, compute, rows, max(1, width)
+    return dispatcher(op, env, body)
+
+
+instruction("sort32", FAMILY, _sort32_sim, COST,
+            lambda op, ctx, arch: [f"TSORT32({', '.join(ctx.tile(x) for x in (op.dst, *op.srcs))});"])
+declare(FAMILY, "sort32", "dst, src, idx, tmp=None",
+        "Sort each group of 32 values of every row of ``src`` descending, each with its uint32 index from ``idx``, into "
+        "8-byte (value, index) records in ``dst`` (TSORT32); ``tmp`` pads a last group of fewer than 32 values.",
+        _sort32_check)
+
+
+# ---- pl.mrgsort --------------------------------------------------------------------------------------
+
+
+def _mrgsort_check(p: "FunctionParser", node, a: Args) -> None:
+    in_section(p, node, SectionKind.VECTOR, a.display)
+    block = want_int(p, a, "block_len")
+    dst = vec_tile(p, a, "dst", FLOATS, cpp="TMRGSORT")
+    src = vec_tile(p, a, "src", FLOATS, cpp="TMRGSORT")
+    same_dtype(p, a, dst, "dst", src, "src")
+    per = 8 // src.tile_type.dtype.itemsize
+    if block <= 0 or block % per:
+        p.fail(a.node("block_len"), f"pl.mrgsort: block_len counts tile elements of whole records ({per} per record), "
+                                    f"got {block}")
+    for name, t in (("dst", dst), ("src", src)):
+        if t.tile_type.rows != 1:
+            p.fail(a.node(name), f"pl.mrgsort: '{name}' must be a single-row tile (TMRGSORT), has {t.tile_type.rows} rows")
+    if dst.tile_type.shape != src.tile_type.shape:
+        p.fail(a.node("dst"), f"pl.mrgsort: 'dst' must have src's shape {list(src.tile_type.shape)}")
+    emit(p, node, a, "mrgsort", dst, (src,), (), ("dst", "src"), block_len=block)
+
+
+def _mrgsort_sim(op, env):
+    block = op.attrs["block_len"]
+
+    def body(ts, slots):
+        d, s = ts
+        c = d.valid[slots[0]][1]
+        sv = s.views[slots[1]].reshape(-1)[:c]
+        per = 8 // sv.dtype.itemsize
+
+        def compute(outs):
+            outs[0][:c] = rr.mrgsort_blocks(sv, block, per)
+        return [(1, 1, c)], [(0, 1, c)], compute, 1, c
+    return dispatcher(op, env, body)
+
+
+instruction("mrgsort", FAMILY, _mrgsort_sim, COST,
+            lambda op, ctx, arch: [f"TMRGSORT({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {op.attrs['block_len']});"])
+declare(FAMILY, "mrgsort", "dst, src, *, block_len",
+        "Merge sort one row of (value, index) records: every 4 consecutive sorted blocks of ``block_len`` elements are "
+        "merged into one descending run (TMRGSORT).", _mrgsort_check)
+
+
+# ---- pl.mrgsort2 -------------------------------------------------------------------------------------
+
+
+def _mrgsort2_check(p: "FunctionParser", node, a: Args) -> None:
+    in_section(p, node, SectionKind.VECTOR, a.display)
+    exhausted = want_bool(p, a, "exhausted")
+    extra = a["args"]
+    if len(extra) > 2:
+        p.fail(node, f"pl.mrgsort2 merges 2 to 4 lists; got {2 + len(extra)} sources")
+    for k, v in enumerate(extra):
+        if not isinstance(v, TileValue):
+            p.fail(node.args[4 + k] if len(node.args) > 4 + k else node,
+                   f"pl.mrgsort2: extra source {k + 3} must be a tile, got {p.describe(v)}")
+        a.values[f"src{k + 2}"] = v
+        a.nodes[f"src{k + 2}"] = node.args[4 + k] if len(node.args) > 4 + k else node
+    names = ["src0", "src1"] + [f"src{k + 2}" for k in range(len(extra))]
+    dst = vec_tile(p, a, "dst", FLOATS, cpp="TMRGSORT")
+    tmp = vec_tile(p, a, "tmp", FLOATS, cpp="TMRGSORT")
+    srcs = [vec_tile(p, a, n, FLOATS, cpp="TMRGSORT") for n in names]
+    for name, t in [("dst", dst), ("tmp", tmp)] + list(zip(names, srcs)):
+        same_dtype(p, a, t, name, dst, "dst")
+        if t.tile_type.rows != 1:
+            p.fail(a.node(name), f"pl.mrgsort2: '{name}' must be a single-row tile (TMRGSORT), has {t.tile_type.rows} rows")
+    if tmp.tile_type.cols < dst.tile_type.cols:
+        p.fail(a.node("tmp"), f"pl.mrgsort2: 'tmp' needs at least dst's {dst.tile_type.cols} columns")
+    emit(p, node, a, "mrgsort2", dst, tuple(srcs) + (tmp,), (), ("dst",) + tuple(names) + ("tmp",),
+         exhausted=exhausted, tmp=True)
+
+
+def _mrgsort2_sim(op, env):
+    exhausted = op.attrs["exhausted"]
+
+    def body(ts, slots):
+        d, srcs = ts[0], ts[1:-1]
+        c = d.valid[slots[0]][1]
+        dt = d.views[slots[0]].dtype
+        per = 8 // dt.itemsize
+        lists = [t.views[sl].reshape(-1)[:t.valid[sl][1]] for t, sl in zip(srcs, slots[1:-1])]
+
+        def compute(outs):
+            merged, _ = rr.merge_lists(lists, per, c // per, exhausted)
+            outs[0][:merged.size] = merged
+        reads = [(k + 1, 1, t.valid[sl][1]) for k, (t, sl) in enumerate(zip(srcs, slots[1:-1]))]
+        return reads, [(0, 1, c)], compute, 1, c
+    return dispatcher(op, env, body)
+
+
+def _mrgsort2_cpp(op, ctx, arch: str) -> list[str]:
+    dst = ctx.tile(op.dst)
+    *srcs, tmp = (ctx.tile(x) for x in op.srcs)
+
+    def ty(e: str) -> str:
+        return f"std::remove_reference_t<decltype({e})>"
+    flag = "true" if op.attrs["exhausted"] else "false"
+    return ["MrgSortExecutedNumList executedNumList;",
+            f"TMRGSORT_IMPL<{ty(dst)}, {ty(tmp)}, {', '.join(ty(s) for s in srcs)}, {flag}>({dst}, executedNumList, "
+            f"{tmp}, {', '.join(srcs)});"]
+
+
+instruction("mrgsort2", FAMILY, _mrgsort2_sim, COST, _mrgsort2_cpp)
+declare(FAMILY, "mrgsort2", "src0, src1, dst, tmp, *args, exhausted=False",
+        "Merge 2-4 descending lists of (value, index) records (``src0``, ``src1`` and up to two more after ``tmp``) "
+        "into ``dst``, up to its valid columns (TMRGSORT); ``exhausted`` stops when any list runs out.",
+        _mrgsort2_check)

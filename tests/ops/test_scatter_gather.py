@@ -1,0 +1,348 @@
+"""pl.gather (index and compare forms), pl.gatherb, pl.gathermask, pl.scatter and pl.histogram: small
+kernels run on the simulator against references written here from the PTO-ISA a5 semantics
+(docs/numerics.md), plus their located compile errors and the faults for undefined operands."""
+import numpy as np
+import pytest
+import torch
+
+import pypto_pro.language as pl
+from pypto_pro.errors import CompileError
+from pypto_pro.errors_sim import OutOfBoundsError
+
+VEC = pl.MemorySpace.Vec
+
+
+def tt(shape, dtype, **kw):
+    return pl.TileType(shape=shape, dtype=dtype, target_memory=VEC, **kw)
+
+
+# ---- gather, index form -----------------------------------------------------------------------------
+
+@pl.jit
+def gather_f16(src: pl.Tensor[[8, 32], pl.DT_FP16], idx: pl.Tensor[[8, 32], pl.DT_INT32],
+               out: pl.Tensor[[8, 32], pl.DT_FP16]):
+    s = pl.make_tile(tt([8, 32], pl.DT_FP16), addr=0x0000, size=512)
+    i = pl.make_tile(tt([8, 32], pl.DT_INT32), addr=0x0400, size=1024)
+    t = pl.make_tile(tt([8, 32], pl.DT_INT32), addr=0x0800, size=1024)
+    d = pl.make_tile(tt([8, 32], pl.DT_FP16, valid_shape=[-1, -1]), addr=0x0C00, size=512)
+    with pl.section_vector():
+        pl.load(s, src, [0, 0])
+        pl.load(i, idx, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.expands(d, 7.0)
+        pl.set_validshape(d, [5, 19])
+        pl.gather(d, s, i, t)
+        pl.set_validshape(d, [8, 32])
+        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.store(out, d, [0, 0])
+
+
+def test_gather_index_form_reads_flat_source_offsets_on_a_partial_region():
+    rng = np.random.default_rng(1)
+    src = torch.tensor(rng.standard_normal((8, 32)), dtype=torch.float16)
+    idx = torch.tensor(rng.integers(0, 256, (8, 32)), dtype=torch.int32)
+    out = torch.zeros(8, 32, dtype=torch.float16)
+    gather_f16(src, idx, out)
+    want = np.full((8, 32), 7.0, np.float16)
+    flat = src.numpy().reshape(-1)
+    want[:5, :19] = flat[idx.numpy()[:5, :19]]
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_gather_index_out_of_range_is_a_located_fault():
+    src = torch.zeros(8, 32, dtype=torch.float16)
+    idx = torch.zeros(8, 32, dtype=torch.int32)
+    idx[2, 3] = 256
+    with pytest.raises(OutOfBoundsError, match=r"test_scatter_gather.py:\d+: pl.gather: index 256 at \[2, 3\]"):
+        gather_f16(src, idx, torch.zeros(8, 32, dtype=torch.float16))
+
+
+# ---- gather, compare form ---------------------------------------------------------------------------
+
+def make_cmp(dtype, mode, offset, rows=2, cols=64, key_dtype=pl.DT_UINT32):
+    item = dtype.itemsize
+
+    @pl.jit
+    def kernel(src: pl.Tensor[[rows, cols], dtype], keys: pl.Tensor[[1, 16], key_dtype],
+               out: pl.Tensor[[rows, 128], pl.DT_UINT32], cnt: pl.Tensor[[1, 8], pl.DT_UINT32]):
+        s = pl.make_tile(tt([rows, cols], dtype), addr=0x0000, size=rows * cols * item)
+        k = pl.make_tile(tt([1, 16], key_dtype), addr=0x2000, size=64)
+        c = pl.make_tile(tt([1, 8], pl.DT_UINT32), addr=0x2100, size=32)
+        t = pl.make_tile(tt([1, 8], pl.DT_UINT32), addr=0x2200, size=32)
+        d = pl.make_tile(tt([rows, 128], pl.DT_UINT32), addr=0x3000, size=rows * 512)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.load(k, keys, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.expands(d, 0)
+            pl.expands(c, 0)
+            pl.gather(d, s, k, c, t, cmp_mode=mode, offset=offset)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+            pl.store(cnt, c, [0, 0])
+    return kernel
+
+
+def cmp_reference(src: np.ndarray, keys: np.ndarray, mode: int, offset: int):
+    """Per row: indices offset + row * ceil(cols / 64) * 64 + col of the hits (compare values as the
+    a5 kernel does: f32 rounded to int32 then unsigned, ints unsigned, f16 as float)."""
+    rows, cols = src.shape
+    span = -(-cols // 64) * 64
+    res = []
+    for r in range(rows):
+        k = int(keys.reshape(-1)[r])
+        if src.dtype == np.float32:
+            v = [int(np.rint(x)) & 0xFFFFFFFF for x in src[r].astype(np.float64)]
+        elif src.dtype == np.float16:
+            v = [float(x) for x in src[r]]
+            k = float(np.int16(np.uint16(k).view(np.int16)))
+        else:
+            bits = src.dtype.itemsize * 8
+            v = [int(x) & ((1 << bits) - 1) for x in src[r]]
+        hit = [c for c in range(cols) if (v[c] > k if mode == 4 else v[c] == k)]
+        res.append([offset + r * span + c for c in hit])
+    return res
+
+
+@pytest.mark.parametrize("dtype,mode,offset", [(pl.DT_INT16, 4, 0), (pl.DT_INT16, 0, 5), (pl.DT_FP32, 4, 3),
+                                               (pl.DT_FP32, 0, 0), (pl.DT_FP16, 4, 0), (pl.DT_INT32, 0, 100)])
+def test_gather_compare_form(dtype, mode, offset):
+    np_dt = {pl.DT_INT16: np.int16, pl.DT_FP32: np.float32, pl.DT_FP16: np.float16, pl.DT_INT32: np.int32}[dtype]
+    rng = np.random.default_rng(2)
+    src = rng.integers(-3, 6, (2, 64)).astype(np_dt)
+    if dtype is pl.DT_FP32:
+        src = (src + rng.choice([0.0, 0.4, 0.5, 0.6], src.shape)).astype(np.float32)
+    keys = np.array([[2, 3] + [0] * 14], np.uint32)
+    out = torch.zeros(2, 128, dtype=torch.int32)
+    cnt = torch.zeros(1, 8, dtype=torch.int32)
+    make_cmp(dtype, mode, offset)(torch.from_numpy(src), torch.from_numpy(keys.view(np.int32)), out, cnt)
+    want = cmp_reference(src, keys, mode, offset)
+    for r in range(2):
+        n = cnt[0, r].item()
+        assert n == 4 * len(want[r])
+        assert out[r, :n // 4].numpy().astype(np.uint32).tolist() == want[r]
+
+
+def test_gather_compare_negative_values_compare_unsigned():
+    src = np.array([[-1, 1, 2, 3] * 16], np.int16)
+    out = torch.zeros(1, 128, dtype=torch.int32)
+    cnt = torch.zeros(1, 8, dtype=torch.int32)
+    keys = np.array([[2] + [0] * 15], np.uint16)
+    make_cmp(pl.DT_INT16, 4, 0, rows=1, key_dtype=pl.DT_UINT16)(
+        torch.from_numpy(src), torch.from_numpy(keys.view(np.int16)), out, cnt)
+    n = cnt[0, 0].item() // 4
+    assert out[0, :n].tolist() == [c for c in range(64) if c % 4 in (0, 3)]  # -1 is 0xFFFF > 2
+
+
+# ---- gatherb / gathermask / scatter -------------------------------------------------------------------
+
+@pl.jit
+def gatherb_k(src: pl.Tensor[[4, 32], pl.DT_FP16], offs: pl.Tensor[[4, 8], pl.DT_UINT32],
+              out: pl.Tensor[[4, 32], pl.DT_FP16]):
+    s = pl.make_tile(tt([4, 32], pl.DT_FP16), addr=0x0000, size=256)
+    o = pl.make_tile(tt([4, 8], pl.DT_UINT32), addr=0x0100, size=128)
+    d = pl.make_tile(tt([4, 32], pl.DT_FP16), addr=0x0200, size=256)
+    with pl.section_vector():
+        pl.load(s, src, [0, 0])
+        pl.load(o, offs, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.gatherb(d, s, o)
+        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.store(out, d, [0, 0])
+
+
+def test_gatherb_copies_32_byte_blocks_from_byte_offsets():
+    src = torch.arange(128, dtype=torch.float16).reshape(4, 32)
+    offs = np.zeros((4, 8), np.uint32)
+    offs[:, :2] = np.array([[224, 0], [32, 64], [96, 128], [160, 192]], np.uint32)
+    out = torch.zeros(4, 32, dtype=torch.float16)
+    gatherb_k(src, torch.from_numpy(offs.view(np.int32)), out)
+    flat = src.numpy().reshape(-1)
+    for r in range(4):
+        for b in range(2):
+            o = offs[r, b] // 2
+            np.testing.assert_array_equal(out.numpy()[r, 16 * b:16 * b + 16], flat[o:o + 16])
+
+
+def make_mask(mode, cols_out):
+    @pl.jit
+    def kernel(src: pl.Tensor[[4, 64], pl.DT_INT32], out: pl.Tensor[[4, cols_out], pl.DT_INT32]):
+        s = pl.make_tile(tt([4, 64], pl.DT_INT32), addr=0x0000, size=1024)
+        d = pl.make_tile(tt([4, cols_out], pl.DT_INT32), addr=0x1000, size=16 * cols_out)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.gathermask(d, s, pattern_mode=mode)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+    return kernel
+
+
+@pytest.mark.parametrize("mode,sel", [(1, slice(0, None, 2)), (2, slice(1, None, 2)), (3, slice(0, None, 4)),
+                                      (6, slice(3, None, 4)), (7, slice(None))])
+def test_gathermask_patterns(mode, sel):
+    src = torch.arange(256, dtype=torch.int32).reshape(4, 64)
+    want = src.numpy()[:, sel]
+    out = torch.zeros(want.shape, dtype=torch.int32)
+    make_mask(mode, want.shape[1])(src, out)
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
+@pl.jit
+def scatter_k(src: pl.Tensor[[4, 16], pl.DT_FP32], idx: pl.Tensor[[4, 16], pl.DT_INT32],
+              out: pl.Tensor[[4, 16], pl.DT_FP32]):
+    s = pl.make_tile(tt([4, 16], pl.DT_FP32), addr=0x0000, size=256)
+    i = pl.make_tile(tt([4, 16], pl.DT_INT32), addr=0x0100, size=256)
+    d = pl.make_tile(tt([4, 16], pl.DT_FP32), addr=0x0200, size=256)
+    with pl.section_vector():
+        pl.load(s, src, [0, 0])
+        pl.load(i, idx, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.expands(d, -1.0)
+        pl.scatter(d, s, i)
+        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.store(out, d, [0, 0])
+
+
+def test_scatter_writes_flat_destination_offsets():
+    rng = np.random.default_rng(3)
+    src = torch.tensor(rng.standard_normal((4, 16)), dtype=torch.float32)
+    perm = rng.permutation(64).reshape(4, 16).astype(np.int32)
+    out = torch.zeros(4, 16)
+    scatter_k(src, torch.from_numpy(perm), out)
+    want = np.zeros(64, np.float32)
+    want[perm.reshape(-1)] = src.numpy().reshape(-1)
+    np.testing.assert_array_equal(out.numpy().reshape(-1), want)
+
+
+def test_scatter_write_conflict_is_a_fault():
+    idx = torch.arange(64, dtype=torch.int32).reshape(4, 16)
+    idx[3, 15] = 0
+    with pytest.raises(OutOfBoundsError, match="written twice"):
+        scatter_k(torch.zeros(4, 16), idx, torch.zeros(4, 16))
+
+
+# ---- histogram --------------------------------------------------------------------------------------
+
+def make_hist(src_dtype, is_msb, idx_shape, idx_layout):
+    item = src_dtype.itemsize
+
+    @pl.jit
+    def kernel(src: pl.Tensor[[32, 64], src_dtype], idx: pl.Tensor[idx_shape, pl.DT_UINT8],
+               out: pl.Tensor[[32, 256], pl.DT_UINT32]):
+        s = pl.make_tile(tt([32, 64], src_dtype), addr=0x0000, size=32 * 64 * item)
+        i = pl.make_tile(tt(idx_shape, pl.DT_UINT8, layout=idx_layout), addr=0x4000, size=256)
+        d = pl.make_tile(tt([32, 256], pl.DT_UINT32), addr=0x8000, size=32 * 1024)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.load(i, idx, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.histogram(d, s, i, is_msb=is_msb)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+    return kernel
+
+
+def hist_reference(src, pick):
+    out = np.zeros((src.shape[0], 256), np.int64)
+    for r, row in enumerate(src):
+        for v in row:
+            b = pick(r, int(v))
+            if b is not None:
+                out[r, b] += 1
+    return np.cumsum(out, axis=1)
+
+
+@pytest.mark.parametrize("is_msb", [True, False])
+def test_histogram_uint16(is_msb):
+    rng = np.random.default_rng(4)
+    src = rng.integers(0, 1 << 16, (32, 64)).astype(np.uint16)
+    src[:, :8] = (src[:, :8] & 0xFF) | 0x1200  # some rows' filter byte present
+    idx = np.full((32, 1), 0x12, np.uint8)
+    out = torch.zeros(32, 256, dtype=torch.int32)
+    make_hist(pl.DT_UINT16, is_msb, [32, 1], pl.DN)(torch.from_numpy(src), torch.from_numpy(idx), out)
+    pick = (lambda r, v: v >> 8) if is_msb else (lambda r, v: v & 0xFF if v >> 8 == 0x12 else None)
+    np.testing.assert_array_equal(out.numpy(), hist_reference(src, pick))
+
+
+def test_histogram_uint32_lsb_filters_by_three_bytes():
+    rng = np.random.default_rng(5)
+    src = rng.integers(0, 1 << 32, (32, 64), dtype=np.uint64).astype(np.uint32)
+    src[:, ::3] = (src[:, ::3] & 0xFF) | 0xA1B2C300
+    idx = np.zeros((3, 64), np.uint8)
+    idx[:, 0] = [0xA1, 0xB2, 0xC3]
+    out = torch.zeros(32, 256, dtype=torch.int32)
+    make_hist(pl.DT_UINT32, False, [3, 64], pl.ND)(torch.from_numpy(src.view(np.int32)), torch.from_numpy(idx), out)
+    want = hist_reference(src, lambda r, v: v & 0xFF if v >> 8 == 0xA1B2C3 else None)
+    np.testing.assert_array_equal(out.numpy().view(np.uint32), want)
+
+
+# ---- compile errors -----------------------------------------------------------------------------------
+
+def compile_error(fn) -> CompileError:
+    with pytest.raises(CompileError) as e:
+        pl.jit(fn).compile()
+    return e.value
+
+
+def test_gather_compare_mode_other_than_gt_eq_is_refused():
+    def k(src: pl.Tensor[[1, 64], pl.DT_INT16]):
+        s = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x0000, size=128)
+        kk = pl.make_tile(tt([1, 16], pl.DT_UINT16), addr=0x100, size=32)
+        c = pl.make_tile(tt([1, 8], pl.DT_UINT32), addr=0x200, size=32)
+        t = pl.make_tile(tt([1, 8], pl.DT_UINT32), addr=0x300, size=32)
+        d = pl.make_tile(tt([1, 64], pl.DT_UINT32), addr=0x400, size=256)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.gather(d, s, kk, c, t, cmp_mode=2)
+    assert "cmp_mode=4 (GT) or 0 (EQ)" in str(compile_error(k))
+
+
+def test_gather_index_form_refuses_cmp_mode_and_b64_with_16_bit_indices():
+    def k(src: pl.Tensor[[1, 64], pl.DT_INT16]):
+        s = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x0000, size=128)
+        i = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x100, size=128)
+        t = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x200, size=128)
+        d = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x400, size=128)
+        with pl.section_vector():
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.gather(d, s, i, t, cmp_mode=0)
+    assert "compare form" in str(compile_error(k))
+
+    def k64(src: pl.Tensor[[1, 64], pl.DT_INT64]):
+        s = pl.make_tile(tt([1, 64], pl.DT_INT64), addr=0x0000, size=512)
+        i = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x200, size=128)
+        t = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x300, size=128)
+        d = pl.make_tile(tt([1, 64], pl.DT_INT64), addr=0x400, size=512)
+        with pl.section_vector():
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.gather(d, s, i, t)
+    assert "32-bit indices" in str(compile_error(k64))
+
+
+def test_histogram_uint16_needs_a_dn_index_column():
+    def k(src: pl.Tensor[[32, 64], pl.DT_UINT16]):
+        s = pl.make_tile(tt([32, 64], pl.DT_UINT16), addr=0x0000, size=4096)
+        i = pl.make_tile(tt([1, 32], pl.DT_UINT8), addr=0x1000, size=32)
+        d = pl.make_tile(tt([32, 256], pl.DT_UINT32), addr=0x2000, size=32768)
+        with pl.section_vector():
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.histogram(d, s, i, is_msb=True)
+    assert "layout=pl.DN" in str(compile_error(k))

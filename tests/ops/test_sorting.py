@@ -1,0 +1,186 @@
+"""pl.sort32, pl.mrgsort and pl.mrgsort2 on the simulator against references written here: 8-byte
+(value, uint32 index) records, descending, ties by lower index (sort32) or earlier list (merges)."""
+import numpy as np
+import pytest
+import torch
+
+import pypto_pro.language as pl
+from pypto_pro.errors import CompileError
+
+VEC = pl.MemorySpace.Vec
+
+
+def tt(shape, dtype):
+    return pl.TileType(shape=shape, dtype=dtype, target_memory=VEC)
+
+
+def unpack(rec: np.ndarray, np_dt) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of a flat record array of ``np_dt`` elements."""
+    per = 8 // np.dtype(np_dt).itemsize
+    r = rec.reshape(-1, per)
+    return r[:, 0].copy(), r.view(np.uint8).reshape(-1, 8)[:, 4:8].copy().view("<u4").reshape(-1)
+
+
+def pack(values: np.ndarray, index: np.ndarray, np_dt) -> np.ndarray:
+    per = 8 // np.dtype(np_dt).itemsize
+    out = np.zeros((values.size, per), np_dt)
+    out[:, 0] = values
+    out.view(np.uint8).reshape(-1, 8)[:, 4:8] = index.astype("<u4").view(np.uint8).reshape(-1, 4)
+    return out.reshape(-1)
+
+
+def make_sort32(dtype, rows, cols, dst_cols, idx_rows, tmp_cols=0):
+    item = dtype.itemsize
+
+    @pl.jit
+    def kernel(src: pl.Tensor[[rows, cols], dtype], idx: pl.Tensor[[idx_rows, cols], pl.DT_UINT32],
+               out: pl.Tensor[[rows, dst_cols], dtype]):
+        s = pl.make_tile(tt([rows, cols], dtype), addr=0x0000, size=rows * cols * item)
+        i = pl.make_tile(tt([idx_rows, cols], pl.DT_UINT32), addr=0x2000, size=idx_rows * cols * 4)
+        d = pl.make_tile(tt([rows, dst_cols], dtype), addr=0x4000, size=rows * dst_cols * item)
+        t = pl.make_tile(tt([1, max(tmp_cols, 32)], dtype), addr=0x8000, size=max(tmp_cols, 32) * item)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.load(i, idx, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            if tmp_cols:
+                pl.sort32(d, s, i, t)
+            else:
+                pl.sort32(d, s, i)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+    return kernel
+
+
+@pytest.mark.parametrize("dtype,np_dt", [(pl.DT_FP32, np.float32), (pl.DT_FP16, np.float16)])
+def test_sort32_sorts_each_group_descending_with_its_index(dtype, np_dt):
+    rows, cols = 2, 64
+    per = 8 // np.dtype(np_dt).itemsize
+    rng = np.random.default_rng(7)
+    src = rng.integers(-4, 4, (rows, cols)).astype(np_dt)  # many ties
+    idx = rng.permutation(cols).astype(np.uint32).reshape(1, cols)
+    out = torch.zeros(rows, cols * per, dtype=getattr(torch, np.dtype(np_dt).name))
+    make_sort32(dtype, rows, cols, cols * per, 1)(torch.from_numpy(src), torch.from_numpy(idx.view(np.int32)), out)
+    for r in range(rows):
+        for g in range(2):
+            v, k = src[r, 32 * g:32 * g + 32], idx[0, 32 * g:32 * g + 32]
+            order = sorted(range(32), key=lambda j: (-float(v[j]), int(k[j])))
+            want = pack(v[order], k[order], np_dt)
+            got = out.numpy()[r, 32 * g * per:32 * (g + 1) * per]
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_sort32_tail_group_with_tmp_puts_padding_last():
+    rows, cols = 1, 48
+    src = np.arange(cols, dtype=np.float32)[::-1].copy() - 10
+    idx = np.arange(cols, dtype=np.uint32).reshape(1, cols)
+    out = torch.zeros(rows, 128)
+    make_sort32(pl.DT_FP32, rows, cols, 128, 1, tmp_cols=64)(
+        torch.from_numpy(src.reshape(1, cols)), torch.from_numpy(idx.view(np.int32)), out)
+    vals, ind = unpack(out.numpy()[0], np.float32)
+    np.testing.assert_array_equal(vals[:32], src[:32])  # first group already descending
+    np.testing.assert_array_equal(vals[32:48], src[32:48])
+    assert np.isnan(vals[48:64]).all() and ind[32:48].tolist() == list(range(32, 48))
+
+
+def make_mrgsort(block_len):
+    @pl.jit
+    def kernel(src: pl.Tensor[[1, 256], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
+        s = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0000, size=1024)
+        d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.mrgsort(d, s, block_len=block_len)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+    return kernel
+
+
+def test_mrgsort_merges_four_sorted_blocks():
+    rng = np.random.default_rng(8)
+    vals = rng.integers(0, 20, 128).astype(np.float32)
+    idx = np.arange(128, dtype=np.uint32)
+    for b in range(4):  # 4 blocks of 32 records (64 elements), each descending
+        seg = slice(32 * b, 32 * b + 32)
+        order = np.argsort(-vals[seg], kind="stable")
+        vals[seg], idx[seg] = vals[seg][order], idx[seg][order]
+    src = pack(vals, idx, np.float32)
+    out = torch.zeros(1, 256)
+    make_mrgsort(64)(torch.from_numpy(src.reshape(1, 256)), out)
+    v, k = unpack(out.numpy()[0], np.float32)
+    order = sorted(range(128), key=lambda j: (-vals[j], j // 32, j))  # ties: the earlier block first
+    np.testing.assert_array_equal(v, vals[order])
+    np.testing.assert_array_equal(k, idx[order])
+
+
+def make_mrgsort2(nsrc, exhausted, dst_cols=256):
+    @pl.jit
+    def kernel(a: pl.Tensor[[1, 64], pl.DT_FP32], b: pl.Tensor[[1, 64], pl.DT_FP32], c: pl.Tensor[[1, 64], pl.DT_FP32],
+               out: pl.Tensor[[1, dst_cols], pl.DT_FP32]):
+        s0 = pl.make_tile(tt([1, 64], pl.DT_FP32), addr=0x0000, size=256)
+        s1 = pl.make_tile(tt([1, 64], pl.DT_FP32), addr=0x0100, size=256)
+        s2 = pl.make_tile(tt([1, 64], pl.DT_FP32), addr=0x0200, size=256)
+        d = pl.make_tile(tt([1, dst_cols], pl.DT_FP32), addr=0x0400, size=dst_cols * 4)
+        t = pl.make_tile(tt([1, dst_cols], pl.DT_FP32), addr=0x1000, size=dst_cols * 4)
+        with pl.section_vector():
+            pl.load(s0, a, [0, 0])
+            pl.load(s1, b, [0, 0])
+            pl.load(s2, c, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.expands(d, -7.0)
+            if nsrc == 3:
+                pl.mrgsort2(s0, s1, d, t, s2, exhausted=exhausted)
+            else:
+                pl.mrgsort2(s0, s1, d, t, exhausted=exhausted)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+    return kernel
+
+
+def lists(seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(3):
+        v = np.sort(rng.integers(0, 10, 32).astype(np.float32))[::-1].copy()
+        out.append((v, np.arange(32, dtype=np.uint32) + 100 * k))
+    return out
+
+
+@pytest.mark.parametrize("nsrc", [2, 3])
+def test_mrgsort2_merges_lists_earliest_list_first_on_ties(nsrc):
+    ls = lists(9)[:nsrc]
+    args = [torch.from_numpy(pack(v, k, np.float32).reshape(1, 64)) for v, k in lists(9)]
+    out = torch.zeros(1, 256)
+    make_mrgsort2(nsrc, False)(*args, out)
+    recs = [(float(v[j]), li, j, int(k[j])) for li, (v, k) in enumerate(ls) for j in range(32)]
+    recs.sort(key=lambda r: (-r[0], r[1], r[2]))
+    v, k = unpack(out.numpy()[0, :64 * nsrc], np.float32)
+    assert v.tolist() == [r[0] for r in recs] and k.tolist() == [r[3] for r in recs]
+    assert (out.numpy()[0, 64 * nsrc:] == -7.0).all()
+
+
+def test_mrgsort2_exhausted_stops_when_a_list_runs_out():
+    ls = lists(10)[:2]
+    ls[0] = (np.full(32, 9.0, np.float32), ls[0][1])  # list 0 always wins: it runs out first
+    args = [torch.from_numpy(pack(v, k, np.float32).reshape(1, 64)) for v, k in ls] + [torch.zeros(1, 64)]
+    out = torch.zeros(1, 256)
+    make_mrgsort2(2, True)(*args, out)
+    v, k = unpack(out.numpy()[0], np.float32)
+    assert k[:32].tolist() == list(range(32)) and (out.numpy()[0, 64:] == -7.0).all()
+
+
+def test_mrgsort_block_len_must_hold_whole_records():
+    def k(src: pl.Tensor[[1, 256], pl.DT_FP32]):
+        s = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0000, size=1024)
+        d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
+        with pl.section_vector():
+            pl.mrgsort(d, s, block_len=63)
+    with pytest.raises(CompileError, match="whole records"):
+        pl.jit(k).compile()
