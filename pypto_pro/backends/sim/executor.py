@@ -19,6 +19,7 @@ import numpy as np
 
 from pypto_pro.arch.model import ArchModel
 from pypto_pro.backends.sim import gm_views, tile_ops
+from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
@@ -164,7 +165,8 @@ class SimExecutable:
         if not self.runners:
             return report
         try:
-            return self._launch(report, block_num, arrays, scalars, timing, check, trace)
+            with one_blas_thread():  # small matmuls: threads only contend (blas_threads)
+                return self._launch(report, block_num, arrays, scalars, timing, check, trace)
         finally:  # the executable outlives the launch: it must not keep the launch's tensors alive
             for r in self.runners:
                 r.gm.release()
