@@ -19,14 +19,15 @@ from pypto_pro.arch.model import ArchModel
 from pypto_pro.ir.nodes import Buffer
 from pypto_pro.language.enums import MemorySpace
 
-_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None) if hasattr(mmap, "MAP_PRIVATE") and hasattr(mmap, "MAP_ANONYMOUS") else None
 
 
 def _zeros(nbytes: int) -> tuple[np.ndarray, mmap.mmap | None]:
     """A zeroed byte array of ``nbytes`` and the map it lives in (None where mapping is not possible)."""
     if nbytes <= 0 or _DONTNEED is None:
         return np.zeros(nbytes, dtype=np.uint8), None
-    mm = mmap.mmap(-1, nbytes)
+    # private: MADV_DONTNEED frees private anonymous pages (a shared map would keep them in shmem)
+    mm = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     return np.frombuffer(mm, dtype=np.uint8), mm
 
 
