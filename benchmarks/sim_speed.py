@@ -45,6 +45,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROWS = ("add", "gemm", "fa", "fa_causal")
+SMALL = False  # --small: the same rows on smaller shapes (a quick run on a loaded machine)
 GOALS = {"ratio": 2.0, "first_ratio": 3.0, "rss_ratio": 3.0}
 
 
@@ -83,7 +84,7 @@ def _setup(row: str):
     if row == "add":
         import add
         import pypto_pro.language as pl
-        m, n = 8192, 4096
+        m, n = (2048, 4096) if SMALL else (8192, 4096)
         torch.manual_seed(0)
         x = torch.rand([m, n], dtype=torch.float16)
         y = torch.rand([m, n], dtype=torch.float16)
@@ -93,7 +94,7 @@ def _setup(row: str):
                 3 * x.numel() * 2, f"seed Add {m}x{n} fp16, {m // 128} blocks", kernel, lambda: torch.equal(z, x + y))
     if row == "gemm":
         import matmul
-        n, blocks = 4096, 24
+        n, blocks = (1024 if SMALL else 4096), 24
         rng = np.random.default_rng(0)
         a = rng.standard_normal((n, n)).astype(np.float16)
         b = rng.standard_normal((n, n)).astype(np.float16)
@@ -110,7 +111,7 @@ def _setup(row: str):
     if row in ("fa", "fa_causal"):
         import flash_attention as fa
         causal = row == "fa_causal"
-        arch, preload, shape = "a5", 1, (1, 8, 4096, 128)
+        arch, preload, shape = "a5", 1, ((1, 2, 1024, 128) if SMALL else (1, 8, 4096, 128))
         from pypto_pro.arch import get_arch
         blocks = int(get_arch(arch).cube_cores.value)
         rng = np.random.default_rng(0)
@@ -127,7 +128,7 @@ def _setup(row: str):
             r = sdpa(q32, k32, v32, is_causal=causal).numpy()
             return float(np.max(np.abs(o.astype(np.float32) - r))) < 1e-2
         return (lambda: kernel[None, blocks](q, k, v, o, mask, *ws), lambda: sdpa(q32, k32, v32, is_causal=causal),
-                [o, *ws], nbytes, f"flash attention B1 N8 S4096 D128{' causal' if causal else ''}, a5 preload 1, "
+                [o, *ws], nbytes, f"flash attention B{shape[0]} N{shape[1]} S{shape[2]} D{shape[3]}{' causal' if causal else ''}, a5 preload 1, "
                 f"{blocks} blocks", kernel, close)
     raise SystemExit(f"unknown row {row!r} (rows: {', '.join(ROWS)})")
 
@@ -194,8 +195,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default="sim_speed", help="JSON name under benchmarks/results/ ('' for none)")
     ap.add_argument("--profile", default=None, metavar="ROW", help="cProfile one warm call of ROW and exit")
+    ap.add_argument("--small", action="store_true", help="smaller shapes: add 2048x4096, GEMM 1024^3, FA N2 S1024")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global SMALL
+    SMALL = args.small
     if args.child:
         print("RESULT " + json.dumps(child(args.child, args.repeat, False)))
         return 0
@@ -206,7 +210,7 @@ def main() -> int:
     from _common import print_table, write_json
     results = []
     for row in args.rows.split(","):
-        proc = subprocess.run([sys.executable, __file__, "--child", row, "--repeat", str(args.repeat)],
+        proc = subprocess.run([sys.executable, __file__, "--child", row, "--repeat", str(args.repeat), *(["--small"] if SMALL else [])],
                               capture_output=True, text=True)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
         if proc.returncode or line is None:
@@ -232,7 +236,7 @@ def main() -> int:
         path = write_json(args.out, {"cores": os.cpu_count(), "load_average_end": load,
                                      "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
                                      "numpy": __import__("numpy").__version__, "platform": platform.platform(),
-                                     "goals": GOALS, "repeat": args.repeat, "rows": results})
+                                     "goals": GOALS, "repeat": args.repeat, "small": SMALL, "rows": results})
         print(f"wrote {path}")
     return 0 if all(r["correct"] for r in results) else 1
 
