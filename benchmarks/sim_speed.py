@@ -32,7 +32,6 @@ the load from other processes on a shared machine (ratios are taken round by rou
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -44,6 +43,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from sim_fingerprint import _sha, report_digest as _report_digest  # noqa: E402  (one digest for both scripts)
 ROWS = ("add", "gemm", "fa", "fa_causal")
 SMALL = False  # --small: the same rows on smaller shapes (a quick run on a loaded machine)
 GOALS = {"ratio": 2.0, "first_ratio": 3.0, "rss_ratio": 3.0}
@@ -59,21 +60,6 @@ def _reset_peak() -> None:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
         pass
-
-
-def _sha(*parts: bytes) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p)
-    return h.hexdigest()[:16]
-
-
-def _report_digest(report) -> str:
-    d = report.to_dict()
-    d["blocks_detail"] = [(b.block, b.core, b.start, b.end, sorted(b.busy.items())) for b in report.blocks]
-    d["faults"] = list(report.faults)
-    d["path_bytes"] = sorted(d["path_bytes"].items())
-    return _sha(json.dumps(d, sort_keys=True, default=str).encode())
 
 
 def _setup(row: str):
