@@ -19,6 +19,7 @@ import numpy as np
 
 from pypto_pro.arch.model import ArchModel
 from pypto_pro.backends.sim import gm_views, tile_ops
+from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
@@ -166,6 +167,15 @@ class SimExecutable:
                               math.ceil(block_num / cores), timed=timing)
         if not self.runners:
             return report
+        try:
+            with one_blas_thread():  # small matmuls: threads only contend (blas_threads)
+                return self._launch(report, block_num, arrays, scalars, timing, check, trace)
+        finally:  # the executable outlives the launch: it must not keep the launch's tensors alive
+            for r in self.runners:
+                r.gm.release()
+
+    def _launch(self, report: LaunchReport, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any],
+                timing: bool, check: str, trace: list | None) -> LaunchReport:
         for r in self.runners:
             r.gm.bind(arrays)
         dims = [tuple(a.shape) if a is not None else () for a in arrays]
@@ -187,6 +197,8 @@ class SimExecutable:
         finally:
             if was_enabled:
                 gc.enable()
+            for mem in self.memories:  # every timed block poisons its memories first: hand the pages back
+                mem.release()
         report.timed = timing
         return report
 

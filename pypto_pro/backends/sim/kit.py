@@ -45,6 +45,11 @@ class GMBinding:
         for v in self.views:
             self.objs[v.gm_index] = gm_views.view_obj(v, self.objs[v.base.index])
 
+    def release(self) -> None:
+        """Drop the launch's arrays (called when a launch ends), so a compiled kernel does not keep
+        its last launch's tensors alive."""
+        self.arrays[:] = [None] * len(self.arrays)
+
 
 @dataclass
 class SimEnv:

@@ -144,7 +144,7 @@ class Recorder:
         # on, per call: the id of an op's (statement, size) cost entry and its tile slots, a
         # sync's statement id and event (schedule_cache; ids of live objects are distinct, so
         # equal token lists mean equal call sequences); each op's numerics; L2-priced windows
-        self.log: list[tuple[Callable, object]] = []
+        self.log: list[tuple[int, object]] = []  # (call site, payload); its builder is made on first build
         self.tokens: list = []
         self.preps: list = []
         self.windows: list = []
@@ -159,14 +159,30 @@ class Recorder:
         self.dispatched = 0
         self.sync_cycles = cost.sync
         self.issue_cycles = cost.issue
-        self.ops = [self._logger(*e) for e in plan.entries]
+        self.plan = plan
+        # builders per call site, made only when a log is built: a block that replays another's
+        # schedule (schedule_cache) is never built, and most blocks of an SPMD launch replay
+        self.builders: list[Callable | None] = [None] * len(plan.entries)
+        self.ops = [self._logger(k, *e) for k, e in enumerate(plan.entries)]
 
-    def _logger(self, kind: str, stmt, dispatch: Callable | None, info) -> Callable:
+    def _logger(self, k: int, kind: str, stmt, dispatch: Callable | None, info) -> Callable:
         if kind == "valid":
             return dispatch  # type: ignore[return-value]  # scalar-side state only
         if kind == "sync":
-            return self._sync_logger(stmt)
-        return self._op_logger(stmt, dispatch, info)  # type: ignore[arg-type]
+            return self._sync_logger(k, stmt)
+        return self._op_logger(k, stmt, dispatch, info)  # type: ignore[arg-type]
+
+    def _builder(self, k: int) -> Callable:
+        """The builder of call site ``k`` (made once per recorder)."""
+        kind, stmt, _, info = self.plan.entries[k]
+        if kind == "op":
+            b = self._op_builder(stmt, info[1])
+        elif stmt.kind == "sync_all":
+            b = lambda _ev: self._sync_all(stmt)  # noqa: E731
+        else:
+            b = self._sync_builder(stmt)
+        self.builders[k] = b
+        return b
 
     # ---- ops ----------------------------------------------------------------------------
 
@@ -199,7 +215,7 @@ class Recorder:
         flops = prep.rows * prep.cols if cost.flops else 0
         return body, 0.0, flops, body, head, tail, None, nbytes, None, cls
 
-    def _op_logger(self, stmt: TileOp, dispatch: Callable, info: tuple) -> Callable:
+    def _op_logger(self, k: int, stmt: TileOp, dispatch: Callable, info: tuple) -> Callable:
         static, pipe, caches = info
         by_size = caches.setdefault(self.port_bpc, {})  # (rows, cols, full_cols, k) -> cost entry
         nslots = sum(isinstance(t, TileRef) for t in (stmt.dst, *stmt.srcs))  # the first call arguments
@@ -210,7 +226,6 @@ class Recorder:
         counted = tracker.windows if tracker is not None else {}
         gm_objs = self.gm_objs
         entry_of = self._entry
-        build = self._op_builder(stmt, pipe)
 
         def log_op(*args) -> None:
             prep = dispatch(*args)
@@ -232,7 +247,7 @@ class Recorder:
                 else:
                     seen[0] += 1
                 windows.append(window)
-            log.append((build, (prep, entry, window)))
+            log.append((k, (prep, entry, window)))
         return log_op
 
     def _op_builder(self, stmt: TileOp, pipe: int) -> Callable[[tuple], None]:
@@ -292,21 +307,20 @@ class Recorder:
             return lambda ev: ((base, ev),)
         return lambda ev: None
 
-    def _sync_logger(self, stmt: SyncOp) -> Callable[[int], None]:
+    def _sync_logger(self, k: int, stmt: SyncOp) -> Callable[[int], None]:
         tokens, log, sid = self.tokens, self.log, id(stmt)
         if stmt.kind == "sync_all":
             def log_sync_all(ev: int) -> None:
                 tokens.append(sid)
                 tokens.append(ev)
                 self.sync_alls += 1
-                log.append((lambda _ev: self._sync_all(stmt), ev))
+                log.append((k, ev))
             return log_sync_all
-        build = self._sync_builder(stmt)
 
         def log_sync(ev: int) -> None:
             tokens.append(sid)
             tokens.append(ev)
-            log.append((build, ev))
+            log.append((k, ev))
         return log_sync
 
     def _sync_builder(self, stmt: SyncOp) -> Callable[[int], None]:
@@ -411,8 +425,12 @@ class Recorder:
 
     def build(self) -> list[Inst]:
         """The logged calls as records (fused syncs, pending waits flushed), in dispatch order."""
-        for build, payload in self.log:
-            build(payload)
+        builders, make = self.builders, self._builder
+        for k, payload in self.log:
+            b = builders[k]
+            if b is None:
+                b = make(k)
+            b(payload)
         for p in range(len(self.pending)):
             if self.pending[p]:
                 self._flush(p)
@@ -421,6 +439,7 @@ class Recorder:
     def release(self) -> None:
         """Drop the closures (they hold this recorder) so the records die by reference counting."""
         self.ops = []
+        self.builders = []
         self.log = []
         self.last = []
 
