@@ -14,8 +14,9 @@ def op_params(op: TileOp, arch: ArchModel) -> dict[str, int]:
     """Static parameters of one instruction at full tile size (run-time valid shapes shrink them)."""
     if op.op == "setval":  # one scalar written to GM by the scalar unit
         return {"bytes": op.dst.param.type.dtype.itemsize}  # type: ignore[union-attr]
-    tile = op.dst if isinstance(op.dst, TileRef) else op.srcs[0]
-    assert isinstance(tile, TileRef)
+    tile = op.dst if isinstance(op.dst, TileRef) else next((s for s in op.srcs if isinstance(s, TileRef)), None)
+    if tile is None:  # no tile operand (pl.printf, pl.dump_data of a tensor, ...)
+        return {}
     tt = tile.tile_type
     if op.op in ("load", "store"):
         return {"n_burst": tt.rows, "burst_bytes": tt.cols * tt.dtype.itemsize, "bytes": tt.nbytes}

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.backends.sim import gm_views, tile_ops
+from pypto_pro.backends.sim import debug_log, gm_views, tile_ops
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
@@ -80,7 +80,8 @@ class ProgramRunner:
         self.source = gen.generate()
         self.instructions = gen.instructions
         self.dispatchers: list[Callable | None] = [
-            tile_ops.build(s, self.states, self.gm, remote) if isinstance(s, (TileOp, SetValidShape)) else None
+            tile_ops.build(s, self.states, self.gm, remote, program.kind) if isinstance(s, (TileOp, SetValidShape))
+            else None
             for s in gen.instructions]
         self.functional_ops = [self._functional(s, d) for s, d in zip(gen.instructions, self.dispatchers)]
         self.recorder_plan = RecorderPlan(gen.instructions, self.dispatchers)
@@ -158,6 +159,17 @@ class SimExecutable:
 
     def launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
                timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
+        """Run the launch; the device prints (pl.printf, pl.dump_data, failed pl.pto_assert) are shown
+        when it ends, per core (``debug_log``), and kept in the report."""
+        with debug_log.capture(block_num) as log:
+            report = self._launch(block_num, arrays, scalars, timing=timing, check=check, trace=trace)
+            report.device_log = log.text()
+            report.assert_failures = list(log.asserts)
+            report.traps = list(log.traps)
+        return report
+
+    def _launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
+                timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
         cores = self.physical_cores
         report = LaunchReport(self.name, self.arch.name, self.arch.clock_mhz.value, block_num, cores,
                               math.ceil(block_num / cores), timed=timing)
