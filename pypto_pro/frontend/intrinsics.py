@@ -13,7 +13,7 @@ from pypto_pro.frontend.operands import (Args, need_section, want_index, want_pi
 from pypto_pro.frontend.values import GroupValue, RangeValue, SectionValue
 from pypto_pro.ir.expr import BinOp, Const, Expr, Special, Var
 from pypto_pro.ir.nodes import Assign, SyncOp
-from pypto_pro.language.enums import SectionKind
+from pypto_pro.language.enums import PipeType, SectionKind
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 Handler = Callable[["FunctionParser", ast.Call, Args], Any]
 HANDLERS: dict[str, Handler] = {}
 SYSTEM_NAMES = {"sync_src", "sync_dst", "mutex_lock", "mutex_unlock", "barrier", "set_cross_core",
-                "wait_cross_core", "sync_all"}
+                "wait_cross_core", "sync_all", "bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix"}
 
 
 def handler(*names: str) -> Callable[[Handler], Handler]:
@@ -126,6 +126,20 @@ def mutex(p: "FunctionParser", node: ast.Call, a: Args) -> None:
 def barrier(p: "FunctionParser", node: ast.Call, a: Args) -> None:
     need_section(p, node, "pl.system.barrier")
     p.ctx.builder.emit(SyncOp("barrier", want_pipe(p, a, "pipe"), None, None, p.loc(node)))
+
+
+_BAR_PIPES = {"bar_m": PipeType.M, "bar_mte1": PipeType.MTE1, "bar_mte2": PipeType.MTE2, "bar_mte3": PipeType.MTE3,
+              "bar_fix": PipeType.FIX}
+_CUBE_ONLY = ("bar_m", "bar_mte1", "bar_fix")
+
+
+@handler(*_BAR_PIPES)
+def pipe_bar(p: "FunctionParser", node: ast.Call, a: Args) -> None:
+    """``pl.system.bar_<pipe>()``: ``pipe_barrier`` of one pipe (barrier.md)."""
+    need_section(p, node, f"pl.system.{a.name}")
+    if a.name in _CUBE_ONLY and p.ctx.section is SectionKind.VECTOR:
+        p.fail(node, f"pl.system.{a.name}() is a Cube-pipe barrier: call it in a pl.section_cube() block")
+    p.ctx.builder.emit(SyncOp("barrier", _BAR_PIPES[a.name], None, None, p.loc(node)))
 
 
 # Cube and cross-core intrinsics register themselves into HANDLERS.

@@ -45,3 +45,28 @@ def wait_cross_core(pipe: PipeType, event_id: int) -> None:
 @intrinsic("sync_all")
 def sync_all() -> None:
     """Barrier across every core of every block of the launch (all blocks must be resident)."""
+
+
+@intrinsic("bar_m")
+def bar_m() -> None:
+    """``pipe_barrier(PIPE_M)``: later matrix instructions wait for the earlier ones (Cube section)."""
+
+
+@intrinsic("bar_mte1")
+def bar_mte1() -> None:
+    """``pipe_barrier(PIPE_MTE1)`` (Cube section)."""
+
+
+@intrinsic("bar_mte2")
+def bar_mte2() -> None:
+    """``pipe_barrier(PIPE_MTE2)``: later GM loads wait for the earlier ones."""
+
+
+@intrinsic("bar_mte3")
+def bar_mte3() -> None:
+    """``pipe_barrier(PIPE_MTE3)``: later stores wait for the earlier ones."""
+
+
+@intrinsic("bar_fix")
+def bar_fix() -> None:
+    """``pipe_barrier(PIPE_FIX)`` (Cube section)."""
