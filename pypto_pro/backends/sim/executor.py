@@ -74,7 +74,13 @@ class ProgramRunner:
         self.states = {}
         for b in program.buffers:
             mem, owner = memories[b.space]
-            self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner)
+            if not b.joins:
+                self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner)
+        for b in program.buffers:  # a join of tiles (if / helper return): its members' slots and valid shapes
+            if b.joins:
+                parts = [self.states[m.uid] for m in b.joins]
+                self.states[b.uid] = SlotState([v for s in parts for v in s.views], [v for s in parts for v in s.valid],
+                                               b, parts[0].core, parts[0].initial)
         self.gm = tile_ops.GMBinding(len(program.params), gm_views.program_views(program))
         gen = ProgramSource(program)
         self.source = gen.generate()
