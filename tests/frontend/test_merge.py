@@ -85,3 +85,29 @@ def test_tiles_of_other_types_do_not_join():
 
     with pytest.raises(CompileError, match="another tile type"):
         k.compile()
+
+
+@pl.jit()
+def if_join_kernel(x: pl.Tensor[[16, 16], pl.DT_FP32], z: pl.Tensor[[16, 16], pl.DT_FP32], n: pl.DT_INT32):
+    tt = pl.TileType(shape=[16, 16], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    ga = pl.make_tile_group(type=tt, addrs=0x0, mutex_ids=[0])
+    gb = pl.make_tile_group(type=tt, addrs=0x2000, mutex_ids=[1])
+    with pl.section_vector():
+        a, b = ga.current(), gb.current()
+        pl.load(a, x, [0, 0])
+        pl.load(b, x, [0, 0])
+        if n > 0:
+            t = a
+        else:
+            t = b
+        pl.adds(t, t, 1.0)
+        pl.adds(b, b, 10.0)
+        pl.store(z, t, [0, 0])
+
+
+@pytest.mark.parametrize("n", [1, 0])
+def test_if_join_of_two_tiles(n):
+    x = torch.randn(16, 16)
+    z = torch.zeros(16, 16)
+    if_join_kernel(x, z, n)
+    assert torch.equal(z, x + 1.0 if n > 0 else (x + 1.0) + 10.0)  # t is b when n <= 0
