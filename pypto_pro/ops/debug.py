@@ -18,15 +18,12 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from pypto_pro.backends.sim import debug_log, gm_views
-from pypto_pro.backends.sim.kit import Prepared, fault, no_run
+from pypto_pro.backends.sim import debug_log
+from pypto_pro.backends.sim.kit import Prepared, no_run
 from pypto_pro.frontend.operands import Args
-from pypto_pro.frontend.values import GroupValue, TensorValue, TileValue
 from pypto_pro.ir.expr import Const, Expr, Special
-from pypto_pro.ir.nodes import GMRef, Return, TileOp, TileRef
-from pypto_pro.language.enums import MemorySpace, PipeType, SectionKind
+from pypto_pro.ir.nodes import Return, TileOp
+from pypto_pro.language.enums import PipeType, SectionKind
 from pypto_pro.ops.decl import SCALAR, api, instruction
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from pypto_pro.ir.expr import Const, Expr
 from pypto_pro.ir.nodes import GMRef, TileOp
 from pypto_pro.ir.views import TensorView
 from pypto_pro.language.enums import MemorySpace, PipeType, SectionKind
-from pypto_pro.ops.debug import _CORE_ARGS, _location, _want_loc, dump_data
+from pypto_pro.ops.debug import _CORE_ARGS, _core_key, _location, _want_loc, dump_data
 from pypto_pro.ops.decl import SCALAR, instruction
 
 if TYPE_CHECKING:
@@ -139,11 +139,6 @@ def _gm_array(op: TileOp, ref: GMRef, arrays: list, args: tuple, fail):
         rank = param.type.rank
         return gm_views.window(fail, param, arrays[param.base.index], args[:rank], args[rank:2 * rank], args[2 * rank])
     return arrays[param.index]
-
-
-def _core_key(env, args: tuple) -> tuple:
-    kind = "AIC" if env.kind is SectionKind.CUBE else "AIV"
-    return (int(args[-3]), kind, int(args[-2]), int(args[-1]))
 
 
 def _dump_tensor_sim(op: TileOp, env):
