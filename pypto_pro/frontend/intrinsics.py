@@ -13,7 +13,7 @@ from pypto_pro.frontend.operands import (Args, need_section, want_index, want_pi
 from pypto_pro.frontend.values import GroupValue, RangeValue, SectionValue
 from pypto_pro.ir.expr import BinOp, Const, Expr, Special, Var
 from pypto_pro.ir.nodes import Assign, SyncOp
-from pypto_pro.language.enums import SectionKind
+from pypto_pro.language.enums import PipeType, SectionKind
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
@@ -139,7 +139,6 @@ ENGINE_PIPES = {SectionKind.VECTOR: ("MTE2", "V", "MTE3"), SectionKind.CUBE: ("M
 def bar(p: "FunctionParser", node: ast.Call, a: Args) -> None:
     """The real ``pl.system.bar_*``: a barrier on one pipe, or (``bar_all``) on every pipe of the engine.
     ``bar_all`` before any section has nothing issued before it: nothing to wait for."""
-    from pypto_pro.language.enums import PipeType
     sec = p.ctx.section
     if sec is None:
         if a.name == "bar_all":

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pypto_pro.frontend.scalars import ScalarRangeError, _expr, _same_const, is_const, is_scalar_value
 from pypto_pro.frontend.values import TileValue
-from pypto_pro.ir.expr import convert, promote
+from pypto_pro.ir.expr import BinOp, Const, convert, promote
 from pypto_pro.ir.nodes import Assign, Stmt, TileRef
 from pypto_pro.language.dtypes import DT_INT64
 
@@ -63,9 +63,67 @@ def _merge(p: "FunctionParser", name: str, values: list[Any], loc, first_wins: b
         for v, out in zip(values, assigns):
             out.append(Assign(var, convert(v.ref.slot, DT_INT64), loc))
         return TileValue(TileRef(first.ref.buffer, var))
+    if all(isinstance(v, TileValue) for v in values):
+        return _merge_tiles(p, name, values, loc, assigns)
     if all(isinstance(v, (tuple, list)) and type(v) is type(first) and len(v) == len(first) for v in values):
         items = [_merge(p, f"{name}_{i}", [v[i] for v in values], loc, first_wins, assigns)
                  for i in range(len(first))]
         return type(first)(items)
+    from pypto_pro.frontend.structs import StructValue, TupleValue
+    if all(isinstance(v, TupleValue) and list(v.fields) == list(first.fields) for v in values):
+        return TupleValue({f: _merge(p, f"{name}_{f}", [v.fields[f] for v in values], loc, first_wins, assigns)
+                           for f in first.fields})
+    if all(isinstance(v, StructValue) and v.storage.type_name == first.storage.type_name for v in values):
+        return _merge_structs(p, name, values, loc, assigns)
     other = next(v for v in values if not (v is first))
     raise MergeError(p.describe(first), p.describe(other))
+
+
+def _merge_tiles(p: "FunctionParser", name: str, values: list, loc, assigns: list[list[Stmt]]) -> Any:
+    """Tiles of several buffers of one tile type: the real join slot is a tile object that takes the
+    chosen tile (its address and valid shape) on each edge. Here it is a group whose slots are every
+    slot of those buffers (their addresses, mutex ids and valid-shape state), indexed by a slot
+    variable set on each path."""
+    from pypto_pro.ir.nodes import Buffer
+    first = values[0].ref.buffer
+    bufs: list = []
+    for v in values:
+        b = v.ref.buffer
+        if b.tile_type != first.tile_type:
+            raise MergeError(p.describe(values[0]), p.describe(v) + " (another tile type)")
+        if b not in bufs:
+            bufs.append(b)
+    base, addrs, mutex = {}, [], []
+    for b in bufs:
+        base[b.uid] = len(addrs)
+        addrs.extend(b.addrs)
+        mutex.extend(b.mutex_ids or ())
+    ids = tuple(mutex) if all(b.mutex_ids for b in bufs) else None
+    join = Buffer(p.ctx.fresh_name(name), first.tile_type, tuple(addrs), ids, True, loc, joins=tuple(bufs))
+    p.ctx.buffers.append(join)
+    var = p.new_var(f"{name}_slot", DT_INT64)
+    for v, out in zip(values, assigns):
+        slot = convert(v.ref.slot, DT_INT64)
+        off = base[v.ref.buffer.uid]
+        out.append(Assign(var, slot if not off else BinOp("+", slot, Const(off)), loc))
+    return TileValue(TileRef(join, var))
+
+
+def _merge_structs(p: "FunctionParser", name: str, values: list, loc, assigns: list[list[Stmt]]) -> Any:
+    """Structs of one type on several paths: one object, copied field by field on each path (the
+    real join slot is a whole object assigned on every edge); the same object on every path stays it."""
+    from pypto_pro.frontend.structs import StructValue
+    from pypto_pro.ir.storage import ArrayLoad, ArrayStore, ScalarArray, StructStorage
+    first = values[0]
+    if all(v.storage is first.storage and isinstance(v.slot, Const) and isinstance(first.slot, Const)
+           and v.slot.value == first.slot.value for v in values):
+        return first
+    storage = StructStorage(first.storage.type_name, p.ctx.fresh_name(name), 1, False, loc=loc)
+    for fname, arr in first.storage.fields.items():
+        storage.fields[fname] = ScalarArray(storage, fname, arr.ty, arr.width, arr.cbits)
+    for v, out in zip(values, assigns):
+        for fname, arr in storage.fields.items():
+            src = v.storage.fields[fname]
+            for elem in ([None] if arr.width is None else [Const(i) for i in range(arr.width)]):
+                out.append(ArrayStore(arr, Const(0), elem, ArrayLoad(src, v.slot, elem, loc), loc))
+    return StructValue(storage, Const(0))

@@ -31,6 +31,7 @@ class Buffer:
     ring_counter: Var | None = None  # run-time ring position of a group (advanced by .next())
     fwd_ids: tuple[int, ...] | None = None  # cross-core ids per slot: producer -> consumer (data ready)
     bwd_ids: tuple[int, ...] | None = None  # cross-core ids per slot: consumer -> producer (slot free)
+    joins: tuple["Buffer", ...] = ()  # a join of tiles of these buffers (if / helper return): their slots, in order
     uid: int = field(default_factory=lambda: next(_buf_uid))
 
     @property

@@ -92,6 +92,8 @@ def operand_str(o) -> str:
         return o.buffer.name
     if isinstance(o, GMRef):
         return f"{o.param.name}[{', '.join(expr_str(x) for x in o.offsets)}]"
+    if o is None:  # an instruction that writes nothing (pl.printf)
+        return "-"
     return expr_str(o)
 
 

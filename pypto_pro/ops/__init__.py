@@ -8,4 +8,5 @@ from pypto_pro.ops import (conversion, data_movement, element_access, elementwis
 from pypto_pro.ops import simt  # noqa: F401,E402  (pl.simt.launch)
 from pypto_pro.ops import bitwise, comparison, fused, vector_mask  # noqa: F401
 from pypto_pro.ops import getval, padding, quantization, scatter_gather, sorting, transpose  # noqa: F401
+from pypto_pro.ops import debug, debug_dump  # noqa: F401,E402
 from pypto_pro.ops.decl import APIS, INSTRUCTIONS, Api, Instruction  # noqa: F401

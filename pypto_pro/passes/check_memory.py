@@ -107,7 +107,7 @@ def _warn(message: str, loc: SourceLocation | None) -> None:
 
 def overlaps(kernel: KernelIR) -> list[tuple[str, SourceLocation | None]]:
     """Every overlap of live tiles (and of one group's slots), as (message, location of the later tile)."""
-    roots = [b for b in kernel.buffers if b.alias_of is None]
+    roots = [b for b in kernel.buffers if b.alias_of is None and not b.joins]  # a join is its members' bytes
     intervals = live_intervals(kernel)
     found = []
     for b in roots:

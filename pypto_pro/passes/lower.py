@@ -19,7 +19,7 @@ def op_params(op: TileOp, arch: ArchModel) -> dict[str, int]:
     if op.op == "setval":  # one scalar written to GM by the scalar unit
         return {"bytes": op.dst.param.type.dtype.itemsize}  # type: ignore[union-attr]
     tile = op.dst if isinstance(op.dst, TileRef) else next((s for s in op.srcs if isinstance(s, TileRef)), None)
-    if tile is None:  # a scalar-unit instruction without tile operands (pl.set_vec_mask, ...)
+    if tile is None:  # no tile operand (pl.set_vec_mask, pl.printf, pl.dump_data of a tensor, ...)
         return {}
     tt = tile.tile_type
     if op.op in ("load", "store"):

@@ -31,6 +31,6 @@ def split_sections(kernel: KernelIR) -> dict[SectionKind, KernelIR]:
             elif isinstance(s, SetValidShape):
                 used.add(s.buffer.uid)
         buffers = [b for b in kernel.buffers if b.uid in used or any(
-            v.alias_of is b and v.uid in used for v in kernel.buffers)]
+            (v.alias_of is b or b in v.joins) and v.uid in used for v in kernel.buffers)]
         programs[kind] = dataclasses.replace(kernel, body=body, buffers=buffers, kind=kind)
     return programs

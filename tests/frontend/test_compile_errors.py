@@ -830,19 +830,6 @@ def name_bound_on_one_side_of_runtime_if(x: T32, n: int):
         pl.muls(a, a, w)  # <- here
 
 
-@case(r"'t' is tile 'a' on one side of the run-time if at line \d+ and tile 'b' on the other", "t, t")
-@pl.jit
-def tile_name_differs_between_branches(x: T32, n: int):
-    a = pl.make_tile(V32, addr=0x0)
-    b = pl.make_tile(V32, addr=0x10000)
-    with pl.section_vector():
-        if n > 0:
-            t = a
-        else:
-            t = b
-        pl.adds(t, t, 1.0)  # <- here
-
-
 @case(r"'t' is rebound to a tile of another buffer inside a pl.range loop; use a separate name", "t = h")
 @pl.jit
 def group_tile_rebound_to_other_group_in_loop(x: T32):

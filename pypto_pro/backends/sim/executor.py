@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.backends.sim import gm_views, tile_ops
+from pypto_pro.backends.sim import debug_log, gm_views, tile_ops
 from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
@@ -76,13 +76,20 @@ class ProgramRunner:
         self.states = {}
         for b in program.buffers:
             mem, owner = memories[b.space]
-            self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner)
+            if not b.joins:
+                self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner)
+        for b in program.buffers:  # a join of tiles (if / helper return): its members' slots and valid shapes
+            if b.joins:
+                parts = [self.states[m.uid] for m in b.joins]
+                self.states[b.uid] = SlotState([v for s in parts for v in s.views], [v for s in parts for v in s.valid],
+                                               b, parts[0].core, parts[0].initial)
         self.gm = tile_ops.GMBinding(len(program.params), gm_views.program_views(program))
         gen = ProgramSource(program)
         self.source = gen.generate()
         self.instructions = gen.instructions
         self.dispatchers: list[Callable | None] = [
-            tile_ops.build(s, self.states, self.gm, remote) if isinstance(s, (TileOp, SetValidShape)) else None
+            tile_ops.build(s, self.states, self.gm, remote, program.kind) if isinstance(s, (TileOp, SetValidShape))
+            else None
             for s in gen.instructions]
         self.functional_ops = [self._functional(s, d) for s, d in zip(gen.instructions, self.dispatchers)]
         self.recorder_plan = RecorderPlan(gen.instructions, self.dispatchers)
@@ -162,6 +169,17 @@ class SimExecutable:
 
     def launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
                timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
+        """Run the launch; the device prints (pl.printf, pl.dump_data, failed pl.pto_assert) are shown
+        when it ends, per core (``debug_log``), and kept in the report."""
+        with debug_log.capture(block_num) as log:
+            report = self._launch(block_num, arrays, scalars, timing=timing, check=check, trace=trace)
+            report.device_log = log.text()
+            report.assert_failures = list(log.asserts)
+            report.traps = list(log.traps)
+        return report
+
+    def _launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
+                timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
         cores = self.physical_cores
         report = LaunchReport(self.name, self.arch.name, self.arch.clock_mhz.value, block_num, cores,
                               math.ceil(block_num / cores), timed=timing)

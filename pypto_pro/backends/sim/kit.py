@@ -21,6 +21,7 @@ import numpy as np
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import SimulationError
 from pypto_pro.ir.nodes import TileOp, TileRef
+from pypto_pro.language.enums import SectionKind
 
 
 class GMBinding:
@@ -54,11 +55,13 @@ class GMBinding:
 @dataclass
 class SimEnv:
     """What a sim rule may bind: the program's tile states, its GM binding, and ``remote(k)``, the
-    tile states of Vector core ``k`` of the block (for Cube-side moves into a UB)."""
+    tile states of Vector core ``k`` of the block (for Cube-side moves into a UB); ``kind``, the engine
+    whose program the instruction is in (device prints name their core by it)."""
 
     states: dict[int, SlotState]
     gm: GMBinding
     remote: Callable[[int], dict[int, SlotState]] | None = None
+    kind: SectionKind | None = None
 
 
 class Prepared:

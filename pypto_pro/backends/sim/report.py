@@ -54,6 +54,9 @@ class LaunchReport:
     roofline: Roofline | None = None
     faults: list[str] = field(default_factory=list)
     trace_files: list[str] = field(default_factory=list)
+    device_log: str = ""  # what pl.printf / pl.dump_data / failed pl.pto_assert printed, per core (debug_log)
+    assert_failures: list[str] = field(default_factory=list)  # each failed pl.pto_assert: where, which core, text
+    traps: list[str] = field(default_factory=list)            # each pl.trap that stopped a core
 
     @property
     def us(self) -> float:
