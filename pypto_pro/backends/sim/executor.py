@@ -172,14 +172,14 @@ class SimExecutable:
         """Run the launch; the device prints (pl.printf, pl.dump_data, failed pl.pto_assert) are shown
         when it ends, per core (``debug_log``), and kept in the report."""
         with debug_log.capture(block_num) as log:
-            report = self._launch(block_num, arrays, scalars, timing=timing, check=check, trace=trace)
+            report = self._launch_released(block_num, arrays, scalars, timing=timing, check=check, trace=trace)
             report.device_log = log.text()
             report.assert_failures = list(log.asserts)
             report.traps = list(log.traps)
         return report
 
-    def _launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
-                timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
+    def _launch_released(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
+                         timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
         cores = self.physical_cores
         report = LaunchReport(self.name, self.arch.name, self.arch.clock_mhz.value, block_num, cores,
                               math.ceil(block_num / cores), timed=timing)
@@ -187,12 +187,12 @@ class SimExecutable:
             return report
         try:
             with one_blas_thread():  # small matmuls: threads only contend (blas_threads)
-                return self._launch(report, block_num, arrays, scalars, timing, check, trace)
+                return self._run_launch(report, block_num, arrays, scalars, timing, check, trace)
         finally:  # the executable outlives the launch: it must not keep the launch's tensors alive
             for r in self.runners:
                 r.gm.release()
 
-    def _launch(self, report: LaunchReport, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any],
+    def _run_launch(self, report: LaunchReport, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any],
                 timing: bool, check: str, trace: list | None) -> LaunchReport:
         for r in self.runners:
             r.gm.bind(arrays)
