@@ -32,7 +32,7 @@ from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import SimulationError
 from pypto_pro.errors_sim import DeadlockError
 from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp, walk_stmts
-from pypto_pro.language.enums import MemorySpace, SectionKind
+from pypto_pro.language.enums import CrossCoreSyncMode, MemorySpace, SectionKind
 
 POISON = 0xFF  # on-chip bytes at block start: NaN for every float dtype, -1 for ints
 
@@ -118,8 +118,10 @@ class SimExecutable:
         self.mixed = cube is not None and any(isinstance(s, (TileOp, SyncOp)) for s in walk_stmts(cube.body))
         self.subblocks = int(arch.vector_cores_per_block.value) if self.mixed else 1
         self.programs = programs
-        self.has_sync_all = any(isinstance(st, SyncOp) and st.kind == "sync_all"
-                                for p in programs.values() for st in walk_stmts(p.body))
+        # every block resident at once, in one scheduler: a sync_all, or cross-core flags between blocks
+        self.has_sync_all = any(isinstance(st, SyncOp) and (st.kind == "sync_all" or (
+            st.kind in ("xset", "xwait") and st.attrs.get("sync_mode") is CrossCoreSyncMode.INTER_BLOCK))
+            for p in programs.values() for st in walk_stmts(p.body))
         self.memories, self.runners = self._make_block(0)
 
     def _make_block(self, base: int) -> tuple[list[CoreMemory], list[ProgramRunner]]:
@@ -217,6 +219,8 @@ class SimExecutable:
                                aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
                 r.fn(ctx, rec.ops, _prange)
                 rec.account(stats)
+                for fault in rec.faults:
+                    reporter.report(fault)
                 recs.append(rec)
             logged.append(recs)
         schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
@@ -304,6 +308,8 @@ class SimExecutable:
                                core_base=b * per_block, barrier_size=block_num * per_block)
                 r.fn(ctx, rec.ops, _prange)
                 rec.account(stats)
+                for fault in rec.faults:
+                    reporter.report(fault)
                 got = rec.build()
                 insts.extend(got)
                 priced.extend(rec.l2_insts)
