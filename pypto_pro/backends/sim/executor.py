@@ -154,9 +154,17 @@ class SimExecutable:
         return int(self.arch.cube_cores.value) if self.mixed else self.arch.vector_cores
 
     def _contexts(self, b: int, block_num: int, dims, scalars) -> list[BlockContext]:
+        """The ids each core of block ``b`` reads, as the real runtime answers them (the real
+        backend's get_block_idx / get_subblock_num): the AIC of a mixed block sees block ``b`` and one
+        subblock; AIV ``k`` sees the flattened ``b * subblocks + k`` and ``subblocks``."""
         if not self.mixed:
             return [BlockContext(b, block_num, 0, 1, dims, scalars)]
-        return [BlockContext(b, block_num, max(0, r.core - 1), self.subblocks, dims, scalars) for r in self.runners]
+        out = []
+        for r in self.runners:
+            k = r.core - 1  # runner 0 is the AIC, 1.. the AIVs
+            out.append(BlockContext(b, block_num, 0, 1, dims, scalars) if k < 0 else
+                       BlockContext(b * self.subblocks + k, block_num, k, self.subblocks, dims, scalars))
+        return out
 
     def launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
                timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:

@@ -84,9 +84,10 @@ def test_sync_all_in_a_mixed_kernel():
         with pl.section_vector():
             pl.system.sync_all()
             if pl.get_subblock_idx() == 0:
-                nb = (pl.get_block_idx() + 1) % pl.get_block_num()
+                blk = pl.get_block_idx() // pl.get_subblock_num()  # an AIV's index is block * 2 + subblock
+                nb = (blk + 1) % pl.get_block_num()
                 pl.load_tile(v[0], ws, [nb, 0])
-                pl.store_tile(z, v[0], [pl.get_block_idx(), 0])
+                pl.store_tile(z, v[0], [blk, 0])
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((48, 32)).astype(np.float16)
