@@ -204,8 +204,8 @@ class SimExecutable:
         for i, mem in enumerate(self.memories):  # memory i belongs to core i of the block
             for s, a in mem.arrays.items():
                 capacities[(i, s)] = a.size
-        onchip = OnChipChecker(reporter, capacities) if checks else None
-        gmcheck = GlobalChecker(reporter) if checks else None
+        onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
+        gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
         stats = BlockStats()
         cores = self.physical_cores
         ncores_block = len(self.memories) if self.mixed else 1
@@ -292,8 +292,8 @@ class SimExecutable:
         reporter = Reporter(check)
         checks = check != "off"
         onchip = OnChipChecker(reporter, {(i, s): a.size for i, m in enumerate(memories)
-                                          for s, a in m.arrays.items()}) if checks else None
-        gmcheck = GlobalChecker(reporter, shared_clock=True) if checks else None
+                                          for s, a in m.arrays.items()}, self.arch.name) if checks else None
+        gmcheck = GlobalChecker(reporter, shared_clock=True, arch=self.arch.name) if checks else None
         on_commit = onchip.committed if onchip is not None else None
         stats = BlockStats()
         cap = self.arch.gm_bandwidth_cap_gb_s

@@ -14,7 +14,7 @@ import heapq
 from typing import Callable
 
 from pypto_pro.backends.sim.cross_core import xid_str
-from pypto_pro.backends.sim.inst import CORE_NAMES, NPIPES, PIPES, Inst, queue_name, sync_where
+from pypto_pro.backends.sim.inst import BARRIER, CORE_NAMES, NPIPES, PIPES, Inst, queue_name, sync_where
 
 XFLAG_MAX = 15  # cross-core flag counter depth (FFTS semaphores count to 15)
 from pypto_pro.errors_sim import DeadlockError, SyncError
@@ -91,6 +91,10 @@ class CoreScheduler:
         self.free = [0.0] * nq
         self.busy = [0.0] * nq
         self.vc = [[0] * nq for _ in range(nq)]
+        # per queue: its own instructions up to this count are known to have finished (a barrier on
+        # it, or a flag / buffer-id / cross-core edge from a pipe that saw them finish): the
+        # same-pipe hazard check of pipes whose queue is not in order (arch/pipes.py)
+        self.drained = [0] * nq
         self.flags: dict[tuple, tuple[float, tuple[int, ...], Inst]] = {}
         self.lock_holder: dict[int, Inst | None] = {}
         self.lock_release: dict[int, tuple[float, tuple[int, ...], Inst]] = {}
@@ -272,10 +276,13 @@ class CoreScheduler:
         joining it is skipped."""
         p = inst.pipe
         vc = self.vc[p]
+        drained = self.drained
         ex = inst.extra
         if ex is not None:
             for key in ex.waits:
                 _, fvc, setter = self.flags.pop(key)
+                if fvc[p] > drained[p]:
+                    drained[p] = fvc[p]
                 if fvc[setter.pipe] > vc[setter.pipe]:  # else this clock already covers the setter's
                     vc[:] = map(max, vc, fvc)
                 if self.flows is not None:
@@ -285,6 +292,8 @@ class CoreScheduler:
                 self.lock_pos[mid] += 1
                 rel = self.lock_release.get(mid)
                 if rel is not None:
+                    if rel[1][p] > drained[p]:  # an id released by this very pipe drained it first
+                        drained[p] = rel[1][p]
                     if rel[1][rel[2].pipe] > vc[rel[2].pipe]:
                         vc[:] = map(max, vc, rel[1])
                     if self.flows is not None and rel[2].pipe != inst.pipe:
@@ -294,12 +303,17 @@ class CoreScheduler:
                 for sender, q in queues.items():
                     if q and (type(count) is not tuple or sender == count[1]):
                         _, fvc, setter = q.pop(0)
+                        if fvc[p] > drained[p]:
+                            drained[p] = fvc[p]
                         if fvc[setter.pipe] > vc[setter.pipe]:
                             vc[:] = map(max, vc, fvc)
                         if self.flows is not None:
                             self.flows.append((setter, inst, f"cross-core {key[1]}"))
             if ex.xwaits:  # several pipes of a core may wait on one cross-core id: recompute every head
                 self.dirty[:] = [True] * self.nq
+        if inst.kind == BARRIER:  # pipe_barrier: every earlier instruction of this queue has finished
+            drained[p] = vc[p]
+        inst.drained = drained[p]
         vc[p] += 1
         inst.vc = tuple(vc)
         inst.start = t
