@@ -17,12 +17,13 @@ import dataclasses
 from pypto_pro.arch.model import ArchModel
 from pypto_pro.arch.pipes import unordered_pipes
 from pypto_pro.ir.expr import Const
-from pypto_pro.ir.nodes import For, If, KernelIR, Stmt, SyncOp, TileOp, TileRef, While
+from pypto_pro.ir.nodes import For, GMRef, If, KernelIR, Stmt, SyncOp, TileOp, TileRef, While
 from pypto_pro.language.enums import PipeType
 
 # pipe -> accesses since its last barrier: (is_write, space, lo, hi)
 State = dict[PipeType, frozenset[tuple[bool, object, int, int]]]
 COPY_PIPES = (PipeType.MTE1, PipeType.MTE2, PipeType.MTE3)
+_PRE = ("wait_flag", "lock", "xwait")
 
 
 def _footprint(ref: TileRef) -> list[tuple[object, int, int]]:
@@ -37,13 +38,19 @@ def _footprint(ref: TileRef) -> list[tuple[object, int, int]]:
 def _accesses(op: TileOp) -> set[tuple[bool, object, int, int]]:
     out = {(True, *f) for r in op.tile_writes() for f in _footprint(r)}
     out |= {(False, *f) for r in op.tile_reads() for f in _footprint(r)}
+    # a GM window at constant offsets is the same window on every iteration: two such writes of
+    # one queue need the barrier too (run-time offsets are left to the simulator's checker)
+    for w, ref in [(True, op.dst)] + [(False, s) for s in op.srcs]:
+        if isinstance(ref, GMRef) and all(isinstance(o, Const) for o in ref.offsets):
+            key = (ref.param.name, tuple(o.value for o in ref.offsets))
+            out.add((w, key, 0, 1))
     return out
 
 
 def _depends(new: set, old: frozenset, war: bool) -> bool:
     for w, space, lo, hi in new:
         for ow, ospace, olo, ohi in old:
-            if space is ospace and lo < ohi and olo < hi and (ow or (w and war)):
+            if (space is ospace or space == ospace) and lo < ohi and olo < hi and (ow or (w and war)):
                 return True
     return False
 
@@ -59,8 +66,12 @@ class _SamePipe:
                 acc = _accesses(s)
                 old = state.get(s.pipe, frozenset())
                 if _depends(acc, old, s.pipe in COPY_PIPES):
-                    if emit:
-                        out.append(SyncOp("barrier", s.pipe, None, None, s.loc, origin="auto"))
+                    if emit:  # before the op's own waits / locks, which the recorder fuses into it
+                        at = len(out)
+                        while at and isinstance(out[at - 1], SyncOp) and out[at - 1].kind in _PRE \
+                                and out[at - 1].pipe is s.pipe:
+                            at -= 1
+                        out.insert(at, SyncOp("barrier", s.pipe, None, None, s.loc, origin="auto"))
                     old = frozenset()
                 state = {**state, s.pipe: old | acc}
                 out.append(s)

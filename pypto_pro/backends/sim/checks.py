@@ -193,6 +193,8 @@ class GlobalChecker:
         p = inst.pipe
         entry = (block, p, vc[p], rect, inst)
         shared = self.shared_clock
+        hazards: list[tuple] = []  # same-queue conflicts: reported only when no cross-pipe race is
+        races = 0
         for cell in _cells(rect):
             lists = self.cells.get((obj, cell))
             if lists is None:
@@ -210,11 +212,16 @@ class GlobalChecker:
                             if retired is None:
                                 retired = set()
                             retired.add(i)
+                    elif op == p and ob == block:
+                        hazards.append((other, group is writes))
                     else:
+                        races += 1
                         self._conflict(inst, block, name, rect, write, other, group is writes)
                 if retired:
                     group[:] = [o for i, o in enumerate(group) if i not in retired]
             (writes if write else reads).append(entry)
+        if hazards and not races:
+            self._conflict(inst, block, name, rect, write, *hazards[0])
 
     def _conflict(self, inst: Inst, block: int, name: str, rect: tuple, write: bool,
                   other: tuple, other_writes: bool) -> None:
