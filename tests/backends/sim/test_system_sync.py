@@ -240,3 +240,26 @@ def test_ids_per_core_of_a_mixed_kernel():
     pl.jit(kernel, arch="a5", auto_mutex=False)[None, 2](np.zeros((16, 16), np.float16), ids)
     assert ids[:2, :2].tolist() == [[0, 1], [1, 1]]            # AIC: the block, one subblock
     assert ids[4:6, 2:].tolist() == [[2, 12], [22, 32]]        # AIV: block * 2 + subblock, two subblocks
+
+
+# ---- dcci ---------------------------------------------------------------------------------------------
+
+
+def test_dcci_is_a_scalar_instruction_in_the_dump_and_changes_no_bytes():
+    def kernel(a: F32, out: F32):
+        t = pl.make_tile(VEC, addr=0, size=4096)
+        with pl.section_vector():
+            pl.system.dcci(a, [0, 0], cache_line=pl.CacheLine.SINGLE_CACHE_LINE, dst=pl.DcciDst.CACHELINE_OUT)
+            pl.load(t, a, [0, 0])
+            pl.system.dcci(t, 0)
+            pl.system.sync_src(set_pipe=P.MTE2, wait_pipe=P.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=P.MTE2, wait_pipe=P.MTE3, event_id=0)
+            pl.store(out, t, [0, 0])
+    k = pl.jit(kernel, auto_mutex=False)
+    text = kernel_str(k.compile().programs[SectionKind.VECTOR])
+    assert "[S   ] dcci(a, SINGLE_CACHE_LINE, CACHELINE_OUT)" in text
+    assert "[S   ] dcci(t, ENTIRE_DATA_CACHE, CACHELINE_UB)" in text  # AUTO: the UB for a tile
+    a = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    out = np.zeros_like(a)
+    assert k.options(check="raise")(a, out).faults == []
+    np.testing.assert_array_equal(out, a)
