@@ -2,12 +2,11 @@
 that is not in order on the arch (arch/pipes.py) need ``barrier(pipe)`` between them."""
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
 
 import pypto_pro.language as pl
+from located import line_of
 from pypto_pro import RaceError
 from pypto_pro.arch.pipes import in_order
 from pypto_pro.ir.nodes import SyncOp, TileOp, walk_stmts
@@ -17,12 +16,6 @@ P = pl.PipeType
 VEC = pl.TileType(shape=[16, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 F32 = pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32]
 
-
-def line_of(fn, marker: str) -> str:
-    lines, start = inspect.getsourcelines(fn)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith(f"# <- {marker}")]
-    assert len(hits) == 1
-    return f"{inspect.getsourcefile(fn)}:{hits[0]}"
 
 
 def chain(x: F32, out: F32):

@@ -3,12 +3,11 @@ cross-core sync modes (UNICAST_BLOCK, INTER_BLOCK), run-time buffer ids and thei
 dcci, and the per-core ids (get_block_idx / get_subblock_num as the real runtime answers them)."""
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
 
 import pypto_pro.language as pl
+from located import line_of
 from pypto_pro import DeadlockError, RaceError, SyncError
 from pypto_pro.ir.printer import kernel_str
 from pypto_pro.language.enums import SectionKind
@@ -18,12 +17,6 @@ M = pl.CrossCoreSyncMode
 VEC = pl.TileType(shape=[16, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 F32 = pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32]
 
-
-def line_of(fn, marker: str) -> str:
-    lines, start = inspect.getsourcelines(fn)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith(f"# <- {marker}")]
-    assert len(hits) == 1
-    return f"{inspect.getsourcefile(fn)}:{hits[0]}"
 
 
 # ---- bar_all / sync_all(AIV_ONLY) as the only synchronisation of a Vector kernel ------------------
