@@ -22,7 +22,7 @@ from pypto_pro.backends.sim.inst import BARRIER, OP, PIPE_INDEX, SET, Inst, Sync
 from pypto_pro.errors import SimulationError
 from pypto_pro.errors_sim import SyncError
 from pypto_pro.ir.printer import sync_str
-from pypto_pro.language.enums import PipeType
+from pypto_pro.language.enums import PipeType, SyncCoreType
 from pypto_pro.ir.nodes import SetValidShape, SyncOp, TileOp, TileRef
 
 _PRE = ("wait_flag", "lock", "xwait")
@@ -290,7 +290,18 @@ class Recorder:
     def _sync_logger(self, stmt: SyncOp) -> Callable[[int], None]:
         tokens, log, sid = self.tokens, self.log, id(stmt)
         if stmt.kind == "sync_all":
+            core_type = stmt.attrs.get("core_type")
+            missing = None
+            if not self.aivs and core_type is not SyncCoreType.AIV_ONLY and self.core == 0:
+                where = f"{stmt.loc.path}:{stmt.loc.line}" if stmt.loc else "<unknown>"
+                missing = SyncError(  # reported once, by the first core of the launch, when it runs
+                    f"pl.system.sync_all(core_type={core_type.name if core_type else 'MIX'}) at {where} in a "
+                    "vector-only kernel: it waits for Cube cores this launch does not have (a device error on the "
+                    "chip, sync_all.md); use core_type=pl.SyncCoreType.AIV_ONLY")
+
             def log_sync_all(ev: int) -> None:
+                if missing is not None and missing not in self.faults:
+                    self.faults.append(missing)
                 tokens.append(sid)
                 tokens.append(ev)
                 self.sync_alls += 1
