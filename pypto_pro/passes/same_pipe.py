@@ -38,19 +38,27 @@ def _footprint(ref: TileRef) -> list[tuple[object, int, int]]:
 def _accesses(op: TileOp) -> set[tuple[bool, object, int, int]]:
     out = {(True, *f) for r in op.tile_writes() for f in _footprint(r)}
     out |= {(False, *f) for r in op.tile_reads() for f in _footprint(r)}
-    # a GM window at constant offsets is the same window on every iteration: two such writes of
-    # one queue need the barrier too (run-time offsets are left to the simulator's checker)
-    for w, ref in [(True, op.dst)] + [(False, s) for s in op.srcs]:
-        if isinstance(ref, GMRef) and all(isinstance(o, Const) for o in ref.offsets):
-            key = (ref.param.name, tuple(o.value for o in ref.offsets))
-            out.add((w, key, 0, 1))
+    # GM writes: a window at constant offsets is the same window on every iteration; a window at
+    # run-time offsets may be any window of the tensor, except that one statement's own earlier
+    # iterations are taken to write other windows (the simulator's checker reports them if not)
+    if isinstance(op.dst, GMRef):
+        ref = op.dst
+        if all(isinstance(o, Const) for o in ref.offsets):
+            out.add((True, ("gm", ref.param.name, tuple(o.value for o in ref.offsets)), 0, 1))
+        else:
+            out.add((True, ("gm", ref.param.name, id(op)), 0, 1))
     return out
 
 
 def _depends(new: set, old: frozenset, war: bool) -> bool:
     for w, space, lo, hi in new:
         for ow, ospace, olo, ohi in old:
-            if (space is ospace or space == ospace) and lo < ohi and olo < hi and (ow or (w and war)):
+            if isinstance(space, tuple):  # GM windows of one tensor: equal constant windows, or any run-time one
+                if isinstance(ospace, tuple) and space[1] == ospace[1] and (
+                        space[2] == ospace[2] if isinstance(space[2], tuple) and isinstance(ospace[2], tuple)
+                        else space[2] != ospace[2] or isinstance(space[2], tuple)):
+                    return True
+            elif space is ospace and lo < ohi and olo < hi and (ow or (w and war)):
                 return True
     return False
 
