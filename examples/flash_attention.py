@@ -206,10 +206,11 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
         s_kv = k.shape[2]
         q_tiles = (s_q + TQ - 1) // TQ
         kv_tiles = (s_kv + TK - 1) // TK
-        wbase = pl.get_block_idx() * ring * TQ          # this block's rows of each workspace
+        core = pl.get_block_idx() // pl.get_subblock_num()  # the block (an AIV's index is block * 2 + subblock)
+        wbase = core * ring * TQ                        # this block's rows of each workspace
         with pl.section_vector():
             pl.load(mask_t[0], mask, [pl.get_subblock_idx() * HALF, 0])
-        for item in pl.range(pl.get_block_idx(), q.shape[0] * heads * q_tiles, pl.get_block_num()):
+        for item in pl.range(core, q.shape[0] * heads * q_tiles, pl.get_block_num()):
             b = item // (heads * q_tiles)
             h = (item // q_tiles) % heads
             qi = item % q_tiles

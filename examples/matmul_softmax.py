@@ -106,7 +106,8 @@ def make_matmul_softmax(arch: str = "a5"):
             for s in range(2):  # both slots start free
                 pl.system.set_cross_core(pipe=pl.PipeType.MTE2, event_id=FREE + s)
             it = 0
-            for i in pl.range(pl.get_block_idx(), m_tiles, pl.get_block_num()):
+            core = pl.get_block_idx() // pl.get_subblock_num()  # a Vector core's index is block * 2 + subblock
+            for i in pl.range(core, m_tiles, pl.get_block_num()):
                 slot = it % 2
                 t = in_g[slot]
                 row = i * TM + sub * HALF
@@ -117,7 +118,7 @@ def make_matmul_softmax(arch: str = "a5"):
                     pl.system.wait_cross_core(pipe=pl.PipeType.MTE2, event_id=READY + slot)
                     if rows > 0:
                         pl.set_validshape(t, [rows, N])
-                        pl.load(t, ws, [(pl.get_block_idx() * 2 + slot) * TM + sub * HALF, 0])
+                        pl.load(t, ws, [(core * 2 + slot) * TM + sub * HALF, 0])
                     pl.system.set_cross_core(pipe=pl.PipeType.MTE2, event_id=FREE + slot)
                 if rows > 0:
                     pl.set_validshape(t, [rows, N])

@@ -27,3 +27,11 @@ def check_location(err: CompileError, path: str, line: int, text: str, token: st
     quoted = str(err).split("\n")
     assert quoted[1] == "    " + text.rstrip("\n"), str(err)
     assert quoted[2] == "    " + " " * (col - 1) + "^", str(err)
+
+
+def line_of(fn, marker: str) -> str:
+    """``path:line`` of the one source line of ``fn`` ending with the comment ``# <- marker``."""
+    lines, start = inspect.getsourcelines(fn)
+    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith(f"# <- {marker}")]
+    assert len(hits) == 1, f"marker '# <- {marker}' found {len(hits)} times"
+    return f"{inspect.getsourcefile(fn)}:{hits[0]}"

@@ -9,11 +9,11 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable
 
 from pypto_pro.frontend.diagnostics import did_you_mean
-from pypto_pro.frontend.operands import (Args, need_section, want_index, want_pipe)
+from pypto_pro.frontend.operands import (Args, want_index)
 from pypto_pro.frontend.values import GroupValue, RangeValue, SectionValue
 from pypto_pro.ir.expr import BinOp, Const, Expr, Special, Var
-from pypto_pro.ir.nodes import Assign, SyncOp
-from pypto_pro.language.enums import PipeType, SectionKind
+from pypto_pro.ir.nodes import Assign
+from pypto_pro.language.enums import SectionKind
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 Handler = Callable[["FunctionParser", ast.Call, Args], Any]
 HANDLERS: dict[str, Handler] = {}
 SYSTEM_NAMES = {"sync_src", "sync_dst", "mutex_lock", "mutex_unlock", "barrier", "set_cross_core",
-                "wait_cross_core", "sync_all", "bar_all", "bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix"}
+                "wait_cross_core", "sync_all", "bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix", "bar_all", "dcci"}
 
 
 def handler(*names: str) -> Callable[[Handler], Handler]:
@@ -91,65 +91,13 @@ def pl_range(p: "FunctionParser", node: ast.Call, a: Args) -> RangeValue:
     return RangeValue(start, stop, step)
 
 
-# ---- manual synchronisation ---------------------------------------------------------------------
+# ---- manual synchronisation: intrinsics_system.py / intrinsics_cross.py ---------------------------
 
 
-def want_event(p: "FunctionParser", a: Args, name: str, limit: int, what: str) -> Expr:
-    v = want_index(p, a.node(name), a[name], name)
-    if isinstance(v, int) and not 0 <= v < limit:
-        p.fail(a.node(name), f"{what} {v} is outside 0-{limit - 1} on {p.ctx.arch.name}")
-    return v if isinstance(v, Expr) else Const(v)
-
-
-@handler("sync_src", "sync_dst")
-def sync_flag(p: "FunctionParser", node: ast.Call, a: Args) -> None:
-    name = a.name
-    need_section(p, node, f"pl.system.{name}")
-    src, dst = want_pipe(p, a, "set_pipe"), want_pipe(p, a, "wait_pipe")
-    if src is dst:
-        p.fail(node, f"set_pipe and wait_pipe are both {src.name}; a pipe is ordered with itself already")
-    ev = want_event(p, a, "event_id", int(p.ctx.arch.event_ids_per_pipe_pair.value), "event id")
-    kind = "set_flag" if name == "sync_src" else "wait_flag"
-    p.ctx.builder.emit(SyncOp(kind, src, dst, ev, p.loc(node)))
-
-
-@handler("mutex_lock", "mutex_unlock")
-def mutex(p: "FunctionParser", node: ast.Call, a: Args) -> None:
-    name = a.name
-    need_section(p, node, f"pl.system.{name}")
-    if not p.ctx.arch.has_buffer_mutex:
-        p.fail(node, f"{p.ctx.arch.name} has no hardware buffer mutex; use pl.system.sync_src/sync_dst "
-                     "(or auto_mutex=True, which emulates mutexes with event pairs)")
-    pipe = want_pipe(p, a, "pipe")
-    ev = want_event(p, a, "mutex_id", int(p.ctx.arch.mutex_ids.value), "mutex id")
-    p.ctx.builder.emit(SyncOp("lock" if name == "mutex_lock" else "unlock", pipe, None, ev, p.loc(node)))
-
-
-@handler("barrier")
-def barrier(p: "FunctionParser", node: ast.Call, a: Args) -> None:
-    need_section(p, node, "pl.system.barrier")
-    p.ctx.builder.emit(SyncOp("barrier", want_pipe(p, a, "pipe"), None, None, p.loc(node)))
-
-
-BAR_PIPES = {"bar_m": ("M",), "bar_mte1": ("MTE1",), "bar_mte2": ("MTE2",), "bar_mte3": ("MTE3",), "bar_fix": ("FIX",)}
-ENGINE_PIPES = {SectionKind.VECTOR: ("MTE2", "V", "MTE3"), SectionKind.CUBE: ("MTE2", "MTE1", "M", "FIX")}
-
-
-@handler("bar_all", "bar_m", "bar_mte1", "bar_mte2", "bar_mte3", "bar_fix")
-def bar(p: "FunctionParser", node: ast.Call, a: Args) -> None:
-    """The real ``pl.system.bar_*``: a barrier on one pipe, or (``bar_all``) on every pipe of the engine.
-    ``bar_all`` before any section has nothing issued before it: nothing to wait for."""
-    sec = p.ctx.section
-    if sec is None:
-        if a.name == "bar_all":
-            return
-        need_section(p, node, f"pl.system.{a.name}")
-    for name in BAR_PIPES.get(a.name) or ENGINE_PIPES[sec]:
-        p.ctx.builder.emit(SyncOp("barrier", PipeType[name], None, None, p.loc(node)))
 
 
 # Cube and cross-core intrinsics register themselves into HANDLERS.
-from pypto_pro.frontend import intrinsics_cross  # noqa: E402,F401
+from pypto_pro.frontend import intrinsics_cross, intrinsics_system  # noqa: E402,F401
 
 
 def _stage_sync(p: "FunctionParser", node: ast.Call, a: Args) -> None:

@@ -222,7 +222,7 @@ class StageSync(Stmt):
     loc: SourceLocation | None = None
 
 
-SYNC_KINDS = ("set_flag", "wait_flag", "barrier", "lock", "unlock")
+SYNC_KINDS = ("set_flag", "wait_flag", "barrier", "lock", "unlock", "xset", "xwait", "sync_all", "dcci")
 
 
 @dataclass(eq=False)
@@ -239,6 +239,9 @@ class SyncOp(Stmt):
     event: Expr | None
     loc: SourceLocation | None = None
     origin: str = "user"
+    # kind-specific settings: sync_mode (xset / xwait), mode and candidates (lock / unlock),
+    # core_type / mode / workspaces (sync_all), target / offset / cache_line / dst (dcci)
+    attrs: dict = field(default_factory=dict)
 
     @property
     def pipe(self) -> PipeType:

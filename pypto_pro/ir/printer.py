@@ -165,7 +165,17 @@ def sync_str(s: SyncOp) -> str:
         return f"[{s.pipe.name:4}] {s.kind}(buf_id={ev}){tag}"
     if s.kind in ("xset", "xwait"):
         name = "set_cross_core" if s.kind == "xset" else "wait_cross_core"
-        return f"[{s.pipe.name:4}] {name}(event={ev}){tag}"
+        mode = s.attrs.get("sync_mode")
+        shown = f", {mode.name}" if mode is not None and mode.name != "INTRA_BLOCK" else ""
+        return f"[{s.pipe.name:4}] {name}(event={ev}{shown}){tag}"
+    if s.kind == "sync_all":
+        ct, mode = s.attrs.get("core_type"), s.attrs.get("mode")
+        parts = [x.name for x in (ct, mode) if x is not None]
+        return f"[{s.pipe.name:4}] sync_all({', '.join(parts)}){tag}"
+    if s.kind == "dcci":
+        target = s.attrs.get("tensor") or s.attrs.get("tile")
+        name = getattr(target, "name", None) or getattr(getattr(target, "buffer", None), "name", "?")
+        return f"[{s.pipe.name:4}] dcci({name}, {s.attrs['cache_line'].name}, {s.attrs['dst'].name}){tag}"
     return f"[{s.pipe.name:4}] {s.kind}({s.src.name}){tag}"
 
 

@@ -5,6 +5,8 @@ once in ``pypto_pro/ops/`` and exported here; dtypes and enums live in ``dtypes.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace as _SimpleNamespace
+
 from pypto_pro.language import dtypes as _dtypes
 from pypto_pro.language import enums as _enums
 from pypto_pro.language import pipeline, system
@@ -22,5 +24,8 @@ from pypto_pro.language.types import DYNAMIC, STATIC, Constexpr, DTypeVar, MemRe
 globals().update({d.name: d for d in _dtypes.ALL_DTYPES})
 globals().update({n: getattr(_enums, n) for n in _enums.PUBLIC_ENUMS})
 globals().update(OPERATIONS)
+
+# pl.mutex: the real namespace holding the two buffer-id calls (pl.mutex.mutex_lock(...))
+mutex = _SimpleNamespace(mutex_lock=system.mutex_lock, mutex_unlock=system.mutex_unlock)
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations", "OPERATIONS")]

@@ -1,6 +1,6 @@
 """The pass pipeline, listed in one place, with a dump of the IR after every stage.
 
-parse -> verify -> check_memory -> split_sections -> pipeline_sync -> auto_sync -> lower
+parse -> verify -> check_memory -> split_sections -> pipeline_sync -> auto_sync -> same_pipe -> lower
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pypto_pro.passes.auto_sync import auto_sync
 from pypto_pro.passes.check_memory import check_memory
 from pypto_pro.passes.lower import lower, pipe_listing
 from pypto_pro.passes.pipeline_sync import pipeline_sync
+from pypto_pro.passes.same_pipe import same_pipe_barriers
 from pypto_pro.passes.split_sections import split_sections
 
 
@@ -41,6 +42,7 @@ KERNEL_PASSES: list[tuple[str, Callable[[KernelIR, PassOptions], KernelIR]]] = [
 PROGRAM_PASSES: list[tuple[str, Callable[[KernelIR, PassOptions], KernelIR]]] = [
     ("pipeline_sync", lambda p, o: pipeline_sync(p)),
     ("auto_sync", lambda p, o: auto_sync(p, o.arch) if o.auto_mutex else p),
+    ("same_pipe", lambda p, o: same_pipe_barriers(p, o.arch) if o.auto_mutex else p),
     ("lower", lambda p, o: lower(p, o.arch)),
 ]
 

@@ -44,7 +44,8 @@ def two_stage(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl
                            fwd_ids=[0, 1, 2], bwd_ids=[3, 4, 5])
     o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
                              mutex_ids=[10, 11])
-    for i in pl.range(pl.get_block_idx(), x.shape[0] // TM, pl.get_block_num()):  # <- loop
+    core = pl.get_block_idx() // pl.get_subblock_num()  # the block on both engines
+    for i in pl.range(core, x.shape[0] // TM, pl.get_block_num()):  # <- loop
         scores(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s)
         scale(out, i, s, o_g)
 

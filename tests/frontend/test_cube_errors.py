@@ -408,14 +408,14 @@ def wait_cross_core_event_31(x: T16):
         pl.system.wait_cross_core(pipe=pl.PipeType.V, event_id=31)  # <- here
 
 
-@case(r"pl.system.set_cross_core must be inside a section")
+@case(r"pl.system.set_cross_core must be inside `with pl.section_vector\(\):` or `with pl.section_cube\(\):`")
 def set_cross_core_outside_section(x: T16):
     pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=0)  # <- here
     with pl.section_cube():
         pass
 
 
-@case(r"pl.system.wait_cross_core must be inside a section")
+@case(r"pl.system.wait_cross_core must be inside `with pl.section_vector\(\):` or `with pl.section_cube\(\):`")
 def wait_cross_core_outside_section(x: T16):
     with pl.section_vector():
         pass
@@ -428,7 +428,7 @@ def cross_core_pipe_not_a_pipe(x: T16):
         pl.system.set_cross_core(pipe=3, event_id=0)  # <- here
 
 
-@case(r"pl.system.sync_all must be inside a section")
+@case(r"pl.system.sync_all must be inside `with pl.section_vector\(\):` or `with pl.section_cube\(\):`")
 def sync_all_outside_section(x: T16):
     pl.system.sync_all()  # <- here
     with pl.section_vector():

@@ -107,7 +107,8 @@ def test_dumps_written_for_every_stage(tmp_path):
     k.compile()
     names = sorted(p.name for p in (tmp_path / "add_fn").iterdir())
     assert names == ["00_parse.ir", "01_check_memory.ir", "02_split_sections.vector.ir",
-                     "03_pipeline_sync.vector.ir", "04_auto_sync.vector.ir", "05_lower.vector.ir",
+                     "03_pipeline_sync.vector.ir", "04_auto_sync.vector.ir", "05_same_pipe.vector.ir",
+                     "06_lower.vector.ir",
                      "lowered.vector.txt", "sim_program.vector.py"]
     lowered = (tmp_path / "add_fn" / "lowered.vector.txt").read_text()
     assert "wait_flag(V, MTE2" in lowered and "<- auto:" in lowered

@@ -258,10 +258,14 @@ class ProgramEmitter:
         self._block(p.body, 1)
         body = self.lines[body_start:]
         text = "\n".join(body)
-        specials = ["    const int64_t block_idx = get_block_idx();",
+        # as the real backend answers them per core: an AIV's block index is the flattened
+        # block * subblocks + subblock, an AIC has one subblock
+        vector = self.engine is SectionKind.VECTOR
+        specials = ["    const int64_t block_idx = "
+                    + ("get_block_idx() * get_subblockdim() + get_subblockid();" if vector else "get_block_idx();"),
                     "    const int64_t block_num = get_block_num();",
                     "    const int64_t subblock_idx = get_subblockid();",
-                    "    const int64_t subblock_num = get_subblockdim();"]
+                    "    const int64_t subblock_num = " + ("get_subblockdim();" if vector else "1;")]
         used_specials = [line for line in specials if _uses(text, line.split()[2])]
         params = ",\n    ".join(self.sig.params())
         out = [header,

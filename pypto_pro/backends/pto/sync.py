@@ -1,8 +1,9 @@
 """Synchronisation instructions, emitted exactly as the passes placed them (one C++ line each).
 
 a2a3: ``set_flag`` / ``wait_flag`` (pipe pair + event id), ``pipe_barrier``; cross-core through the
-FFTS: ``ffts_cross_core_sync(pipe, msg(mode 2, id))`` / ``wait_flag_dev(id)`` (mode 2: one Cube
-core and its two Vector cores, as PTO-ISA's a2a3 TSync uses it).
+FFTS: ``ffts_cross_core_sync(pipe, msg(mode, id))`` / ``wait_flag_dev(id)`` (mode 2, INTRA_BLOCK: one
+Cube core and its two Vector cores, as PTO-ISA's a2a3 TSync uses it; the group modes 0 / 1 the same
+way, also on a5, as the real backend does). ``sync_all`` (hard mode): PTO-ISA's ``SYNCALL<core type>``.
 a5: buffer ids ``get_buf`` / ``rls_buf`` (``lock`` / ``unlock``), intra-block flags
 ``set_intra_block`` / ``wait_intra_block``; the Cube side addresses each Vector core's copy of an
 id (``id`` for AIV0, ``id + 16`` for AIV1), as PTO-ISA's a5 TSync does.
@@ -13,7 +14,7 @@ from typing import Callable
 
 from pypto_pro.ir.expr import Const, Expr
 from pypto_pro.ir.nodes import SyncOp
-from pypto_pro.language.enums import SectionKind
+from pypto_pro.language.enums import CrossCoreSyncMode, SectionKind, SyncAllMode, SyncCoreType
 
 from pypto_pro.backends.pto.ctypes_map import pipe
 
@@ -22,7 +23,7 @@ CPU_SHIMS = {
     "get_buf": "inline void get_buf(pipe_t, int64_t, int64_t) {}",
     "rls_buf": "inline void rls_buf(pipe_t, int64_t, int64_t) {}",
     "ffts_cross_core_sync": "inline void ffts_cross_core_sync(pipe_t, uint64_t) {}",
-    "wait_flag_dev": "inline void wait_flag_dev(int64_t) {}",
+    "wait_flag_dev": "inline void wait_flag_dev(int64_t) {}\ninline void wait_flag_dev(pipe_t, int64_t) {}",
     "set_intra_block": "inline void set_intra_block(pipe_t, int64_t) {}",
     "wait_intra_block": "inline void wait_intra_block(pipe_t, int64_t) {}",
     "set_ffts_base_addr": "inline void set_ffts_base_addr(uint64_t) {}",
@@ -51,16 +52,32 @@ def sync_line(s: SyncOp, arch: str, engine: SectionKind, cexpr: Callable[[Expr],
         used.add(fn)
         return f"{fn}({pipe(s.src)}, {ev}, 0);"
     if k in ("xset", "xwait"):
-        p = pipe(s.pipe)
-        if arch == "a2a3":
-            if k == "xset":
-                used.add("ffts_cross_core_sync")
-                return f"ffts_cross_core_sync({p}, pp_ffts_msg(0x2, {ev}));"
-            used.add("wait_flag_dev")
-            return f"wait_flag_dev({ev});"
-        fn = "set_intra_block" if k == "xset" else "wait_intra_block"
+        return _cross_core(s, arch, engine, ev, used)
+    if k == "sync_all":
+        core_type = s.attrs.get("core_type", SyncCoreType.MIX)
+        if s.attrs.get("mode", SyncAllMode.HARD) is SyncAllMode.HARD:
+            return f"SYNCALL<SyncCoreType::{_SYNCALL_CORES[core_type]}>();"
+        return '#error "pl.system.sync_all(mode=SOFT) has no PTO-ISA form in this backend yet; use mode=HARD"'
+    return f'#error "synchronisation \'{k}\' has no PTO-ISA form in this backend"'
+
+
+_SYNCALL_CORES = {SyncCoreType.AIV_ONLY: "AIVOnly", SyncCoreType.AIC_ONLY: "AICOnly", SyncCoreType.MIX: "Mix"}
+
+
+def _cross_core(s: SyncOp, arch: str, engine: SectionKind, ev: str, used: set[str]) -> str:
+    """As the real backend: a5 INTRA_BLOCK / UNICAST_BLOCK are intra-block flags (the Cube's
+    INTRA_BLOCK addresses both Vector cores: ``id`` and ``id + 16``); every other mode, and a2a3,
+    goes through the FFTS with the mode number in the message."""
+    p = pipe(s.pipe)
+    mode = s.attrs.get("sync_mode") or CrossCoreSyncMode.INTRA_BLOCK
+    if arch == "a5" and mode in (CrossCoreSyncMode.INTRA_BLOCK, CrossCoreSyncMode.UNICAST_BLOCK):
+        fn = "set_intra_block" if s.kind == "xset" else "wait_intra_block"
         used.add(fn)
-        if engine is SectionKind.CUBE:  # the Cube core talks to both Vector cores of its block
+        if engine is SectionKind.CUBE and mode is CrossCoreSyncMode.INTRA_BLOCK:
             return f"{fn}({p}, {ev}); {fn}({p}, ({ev}) + 16);"
         return f"{fn}({p}, {ev});"
-    return f'#error "synchronisation \'{k}\' has no PTO-ISA form in this backend"'
+    if s.kind == "xset":
+        used.add("ffts_cross_core_sync")
+        return f"ffts_cross_core_sync({p}, pp_ffts_msg(0x{mode.value:x}, {ev}));"
+    used.add("wait_flag_dev")
+    return f"wait_flag_dev({p}, {ev});" if arch == "a5" else f"wait_flag_dev({ev});"

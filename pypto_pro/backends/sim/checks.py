@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto_pro.backends.sim.inst import Inst
+from pypto_pro.arch.pipes import unordered_pipes
+from pypto_pro.backends.sim.inst import NPIPES, PIPE_INDEX, PIPES, Inst
 from pypto_pro.backends.sim.scheduler import Reporter
 from pypto_pro.backends.sim.stale import StaleBytes
 from pypto_pro.errors_sim import RaceError, UninitializedReadError
+from pypto_pro.language.enums import PipeType
 
 GM_CELL_ROWS, GM_CELL_COLS = 128, 512  # grid (in elements) that indexes global-memory accesses
 
@@ -28,11 +30,24 @@ def _race(kind: str, where: str, a: Inst, b: Inst, extra: str = "") -> RaceError
         f"  no set_flag/wait_flag or buffer-id path orders them{extra}")
 
 
-class OnChipChecker:
-    """Races, never-written reads and stale reads on one core's on-chip memories."""
+def _hazard(kind: str, where: str, a: Inst, b: Inst, pipe: str) -> RaceError:
+    return RaceError(
+        f"same-pipe hazard on {where}: {kind} inside the {pipe} queue\n  earlier: {a.describe()}\n"
+        f"  later:   {b.describe()}\n  the {pipe} queue is not in order on this arch: the later instruction may "
+        f"start before the earlier one's writes land; put pl.system.barrier(pl.PipeType.{pipe}) between them")
 
-    def __init__(self, reporter: Reporter, capacities: dict):
+
+class OnChipChecker:
+    """Races, never-written reads and stale reads on one core's on-chip memories. On ``arch``'s
+    pipes whose queue is not in order (``arch/pipes.py``), two dependent instructions of one queue
+    need a barrier (or a flag / buffer-id round trip) between them: a same-pipe hazard otherwise."""
+
+    def __init__(self, reporter: Reporter, capacities: dict, arch: str = "a5"):
         self.reporter = reporter
+        self.unordered = frozenset(PIPE_INDEX[p] for p in unordered_pipes(arch))
+        # a later write may overtake an earlier read only in a copy engine's queue (an in-order
+        # compute pipeline reads its operands before any later instruction writes)
+        self.war = frozenset(PIPE_INDEX[p] for p in (PipeType.MTE1, PipeType.MTE2, PipeType.MTE3)) & self.unordered
         self.slots: dict[tuple, _Slot] = {}
         self.overlaps: dict[tuple, list[tuple]] = {}
         self.written = {key: np.zeros(cap, dtype=np.bool_) for key, cap in capacities.items()}  # (core, space)
@@ -94,6 +109,20 @@ class OnChipChecker:
                     space, lo, hi, _ = key
                     self.reporter.report(_race("read / write (WAR)", f"{space.name} bytes 0x{lo:x}-0x{hi:x} "
                                                f"({label})", other, inst))
+        if p % NPIPES in self.unordered:  # after the cross-pipe races: those are the root cause
+            self._same_pipe(st, key, write, label, p, inst)
+
+    def _same_pipe(self, st: _Slot, key: tuple, write: bool, label: str, p: int, inst: Inst) -> None:
+        """Report the earlier accesses of this queue that this one depends on with no barrier between."""
+        w, pipe = st.w, PIPES[p % NPIPES].name
+        space, lo, hi, _ = key
+        where = f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})"
+        if w is not None and w[0] == p and w[1] > inst.drained and w[2] is not inst:
+            self.reporter.report(_hazard("write / write" if write else "write / read (RAW)", where, w[2], inst, pipe))
+        if write and p % NPIPES in self.war:
+            read = st.r.get(p)
+            if read is not None and read[0] > inst.drained and read[1] is not inst:
+                self.reporter.report(_hazard("read / write (WAR)", where, read[1], inst, pipe))
 
     def _check_written(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int, label: str) -> None:
         ck = (mem, lo, rows, used)
@@ -152,9 +181,11 @@ class GlobalChecker:
     ordered after them. This keeps rewritten windows (workspaces, ring slots) from piling up.
     """
 
-    def __init__(self, reporter: Reporter, shared_clock: bool = False):
+    def __init__(self, reporter: Reporter, shared_clock: bool = False, arch: str = "a5"):
         self.reporter = reporter
         self.shared_clock = shared_clock  # all blocks in one scheduler: vector clocks order them too
+        # queues not in order: two writes of one queue to the same bytes need a barrier between them
+        self.unordered = frozenset(PIPE_INDEX[p] for p in unordered_pipes(arch))
         self.cells: dict[tuple, tuple[list, list]] = {}
 
     def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool) -> None:
@@ -162,6 +193,8 @@ class GlobalChecker:
         p = inst.pipe
         entry = (block, p, vc[p], rect, inst)
         shared = self.shared_clock
+        hazards: list[tuple] = []  # same-queue conflicts: reported only when no cross-pipe race is
+        races = 0
         for cell in _cells(rect):
             lists = self.cells.get((obj, cell))
             if lists is None:
@@ -173,16 +206,22 @@ class GlobalChecker:
                     if (other[4] is inst and other[0] == block) or not _overlap(rect, other[3]):
                         continue  # itself (replayed blocks share their recorded block's instructions)
                     ob, op, oc, orect, _ = other
-                    if (ob == block or shared) and (op == p or oc <= vc[op]):  # happens before this access
+                    if (ob == block or shared) and (oc <= inst.drained if op == p and p % NPIPES in self.unordered
+                                                    else op == p or oc <= vc[op]):  # happens before this access
                         if write and _contains(rect, orect):
                             if retired is None:
                                 retired = set()
                             retired.add(i)
+                    elif op == p and ob == block:
+                        hazards.append((other, group is writes))
                     else:
+                        races += 1
                         self._conflict(inst, block, name, rect, write, other, group is writes)
                 if retired:
                     group[:] = [o for i, o in enumerate(group) if i not in retired]
             (writes if write else reads).append(entry)
+        if hazards and not races:
+            self._conflict(inst, block, name, rect, write, *hazards[0])
 
     def _conflict(self, inst: Inst, block: int, name: str, rect: tuple, write: bool,
                   other: tuple, other_writes: bool) -> None:
@@ -195,6 +234,9 @@ class GlobalChecker:
                 f"global memory conflict on '{name}'[{span}]: {what}\n"
                 f"  block {ob}: {oinst.describe()}\n  block {block}: {inst.describe()}\n"
                 "  blocks run on different cores with no ordering between them"))
+        elif oinst.pipe == inst.pipe:
+            self.reporter.report(_hazard("write / write" if other_writes and write else "conflicting access",
+                                         f"global '{name}'[{span}]", oinst, inst, PIPES[inst.pipe % NPIPES].name))
         else:
             self.reporter.report(_race("write / write" if other_writes and write else "conflicting access",
                                        f"global '{name}'[{span}]", oinst, inst))

@@ -33,8 +33,8 @@ from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.errors import SimulationError
 from pypto_pro.errors_sim import DeadlockError
 from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp, walk_stmts
+from pypto_pro.language.enums import CrossCoreSyncMode, MemorySpace, SectionKind
 from pypto_pro.ops import getval
-from pypto_pro.language.enums import MemorySpace, SectionKind
 
 POISON = 0xFF  # on-chip bytes at block start: NaN for every float dtype, -1 for ints
 
@@ -128,8 +128,10 @@ class SimExecutable:
         self.mixed = cube is not None and any(isinstance(s, (TileOp, SyncOp)) for s in walk_stmts(cube.body))
         self.subblocks = int(arch.vector_cores_per_block.value) if self.mixed else 1
         self.programs = programs
-        self.has_sync_all = any(isinstance(st, SyncOp) and st.kind == "sync_all"
-                                for p in programs.values() for st in walk_stmts(p.body))
+        # every block resident at once, in one scheduler: a sync_all, or cross-core flags between blocks
+        self.has_sync_all = any(isinstance(st, SyncOp) and (st.kind == "sync_all" or (
+            st.kind in ("xset", "xwait") and st.attrs.get("sync_mode") is CrossCoreSyncMode.INTER_BLOCK))
+            for p in programs.values() for st in walk_stmts(p.body))
         getval.check_reads(programs.values())
         self.memories, self.runners = self._make_block(0)
 
@@ -163,9 +165,17 @@ class SimExecutable:
         return int(self.arch.cube_cores.value) if self.mixed else self.arch.vector_cores
 
     def _contexts(self, b: int, block_num: int, dims, scalars) -> list[BlockContext]:
+        """The ids each core of block ``b`` reads, as the real runtime answers them (the real
+        backend's get_block_idx / get_subblock_num): the AIC of a mixed block sees block ``b`` and one
+        subblock; AIV ``k`` sees the flattened ``b * subblocks + k`` and ``subblocks``."""
         if not self.mixed:
             return [BlockContext(b, block_num, 0, 1, dims, scalars)]
-        return [BlockContext(b, block_num, max(0, r.core - 1), self.subblocks, dims, scalars) for r in self.runners]
+        out = []
+        for r in self.runners:
+            k = r.core - 1  # runner 0 is the AIC, 1.. the AIVs
+            out.append(BlockContext(b, block_num, 0, 1, dims, scalars) if k < 0 else
+                       BlockContext(b * self.subblocks + k, block_num, k, self.subblocks, dims, scalars))
+        return out
 
     def launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
                timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
@@ -227,8 +237,8 @@ class SimExecutable:
         for i, mem in enumerate(self.memories):  # memory i belongs to core i of the block
             for s, a in mem.arrays.items():
                 capacities[(i, s)] = a.size
-        onchip = OnChipChecker(reporter, capacities) if checks else None
-        gmcheck = GlobalChecker(reporter) if checks else None
+        onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
+        gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
         stats = BlockStats()
         cores = self.physical_cores
         ncores_block = len(self.memories) if self.mixed else 1
@@ -250,6 +260,8 @@ class SimExecutable:
                                aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
                 r.fn(ctx, rec.ops, _prange)
                 rec.account(stats)
+                for fault in rec.faults:
+                    reporter.report(fault)
                 recs.append(rec)
             logged.append(recs)
         schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
@@ -313,8 +325,8 @@ class SimExecutable:
         reporter = Reporter(check)
         checks = check != "off"
         onchip = OnChipChecker(reporter, {(i, s): a.size for i, m in enumerate(memories)
-                                          for s, a in m.arrays.items()}) if checks else None
-        gmcheck = GlobalChecker(reporter, shared_clock=True) if checks else None
+                                          for s, a in m.arrays.items()}, self.arch.name) if checks else None
+        gmcheck = GlobalChecker(reporter, shared_clock=True, arch=self.arch.name) if checks else None
         on_commit = onchip.committed if onchip is not None else None
         stats = BlockStats()
         cap = self.arch.gm_bandwidth_cap_gb_s
@@ -337,6 +349,8 @@ class SimExecutable:
                                core_base=b * per_block, barrier_size=block_num * per_block)
                 r.fn(ctx, rec.ops, _prange)
                 rec.account(stats)
+                for fault in rec.faults:
+                    reporter.report(fault)
                 got = rec.build()
                 insts.extend(got)
                 priced.extend(rec.l2_insts)

@@ -54,7 +54,7 @@ class Inst:
 
     __slots__ = ("seq", "pipe", "kind", "cycles", "key", "accesses", "gm", "run", "stmt", "name", "nbytes",
                  "flops", "path", "start", "end", "vc", "extra", "t_issue", "port", "l2", "head", "tail",
-                 "commits")
+                 "commits", "drained")
 
     def __init__(self, seq: int, pipe: int, kind: int, cycles: float, stmt: Any, name: str,
                  key: Any = None, accesses: tuple = (), gm: tuple = (), run: Callable | None = None,
@@ -84,6 +84,7 @@ class Inst:
         self.head = head         # vector startup, paid when the pipe was idle before it
         self.tail = tail         # vector drain, paid when a sync flushes the pipe after it
         self.commits = commits   # on-chip regions this instruction writes (for the never-written check)
+        self.drained = 0         # at its start: its pipe's instructions up to this count are known finished
 
     @property
     def loc(self):

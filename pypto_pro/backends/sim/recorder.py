@@ -17,13 +17,17 @@ from collections import Counter
 from typing import Callable
 
 from pypto_pro.backends.sim.cost_model import CostModel
+from pypto_pro.backends.sim.cross_core import cross_core_key, participants
 from pypto_pro.backends.sim.inst import BARRIER, OP, PIPE_INDEX, SET, Inst, SyncSpec
 from pypto_pro.errors import SimulationError
-from pypto_pro.language.enums import PipeType
+from pypto_pro.errors_sim import SyncError
+from pypto_pro.ir.printer import sync_str
+from pypto_pro.language.enums import PipeType, SyncCoreType
 from pypto_pro.ir.nodes import SetValidShape, SyncOp, TileOp, TileRef
 
 _PRE = ("wait_flag", "lock", "xwait")
 SYNC_ALL_EVENT = 1 << 20  # event numbers of the flags a sync_all expands into (apart from user ids)
+BAR_ALL_EVENT = 1 << 21   # event numbers of the flags a bar_all expands into
 
 
 class L2Tracker:
@@ -130,8 +134,10 @@ class Recorder:
                  l2: L2Tracker | None = None, gm_objs: list[int] | None = None, core_base: int = 0,
                  barrier_size: int = 0):
         self.core_base = core_base        # first core of this block (kernels with sync_all number all cores)
-        self.barrier_size = barrier_size  # cores taking part in pl.system.sync_all
+        self.barrier_size = barrier_size  # cores of the launch when its blocks run together (sync_all)
         self.barriers = 0
+        self.bar_alls = 0
+        self.faults: list[Exception] = []  # found while logging (reported by the executor)
         self.l2 = l2
         self.gm_objs = gm_objs
         self.core = core          # core_base + 0: the AIC (or the only core of a vector-only block); +1..: AIVs
@@ -178,7 +184,9 @@ class Recorder:
         if kind == "op":
             b = self._op_builder(stmt, info[1])
         elif stmt.kind == "sync_all":
-            b = lambda _ev: self._sync_all(stmt)  # noqa: E731
+            b = lambda used: self._sync_all(stmt, used)  # noqa: E731
+        elif stmt.kind == "barrier" and stmt.src is PipeType.ALL:
+            b = lambda _ev: self._bar_all(stmt)  # noqa: E731
         else:
             b = self._sync_builder(stmt)
         self.builders[k] = b
@@ -296,26 +304,50 @@ class Recorder:
         if kind in ("lock", "unlock"):
             core = self.core
             return None if core == 0 else (lambda ev: (core, ev))
-        if kind == "xwait":
-            core = self.core
-            count = self.aivs if core == self.core_base and self.aivs else 1
-            return lambda ev: ((core, ev), count)
-        if kind == "xset":
-            base, aivs = self.core_base, self.aivs
-            if self.core == base:
-                return lambda ev: tuple((base + k, ev) for k in range(1, aivs + 1))
-            return lambda ev: ((base, ev),)
+        if kind in ("xset", "xwait"):
+            return cross_core_key(kind, stmt.attrs.get("sync_mode"), self.core, self.core_base, self.aivs,
+                                  self.barrier_size)
         return lambda ev: None
 
     def _sync_logger(self, k: int, stmt: SyncOp) -> Callable[[int], None]:
         tokens, log, sid = self.tokens, self.log, id(stmt)
         if stmt.kind == "sync_all":
+            core_type = stmt.attrs.get("core_type")
+            missing = None
+            if not self.aivs and core_type is not SyncCoreType.AIV_ONLY and self.core == 0:
+                where = f"{stmt.loc.path}:{stmt.loc.line}" if stmt.loc else "<unknown>"
+                missing = SyncError(  # reported once, by the first core of the launch, when it runs
+                    f"pl.system.sync_all(core_type={core_type.name if core_type else 'MIX'}) at {where} in a "
+                    "vector-only kernel: it waits for Cube cores this launch does not have (a device error on the "
+                    "chip, sync_all.md); use core_type=pl.SyncCoreType.AIV_ONLY")
+
             def log_sync_all(ev: int) -> None:
+                if missing is not None and missing not in self.faults:
+                    self.faults.append(missing)
                 tokens.append(sid)
                 tokens.append(ev)
                 self.sync_alls += 1
                 log.append((k, ev))
             return log_sync_all
+        if stmt.kind == "barrier" and stmt.src is PipeType.ALL:
+            def log_bar_all(ev: int) -> None:
+                tokens.append(sid)
+                log.append((k, ev))
+            return log_bar_all
+        candidates = stmt.attrs.get("candidates") if stmt.kind in ("lock", "unlock") else None
+        if candidates is not None:  # a run-time buffer id: the real code compares it with each candidate
+            def log_dynamic_id(ev: int) -> None:
+                tokens.append(sid)
+                tokens.append(ev)
+                if ev in candidates:
+                    log.append((k, ev))
+                    return
+                where = f"{stmt.loc.path}:{stmt.loc.line}" if stmt.loc else "<unknown>"
+                self.faults.append(SyncError(
+                    f"{sync_str(stmt).split('] ')[-1]} at {where}: run-time buffer id {ev} is not among the "
+                    f"candidates {list(candidates)} (mutex_ids / max_mutex_id), so the generated if-chain "
+                    f"{'acquires' if stmt.kind == 'lock' else 'releases'} nothing"))
+            return log_dynamic_id
 
         def log_sync(ev: int) -> None:
             tokens.append(sid)
@@ -363,30 +395,51 @@ class Recorder:
             self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
         return build_after
 
-    def _sync_all(self, stmt: SyncOp) -> None:
-        """pl.system.sync_all as the hardware does it: every pipe of this core drains into S; S joins
-        the launch-wide barrier (one signal from each core); then S releases every pipe."""
-        if not self.barrier_size:
-            where = f"{stmt.loc.path}:{stmt.loc.line}: " if stmt.loc else ""
-            raise SimulationError(where + "pl.system.sync_all needs the launch's blocks simulated together")
-        n = SYNC_ALL_EVENT + self.barriers
-        self.barriers += 1
+    def _drain(self, stmt: SyncOp, n: int, what: str, xsets: tuple = (), xwaits: tuple = ()) -> None:
+        """Every pipe of this core drains into S (flag ``n`` each); S optionally signals ``xsets`` and
+        waits for ``xwaits`` (the cross-core part of a barrier); then S releases every pipe."""
         s = PIPE_INDEX[PipeType.S]
         others = [p for p in range(len(PIPE_INDEX)) if p != s]
         q = self.qbase
         for p in range(len(PIPE_INDEX)):
             self._flush(p)
         for p in others:
-            self._standalone(p, SET, stmt, "sync_all drain", SyncSpec(sets=((q + p, q + s, n),)))
-        # each core's arrival signals every participant, so each one's wait sees every core
-        self._standalone(s, SET, stmt, "sync_all arrive",
-                         SyncSpec(waits=tuple((q + p, q + s, n) for p in others),
-                                  xsets=tuple((-2 - r, n) for r in range(self.barrier_size))))
-        self._standalone(s, SET, stmt, "sync_all wait",
-                         SyncSpec(xwaits=(((-2 - self.core, n), self.barrier_size),),
-                                  sets=tuple((q + s, q + p, n) for p in others)))
+            self._standalone(p, SET, stmt, f"{what} drain", SyncSpec(sets=((q + p, q + s, n),)))
+        if xsets or xwaits:
+            self._standalone(s, SET, stmt, f"{what} arrive",
+                             SyncSpec(waits=tuple((q + p, q + s, n) for p in others), xsets=xsets))
+            self._standalone(s, SET, stmt, f"{what} wait",
+                             SyncSpec(xwaits=xwaits, sets=tuple((q + s, q + p, n) for p in others)))
+        else:
+            self._standalone(s, SET, stmt, f"{what} drain",
+                             SyncSpec(waits=tuple((q + p, q + s, n) for p in others),
+                                      sets=tuple((q + s, q + p, n) for p in others)))
         for p in others:
-            self._standalone(p, SET, stmt, "sync_all resume", SyncSpec(waits=((q + s, q + p, n),)))
+            self._standalone(p, SET, stmt, f"{what} resume", SyncSpec(waits=((q + s, q + p, n),)))
+
+    def _bar_all(self, stmt: SyncOp) -> None:
+        """pl.system.bar_all (pipe_barrier(PIPE_ALL)): every pipe of this core drains before any goes on."""
+        n = BAR_ALL_EVENT + self.bar_alls
+        self.bar_alls += 1
+        self._drain(stmt, n, "bar_all")
+        self.dispatched += 1
+
+    def _sync_all(self, stmt: SyncOp, used: int) -> None:
+        """pl.system.sync_all as PTO-ISA's SYNCALL does it: pipe_barrier(PIPE_ALL) (every pipe of this
+        core drains into S); then, on a core of ``core_type``, S joins the launch-wide barrier (one
+        signal from each participating core); then S releases every pipe. A core of another kind only
+        drains (SYNCALL<AICOnly> on a Vector core is the bar_all alone)."""
+        if not self.barrier_size:
+            where = f"{stmt.loc.path}:{stmt.loc.line}: " if stmt.loc else ""
+            raise SimulationError(where + "pl.system.sync_all needs the launch's blocks simulated together")
+        n = SYNC_ALL_EVENT + self.barriers
+        self.barriers += 1
+        who = participants(stmt.attrs.get("core_type"), self.aivs, self.barrier_size, used)
+        if self.core in who:  # each core's arrival signals every participant: each wait sees every core
+            self._drain(stmt, n, "sync_all", xsets=tuple((-2 - r, n) for r in who),
+                        xwaits=(((-2 - self.core, n), len(who)),))
+        else:
+            self._drain(stmt, n, "sync_all")
         self.dispatched += 1
 
     def _standalone(self, pipe: int, kind: int, stmt, name: str, spec: SyncSpec | None) -> Inst:

@@ -75,7 +75,7 @@ class RecordedSchedule:
         """Give a replayed block's own records (built for a trace) this schedule's times and clocks;
         return its flow arrows."""
         for inst, t in zip(insts, self.templates):
-            inst.start, inst.end, inst.cycles, inst.vc = t.start, t.end, t.cycles, t.vc
+            inst.start, inst.end, inst.cycles, inst.vc, inst.drained = t.start, t.end, t.cycles, t.vc, t.drained
         if self.flows is None:
             return None
         return [(insts[a], insts[b], label) for a, b, label in self.flows]

@@ -13,7 +13,8 @@ from __future__ import annotations
 import heapq
 from typing import Callable
 
-from pypto_pro.backends.sim.inst import CORE_NAMES, NPIPES, PIPES, Inst, queue_name, sync_where
+from pypto_pro.backends.sim.cross_core import xid_str
+from pypto_pro.backends.sim.inst import BARRIER, CORE_NAMES, NPIPES, PIPES, Inst, queue_name, sync_where
 
 XFLAG_MAX = 15  # cross-core flag counter depth (FFTS semaphores count to 15)
 from pypto_pro.errors_sim import DeadlockError, SyncError
@@ -90,6 +91,10 @@ class CoreScheduler:
         self.free = [0.0] * nq
         self.busy = [0.0] * nq
         self.vc = [[0] * nq for _ in range(nq)]
+        # per queue: its own instructions up to this count are known to have finished (a barrier on
+        # it, or a flag / buffer-id / cross-core edge from a pipe that saw them finish): the
+        # same-pipe hazard check of pipes whose queue is not in order (arch/pipes.py)
+        self.drained = [0] * nq
         self.flags: dict[tuple, tuple[float, tuple[int, ...], Inst]] = {}
         self.lock_holder: dict[int, Inst | None] = {}
         self.lock_release: dict[int, tuple[float, tuple[int, ...], Inst]] = {}
@@ -162,7 +167,16 @@ class CoreScheduler:
                     needed[key] = (n + 1, c)
                 for key, (n, count) in needed.items():
                     senders = self.xflags.get(key)
-                    if senders is None or sum(1 for q in senders.values() if len(q) >= n) < count:
+                    if senders is None:
+                        return None
+                    if type(count) is tuple:  # ("from", core): n signals of that one sender
+                        q = senders.get(count[1])
+                        if q is None or len(q) < n:
+                            return None
+                        if q[n - 1][0] > t:
+                            t = q[n - 1][0]
+                        continue
+                    if sum(1 for q in senders.values() if len(q) >= n) < count:
                         return None  # needs n signals from each of `count` sending cores
                     for q in senders.values():
                         if len(q) >= n and q[n - 1][0] > t:
@@ -237,7 +251,7 @@ class CoreScheduler:
                 for pend in senders.values():
                     if pend:
                         self.reporter.report(SyncError(
-                            f"cross-core event {key[1]} to {_core_name(key[0])} is signalled but never waited for "
+                            f"cross-core event {xid_str(key[1])} to {_core_name(key[0])} is signalled but never waited for "
                             f"({len(pend)} pending at kernel end)\n  set_cross_core at "
                             f"{sync_where(pend[0][2], 'xset', key)} (after {pend[0][2].describe()})"))
         if self.checks and self.flags:
@@ -262,10 +276,13 @@ class CoreScheduler:
         joining it is skipped."""
         p = inst.pipe
         vc = self.vc[p]
+        drained = self.drained
         ex = inst.extra
         if ex is not None:
             for key in ex.waits:
                 _, fvc, setter = self.flags.pop(key)
+                if fvc[p] > drained[p]:
+                    drained[p] = fvc[p]
                 if fvc[setter.pipe] > vc[setter.pipe]:  # else this clock already covers the setter's
                     vc[:] = map(max, vc, fvc)
                 if self.flows is not None:
@@ -275,20 +292,28 @@ class CoreScheduler:
                 self.lock_pos[mid] += 1
                 rel = self.lock_release.get(mid)
                 if rel is not None:
+                    if rel[1][p] > drained[p]:  # an id released by this very pipe drained it first
+                        drained[p] = rel[1][p]
                     if rel[1][rel[2].pipe] > vc[rel[2].pipe]:
                         vc[:] = map(max, vc, rel[1])
                     if self.flows is not None and rel[2].pipe != inst.pipe:
                         self.flows.append((rel[2], inst, f"buf_id {mid}"))
             for key, count in ex.xwaits:
-                for q in self.xflags[key].values():
-                    if q:
+                queues = self.xflags[key]
+                for sender, q in queues.items():
+                    if q and (type(count) is not tuple or sender == count[1]):
                         _, fvc, setter = q.pop(0)
+                        if fvc[p] > drained[p]:
+                            drained[p] = fvc[p]
                         if fvc[setter.pipe] > vc[setter.pipe]:
                             vc[:] = map(max, vc, fvc)
                         if self.flows is not None:
                             self.flows.append((setter, inst, f"cross-core {key[1]}"))
             if ex.xwaits:  # several pipes of a core may wait on one cross-core id: recompute every head
                 self.dirty[:] = [True] * self.nq
+        if inst.kind == BARRIER:  # pipe_barrier: every earlier instruction of this queue has finished
+            drained[p] = vc[p]
+        inst.drained = drained[p]
         vc[p] += 1
         inst.vc = tuple(vc)
         inst.start = t
@@ -348,7 +373,7 @@ class CoreScheduler:
             pend = self.xflags.setdefault(key, {}).setdefault(inst.pipe // NPIPES, [])
             if len(pend) >= XFLAG_MAX and self.checks:
                 self.reporter.report(SyncError(
-                    f"cross-core event {key[1]} to {_core_name(key[0])} is signalled {len(pend) + 1} times without "
+                    f"cross-core event {xid_str(key[1])} to {_core_name(key[0])} is signalled {len(pend) + 1} times without "
                     f"being waited for (the hardware counter holds {XFLAG_MAX})\n  by {inst.describe()}"))
             pend.append((inst.end, snapshot, inst))
 
@@ -365,8 +390,15 @@ class CoreScheduler:
                 if key not in self.flags:
                     what.append(f"wait_{flag_str(key)[4:]}: no pending set_flag (wait at {sync_where(inst, 'wait_flag', key)})")
             for key, count in ex.xwaits if ex else ():
-                have = sum(1 for q in self.xflags.get(key, {}).values() if q)
-                what.append(f"wait_cross_core(event={key[1]}) at {sync_where(inst, 'xwait', (key, count))}: "
+                pend = self.xflags.get(key, {})
+                if type(count) is tuple:
+                    have = 1 if pend.get(count[1]) else 0
+                    whose = f"the signal of {_core_name(count[1])} has not arrived" if not have else "arrived"
+                    what.append(f"wait_cross_core(event={xid_str(key[1])}) at "
+                                f"{sync_where(inst, 'xwait', (key, count))}: {whose}")
+                    continue
+                have = sum(1 for q in pend.values() if q)
+                what.append(f"wait_cross_core(event={xid_str(key[1])}) at {sync_where(inst, 'xwait', (key, count))}: "
                             f"{have} of {count} signal(s) arrived")
             for mid in ex.acquires if ex else ():
                 holder = self.lock_holder.get(mid)

@@ -552,6 +552,7 @@ def uninit_read(x: F32, y: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
             set_flag(MTE2, V, 0)
+            pl.system.bar_mte2()  # the two loads into a are ordered: the one bug is the read of b
             pl.load_tile(a, y, [i, 0])
             set_flag(MTE2, V, 1)
             wait_flag(MTE2, V, 1)

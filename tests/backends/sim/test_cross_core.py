@@ -173,10 +173,15 @@ def test_cube_never_signals_ready_deadlocks():
 
 def test_cube_reuses_workspace_slot_without_waiting_for_free():
     """The Cube stores the next accumulator into the one workspace slot without waiting for FREE:
-    the store races with a Vector core's load of the previous tile."""
-    with pytest.raises(RaceError) as info:
-        run_ws("cube_reuses_slot")
-    msg = str(info.value)
+    the store races with a Vector core's load of the previous tile. (The two FIX stores to one
+    window are ordered: auto sync puts a FIX barrier between them, a2a3's FIX queue being out of
+    order, so the race is the only fault.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report, *_ = run_ws("cube_reuses_slot", check="warn")
+    texts = [str(f) for f in report.faults]
+    assert not any("same-pipe hazard" in t for t in texts), texts
+    msg = next(t for t in texts if "data race on global 'ws'[" in t)
     assert re.search(r"data race on global 'ws'\[", msg), msg
     # (the Cube's instructions are described without a core prefix: "store on FIX (...)")
     assert re.search(rf"store on (AIC\.)?FIX \({re.escape(line_of(SRC_WS, 'cube_store'))}\)", msg), msg

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 import pypto_pro.language as pl
-from pypto_pro import DeadlockError, RaceError
+from pypto_pro import DeadlockError, RaceError, SyncError
 
 T = pl.TileType([16, 64], pl.DT_FP32, pl.MemorySpace.Vec)
 
 
-def neighbour_fn(barrier: bool):
+def neighbour_fn(barrier: bool, core_type=pl.SyncCoreType.AIV_ONLY):
     def kernel(x: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32], ws: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32],
                z: pl.Tensor[[pl.DYNAMIC, 64], pl.DT_FP32]):
         g = pl.make_tile_group(type=T, addrs=0, mutex_ids=[0, 1])
@@ -21,7 +21,7 @@ def neighbour_fn(barrier: bool):
             pl.muls(t, t, 2.0)
             pl.store_tile(ws, t, [b, 0])                  # <- phase 1 store
             if barrier:
-                pl.system.sync_all()
+                pl.system.sync_all(core_type=core_type)  # <- barrier
             u = g.next()
             pl.load_tile(u, ws, [(b + 1) % n, 0])         # <- phase 2 load (the neighbour's tile)
             pl.store_tile(z, u, [b, 0])
@@ -42,6 +42,15 @@ def test_sync_all_orders_blocks(arch):
     expect = np.roll(2 * x.reshape(4, 16, 64), -1, axis=0).reshape(z.shape)
     np.testing.assert_array_equal(z, expect)
     assert report.faults == [] and report.cycles > 0
+
+
+def test_mix_sync_all_in_a_vector_only_kernel_is_reported():
+    """The real page: a pure Vector kernel must say AIV_ONLY, or the barrier waits for Cube cores
+    that do not exist (a device error)."""
+    fn = neighbour_fn(True, pl.SyncCoreType.MIX)
+    x = np.zeros((4 * 16, 64), np.float32)
+    with pytest.raises(SyncError, match=r"sync_all\(core_type=MIX\) at .* in a vector-only kernel"):
+        pl.jit(fn).options(check="raise")[None, 4](x, np.zeros_like(x), np.zeros_like(x))
 
 
 def test_without_sync_all_the_blocks_race():
@@ -84,9 +93,10 @@ def test_sync_all_in_a_mixed_kernel():
         with pl.section_vector():
             pl.system.sync_all()
             if pl.get_subblock_idx() == 0:
-                nb = (pl.get_block_idx() + 1) % pl.get_block_num()
+                blk = pl.get_block_idx() // pl.get_subblock_num()  # an AIV's index is block * 2 + subblock
+                nb = (blk + 1) % pl.get_block_num()
                 pl.load_tile(v[0], ws, [nb, 0])
-                pl.store_tile(z, v[0], [pl.get_block_idx(), 0])
+                pl.store_tile(z, v[0], [blk, 0])
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((48, 32)).astype(np.float16)
