@@ -19,13 +19,15 @@ from pypto_pro.backends.sim import numerics
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, broadcast, deferred, fault, tiles
 from pypto_pro.backends.sim.templates import elementwise
 from pypto_pro.errors import CompileError
-from pypto_pro.frontend.operands import Args, element_node, in_section, want_enum, want_index, want_tile
+from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
 from pypto_pro.ir.expr import as_expr
 from pypto_pro.ir.nodes import TileOp
 from pypto_pro.language.enums import AccToVecMode, MemorySpace, PipeType, ReluPreMode, SectionKind
 from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.data_movement import ACC_STORE_DTYPES
 from pypto_pro.ops.decl import PATH, api, instruction, vector
+from pypto_pro.ops.insert import TRANSPOSE_PAIR, emit_insert, ub_to_l1_sim
+from pypto_pro.ops.insert import offsets as insert_offsets
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
@@ -56,23 +58,29 @@ def move(dst_tile: Any, src_tile: Any, offset: Any = None, *, acc_to_vec_mode: A
     fixpipe; ``transpose`` (ours): transpose a Mat -> Left / Right window or a Vec -> Vec copy."""
 
 
-def _offset(p: "FunctionParser", a: Args, name: str) -> tuple[Any, Any]:
-    """``[row, col]`` element offsets: compile-time ints or run-time integer scalars."""
-    v = a[name]
-    if not isinstance(v, (list, tuple)) or len(v) != 2:
-        p.fail(a.node(name), f"'{name}' must be [row, col] element offsets, got {p.describe(v)}")
-    out = []
-    for i, x in enumerate(v):
-        x = want_index(p, element_node(a.node(name), 2, i), x, f"{name}[{i}]")
-        if isinstance(x, int) and x < 0:
-            p.fail(element_node(a.node(name), 2, i), f"{name}[{i}] = {x} is negative")
-        out.append(x)
-    return out[0], out[1]
+def _is_insert(p: "FunctionParser", a: Args, dst, src) -> bool:
+    """The real rule for a ``pl.move`` that is a TINSERT: an offset and a destination that contains the
+    source (compared transposed when the layouts are a transpose pair), or an equal-shape transposing
+    Vec -> Mat move; never with the move-only keywords."""
+    if any(a[k] is not None for k in ("acc_to_vec_mode", "relu_pre_mode", "scale")):
+        return False
+    arch = p.ctx.arch.name
+    dl, sl = dst.tile_type.effective_layout(arch), src.tile_type.effective_layout(arch)
+    transposed = TRANSPOSE_PAIR.get(dl) is sl
+    dshape, sshape = tuple(dst.tile_type.shape), tuple(src.tile_type.shape)
+    cmp = dshape[::-1] if transposed else dshape
+    if a["offset"] is not None and all(d >= s for d, s in zip(cmp, sshape)) and cmp != sshape:
+        return True
+    return transposed and dshape == sshape[::-1] and (src.buffer.space, dst.buffer.space) == (V, M)
 
 
 @move.check
 def _move_check(p: "FunctionParser", node, a: Args) -> None:
     dst, src = want_tile(p, a, "dst_tile"), want_tile(p, a, "src_tile")
+    if _is_insert(p, a, dst, src):
+        off = insert_offsets(p, a, "offset") if a["offset"] is not None else (0, 0)
+        emit_insert(p, node, dst, src, off, a.nodes.get("offset"), "pl.move (a TINSERT)")
+        return
     key = (src.buffer.space, dst.buffer.space)
     path = PATHS.get(key)
     if path is None:
@@ -98,7 +106,7 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
         if st.dtype is not dt.dtype:
             p.fail(a.node("dst_tile"), f"pl.move Mat -> {key[1].name} keeps the dtype: 'src_tile' is {st.dtype.name}, "
                                        f"'dst_tile' is {dt.dtype.name}")
-        r0, c0 = _offset(p, a, "offset") if a["offset"] is not None else (0, 0)
+        r0, c0 = insert_offsets(p, a, "offset") if a["offset"] is not None else (0, 0)
         rows, cols = (dt.cols, dt.rows) if transpose else (dt.rows, dt.cols)
         if rows > st.rows or cols > st.cols or isinstance(r0, int) and r0 + rows > st.rows or \
                 isinstance(c0, int) and c0 + cols > st.cols:
@@ -109,8 +117,11 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
         p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (as_expr(r0), as_expr(c0)), attrs, p.loc(node)))
         return
     else:
+        offset = None
         if a["offset"] is not None:
-            p.fail(a.node("offset"), f"pl.move {key[0].name} -> {key[1].name} takes no offset")
+            if instr != "fixpipe":
+                p.fail(a.node("offset"), f"pl.move {key[0].name} -> {key[1].name} takes no offset")
+            offset = insert_offsets(p, a, "offset")
         if transpose:
             hint = "; use pl.transpose" if instr == "copy" else ""
             p.fail(a.node("transpose"), f"pl.move {key[0].name} -> {key[1].name} cannot transpose{hint}")
@@ -120,7 +131,19 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
             want = (st.rows // 2, st.cols)
         elif mode is AccToVecMode.DualModeSplitN:
             want = (st.rows, st.cols // 2)
-        if tuple(dt.shape) != tuple(want):
+        if offset is not None:  # TEXTRACT Acc -> Vec: dst's valid region from src at offset
+            if mode in (AccToVecMode.DualModeSplitM, AccToVecMode.DualModeSplitN):
+                p.fail(a.node("offset"), "pl.move Acc -> Vec with an offset extracts into one Vector core: use "
+                                         "SingleModeVec0 or SingleModeVec1")
+            r0, c0 = offset
+            if dt.rows > st.rows or dt.cols > st.cols or isinstance(r0, int) and r0 >= st.rows or \
+                    isinstance(c0, int) and c0 >= st.cols:
+                p.fail(node, f"pl.move extracts a {dt.rows} x {dt.cols} tile at [{r0 if isinstance(r0, int) else 'r'}, "
+                             f"{c0 if isinstance(c0, int) else 'c'}] from '{src.buffer.name}' of shape "
+                             f"{list(st.shape)}: it does not fit")
+            attrs["offset"] = True
+            attrs["access_scalars"] = True
+        elif tuple(dt.shape) != tuple(want):
             p.fail(a.node("dst_tile"), f"pl.move: 'dst_tile' has shape {list(dt.shape)}; this move needs "
                                        f"{list(want)}")
         if instr == "fixpipe":
@@ -133,7 +156,13 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
         elif st.dtype is not dt.dtype:
             p.fail(a.node("dst_tile"), f"pl.move {key[0].name} -> {key[1].name} keeps the dtype: {st.dtype.name} vs "
                                        f"{dt.dtype.name}")
+        if instr == "ub_to_l1":
+            attrs["src_layout"] = st.effective_layout(arch.name)
         attrs["transpose"] = transpose
+        if offset is not None:
+            p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), tuple(as_expr(x) for x in offset), attrs,
+                                      p.loc(node)))
+            return
     p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (), attrs, p.loc(node)))
 
 
@@ -181,9 +210,18 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
     same = op.dst.tile_type.dtype is op.srcs[0].tile_type.dtype  # type: ignore[union-attr]
     relu = op.attrs.get("relu", False)
 
-    def dispatch(sd: int, sa: int) -> Prepared:
+    def dispatch(sd: int, sa: int, *offset: int) -> Prepared:
         r, c = a.valid[sa]
-        if mode is AccToVecMode.DualModeSplitM:
+        if offset:  # TEXTRACT: dst's valid region from the Acc at [r0, c0]
+            r0, c0 = offset
+            r, c = d.valid[sd]
+            vr, vc = a.valid[sa]
+            if r0 < 0 or c0 < 0 or r0 + r > vr or c0 + c > vc:
+                raise fault(op, f"pl.move extracts {r} x {c} at [{r0}, {c0}] of '{a.label}', whose valid shape is "
+                                f"{vr} x {vc}")
+            src = a.views[sa][r0:r0 + r, c0:c0 + c]
+            acc_src = a.window(sa, r0, r, c0 + c)
+        elif mode is AccToVecMode.DualModeSplitM:
             r = (r + 1) // 2  # the real codegen rounds the Acc's valid M up to even
             src = a.views[sa][k * r:(k + 1) * r, :c]
             acc_src = a.window(sa, k * r, r, c)
@@ -220,10 +258,6 @@ def _fixpipe_sim(op: TileOp, env: SimEnv) -> Callable:
     return broadcast([_fixpipe_part(op, env, k, k) for k in (0, 1)])
 
 
-def _ub_to_l1_sim(op: TileOp, env: SimEnv) -> Callable:
-    return elementwise(lambda out, x: np.copyto(out, x))(op, env)
-
-
 # ---- C++ ----------------------------------------------------------------------------------------------
 
 
@@ -240,6 +274,10 @@ def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
         return ['#error "Acc -> Vec moves are a5 only"']
     mode = op.attrs["mode"].name
     relu = ", ReluPreMode::NormalRelu" if op.attrs.get("relu") else ""
+    if op.attrs.get("offset"):
+        r0, c0 = (ctx.cexpr(e) for e in op.scalars)
+        return [f"TEXTRACT<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}"
+                f"{relu}>({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {r0}, {c0});"]
     return [f"TMOV<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}{relu}>"
             f"({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])});"]
 
@@ -247,4 +285,4 @@ def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
 instruction("copy", FAMILY, _copy_sim, vector("copy", "copy", flops=False), call_cpp("TMOV"))
 instruction("extract", FAMILY, _extract_sim, PATH, _extract_cpp)
 instruction("fixpipe", FAMILY, _fixpipe_sim, PATH, _fixpipe_cpp)
-instruction("ub_to_l1", FAMILY, _ub_to_l1_sim, PATH, call_cpp("TMOV"))
+instruction("ub_to_l1", FAMILY, ub_to_l1_sim, PATH, call_cpp("TMOV"))

@@ -74,7 +74,8 @@ class ProgramRunner:
         self.states = {}
         for b in program.buffers:
             mem, owner = memories[b.space]
-            self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner)
+            self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner,
+                                                  b.tile_type.effective_layout(mem.arch_name))
         self.gm = tile_ops.GMBinding(len(program.params), gm_views.program_views(program))
         gen = ProgramSource(program)
         self.source = gen.generate()
