@@ -1,7 +1,7 @@
 """Manual synchronisation for authors who take full control (``@pl.jit(auto_mutex=False)``)."""
 from __future__ import annotations
 
-from pypto_pro.language.enums import PipeType
+from pypto_pro.language.enums import CrossCoreSyncMode, PipeType
 from pypto_pro.language.intrinsic import intrinsic
 
 
@@ -31,13 +31,14 @@ def barrier(pipe: PipeType) -> None:
 
 
 @intrinsic("set_cross_core")
-def set_cross_core(pipe: PipeType, event_id: int) -> None:
+def set_cross_core(pipe: PipeType, event_id: int, sync_mode: CrossCoreSyncMode = CrossCoreSyncMode.INTRA_BLOCK) -> None:
     """Signal the block's other engine when ``pipe`` reaches this point: from the Cube program to
     every Vector core of the block, or from a Vector core to the Cube core."""
 
 
 @intrinsic("wait_cross_core")
-def wait_cross_core(pipe: PipeType, event_id: int) -> None:
+def wait_cross_core(pipe: PipeType, event_id: int,
+                    sync_mode: CrossCoreSyncMode = CrossCoreSyncMode.INTRA_BLOCK) -> None:
     """Block ``pipe`` until the other engine signalled ``event_id`` (in the Cube program: until every
     Vector core of the block has)."""
 
@@ -45,3 +46,9 @@ def wait_cross_core(pipe: PipeType, event_id: int) -> None:
 @intrinsic("sync_all")
 def sync_all() -> None:
     """Barrier across every core of every block of the launch (all blocks must be resident)."""
+
+
+@intrinsic("set_mm_layout_transform")
+def set_mm_layout_transform(*, enabled: bool) -> None:
+    """Switch the fixpipe's L0C read-out direction for a K-split matmul (``True``: along N, column
+    first; ``False``: back to the default, along M). The values stored are the same either way."""

@@ -144,5 +144,22 @@ def _matmul_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     return [f"TMATMUL({t[0]}, {t[1]}, {t[2]});"]
 
 
+@api(FAMILY, "set_mm_layout_transform", namespace="pl.system")
+def set_mm_layout_transform(*, enabled: Any) -> None:
+    """See ``pypto_pro.language.system.set_mm_layout_transform``."""
+
+
+@set_mm_layout_transform.check
+def _mm_layout_check(p: "FunctionParser", node, a: Args) -> None:
+    """The fixpipe's L0C read direction (real page ``matrix_computation/set_mm_layout_transform.md``): an
+    a5 Cube mode bit. It changes the order the fixpipe reads L0C in, not the values it writes, so the
+    simulator checks the call and records nothing."""
+    if not isinstance(a["enabled"], bool):
+        p.fail(a.node("enabled"), f"'enabled' must be True or False, got {p.describe(a['enabled'])}")
+    if p.ctx.arch.name != "a5":
+        p.fail(node, f"pl.system.set_mm_layout_transform exists on a5 only (not on {p.ctx.arch.name})")
+    in_section(p, node, SectionKind.CUBE, "pl.system.set_mm_layout_transform")
+
+
 instruction("matmul", FAMILY, _matmul_sim, CUBE, _matmul_cpp)
 instruction("matmul_acc", FAMILY, _matmul_sim, CUBE, _matmul_cpp)

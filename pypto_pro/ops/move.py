@@ -42,7 +42,13 @@ PATHS: dict[tuple[MemorySpace, MemorySpace], tuple[str, PipeType, SectionKind, b
     (M, R): ("extract", PipeType.MTE1, SectionKind.CUBE, False),
     (A, V): ("fixpipe", PipeType.FIX, SectionKind.CUBE, True),
     (V, M): ("ub_to_l1", PipeType.MTE3, SectionKind.VECTOR, True),
+    (M, MemorySpace.Bias): ("to_bias", PipeType.MTE1, SectionKind.CUBE, False),
+    (M, MemorySpace.Scaling): ("to_scaling", PipeType.FIX, SectionKind.CUBE, False),
 }
+# Mat -> Bias converts on the way (PTO-ISA a5 TMovToBt); the bias table holds fp32
+BIAS_DTYPES = {"DT_FP32": "DT_FP32", "DT_FP16": "DT_FP32", "DT_BF16": "DT_FP32", "DT_INT32": "DT_INT32"}
+# (unit bytes the row must fill, capacity) of the bias table and the fixpipe buffer (TMovToBt / TMovToFb)
+ONE_ROW_LIMITS = {"to_bias": (64, 4096, "bias table"), "to_scaling": (128, 4096, "fixpipe buffer")}
 GM_ROUND_TRIP = ("Cube and Vector exchange data through global memory on {arch}: pl.store the tile to a GM "
                  "workspace in section_cube(), pl.system.set_cross_core / wait_cross_core, then pl.load it in "
                  "section_vector() (the direct {path} path exists on a5)")
@@ -153,6 +159,9 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
                                            f"{dt.dtype.name}")
             attrs["mode"] = mode or AccToVecMode.SingleModeVec0
             attrs["relu"] = want_enum(p, a, "relu_pre_mode", ReluPreMode, optional=True) is not None
+        elif instr in ONE_ROW_LIMITS:
+            _one_row_check(p, a, instr, st, dt)
+            attrs["widen"] = st.dtype is not dt.dtype and instr == "to_bias"
         elif st.dtype is not dt.dtype:
             p.fail(a.node("dst_tile"), f"pl.move {key[0].name} -> {key[1].name} keeps the dtype: {st.dtype.name} vs "
                                        f"{dt.dtype.name}")
@@ -164,6 +173,24 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
                                       p.loc(node)))
             return
     p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (), attrs, p.loc(node)))
+
+
+def _one_row_check(p: "FunctionParser", a: Args, instr: str, st, dt) -> None:
+    """Mat -> Bias / Scaling: one row, the same shape, whole units of the target table (a5 static_asserts)."""
+    unit, cap, what = ONE_ROW_LIMITS[instr]
+    if st.rows != 1:
+        p.fail(a.node("src_tile"), f"pl.move into the {what} moves one row: 'src_tile' is {list(st.shape)}")
+    if instr == "to_bias":
+        want = BIAS_DTYPES.get(st.dtype.name)
+        if want is None or dt.dtype.name != want:
+            pairs = ", ".join(f"{k} -> {v}" for k, v in BIAS_DTYPES.items())
+            p.fail(a.node("dst_tile"), f"pl.move Mat -> Bias converts {pairs}; not {st.dtype.name} -> {dt.dtype.name}")
+    elif st.dtype.bits != dt.dtype.bits:
+        p.fail(a.node("dst_tile"), f"pl.move Mat -> Scaling copies bytes: {st.dtype.name} vs {dt.dtype.name}")
+    nbytes = dt.cols * dt.dtype.itemsize
+    if nbytes % unit or nbytes > cap:
+        p.fail(a.node("dst_tile"), f"the {what} takes rows of a multiple of {unit} bytes, at most {cap}: "
+                                   f"{dt.cols} x {dt.dtype.name} is {nbytes} bytes")
 
 
 # ---- simulator ----------------------------------------------------------------------------------
@@ -258,6 +285,19 @@ def _fixpipe_sim(op: TileOp, env: SimEnv) -> Callable:
     return broadcast([_fixpipe_part(op, env, k, k) for k in (0, 1)])
 
 
+def _to_table_sim(op: TileOp, env: SimEnv) -> Callable:
+    """Mat -> Bias (fp16 / bf16 widened to fp32) or Mat -> Scaling (the bytes as they are)."""
+    widen = op.attrs.get("widen", False)
+
+    def move_row(out: np.ndarray, x) -> None:
+        x = np.ascontiguousarray(x)
+        if widen:
+            numerics.cast(out, x, "rint")  # fp16 / bf16 -> fp32: exact
+        else:
+            out[...] = x.view(out.dtype)
+    return elementwise(move_row)(op, env)
+
+
 # ---- C++ ----------------------------------------------------------------------------------------------
 
 
@@ -286,3 +326,5 @@ instruction("copy", FAMILY, _copy_sim, vector("copy", "copy", flops=False), call
 instruction("extract", FAMILY, _extract_sim, PATH, _extract_cpp)
 instruction("fixpipe", FAMILY, _fixpipe_sim, PATH, _fixpipe_cpp)
 instruction("ub_to_l1", FAMILY, ub_to_l1_sim, PATH, call_cpp("TMOV"))
+instruction("to_bias", FAMILY, _to_table_sim, PATH, call_cpp("TMOV"), pipe=PipeType.MTE1)
+instruction("to_scaling", FAMILY, _to_table_sim, PATH, call_cpp("TMOV"), pipe=PipeType.FIX)
