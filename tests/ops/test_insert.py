@@ -14,6 +14,12 @@ MTE1, MTE2, MTE3, M_PIPE, FIX, V = (pl.PipeType.MTE1, pl.PipeType.MTE2, pl.PipeT
                                      pl.PipeType.FIX, pl.PipeType.V)
 
 
+def _sync(src, dst):
+    """One set/wait pair: ``dst`` waits for what ``src`` has issued (a helper, inlined into the kernel)."""
+    pl.system.sync_src(set_pipe=src, wait_pipe=dst, event_id=0)
+    pl.system.sync_dst(set_pipe=src, wait_pipe=dst, event_id=0)
+
+
 def _insert_kernel(nz_source: bool, offset=None):
     """Each Vector core inserts its [M, SUB] column half of d into one [M, K] NZ Mat; the Cube multiplies."""
     def kernel(d: pl.Tensor[[M, K], pl.DT_FP16], v: pl.Tensor[[K, N], pl.DT_FP16],
@@ -24,11 +30,9 @@ def _insert_kernel(nz_source: bool, offset=None):
             t_nd = pl.make_tile(pl.TileType([M, SUB], pl.DT_FP16, Vec), addr=0x0)
             t_nz = pl.make_tile(pl.TileType([M, SUB], pl.DT_FP16, Vec, layout=pl.NZ), addr=0x4000)
             pl.load(t_nd, d, [0, off])
-            pl.system.sync_src(set_pipe=MTE2, wait_pipe=V, event_id=0)
-            pl.system.sync_dst(set_pipe=MTE2, wait_pipe=V, event_id=0)
+            _sync(MTE2, V)
             pl.move(t_nz, t_nd)
-            pl.system.sync_src(set_pipe=V, wait_pipe=MTE3, event_id=0)
-            pl.system.sync_dst(set_pipe=V, wait_pipe=MTE3, event_id=0)
+            _sync(V, MTE3)
             if nz_source:
                 pl.insert(p_mat, t_nz, offset if offset is not None else [0, off])
             else:
@@ -40,16 +44,13 @@ def _insert_kernel(nz_source: bool, offset=None):
             v_right = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
             acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
             pl.load(v_mat, v, [0, 0])
-            pl.system.sync_src(set_pipe=MTE2, wait_pipe=MTE1, event_id=0)
-            pl.system.sync_dst(set_pipe=MTE2, wait_pipe=MTE1, event_id=0)
+            _sync(MTE2, MTE1)
             pl.move(v_right, v_mat)
             pl.system.wait_cross_core(pipe=MTE1, event_id=1)
             pl.move(p_left, p_mat)
-            pl.system.sync_src(set_pipe=MTE1, wait_pipe=M_PIPE, event_id=0)
-            pl.system.sync_dst(set_pipe=MTE1, wait_pipe=M_PIPE, event_id=0)
+            _sync(MTE1, M_PIPE)
             pl.matmul(acc, p_left, v_right)
-            pl.system.sync_src(set_pipe=M_PIPE, wait_pipe=FIX, event_id=0)
-            pl.system.sync_dst(set_pipe=M_PIPE, wait_pipe=FIX, event_id=0)
+            _sync(M_PIPE, FIX)
             pl.store(out, acc, [0, 0])
     return kernel
 
@@ -102,15 +103,12 @@ def _acc_rows_kernel(row0: int):
             acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
             pl.load(a_mat, a, [0, 0])
             pl.load(b_mat, b, [0, 0])
-            pl.system.sync_src(set_pipe=MTE2, wait_pipe=MTE1, event_id=0)
-            pl.system.sync_dst(set_pipe=MTE2, wait_pipe=MTE1, event_id=0)
+            _sync(MTE2, MTE1)
             pl.move(xa, a_mat)
             pl.move(xb, b_mat)
-            pl.system.sync_src(set_pipe=MTE1, wait_pipe=M_PIPE, event_id=0)
-            pl.system.sync_dst(set_pipe=MTE1, wait_pipe=M_PIPE, event_id=0)
+            _sync(MTE1, M_PIPE)
             pl.matmul(acc, xa, xb)
-            pl.system.sync_src(set_pipe=M_PIPE, wait_pipe=FIX, event_id=0)
-            pl.system.sync_dst(set_pipe=M_PIPE, wait_pipe=FIX, event_id=0)
+            _sync(M_PIPE, FIX)
             pl.move(ub, acc, offset=[row0, 0], acc_to_vec_mode=pl.AccToVecMode.SingleModeVec1)
             pl.system.set_cross_core(pipe=FIX, event_id=1)
         with pl.section_vector():
