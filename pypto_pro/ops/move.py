@@ -26,6 +26,9 @@ from pypto_pro.language.enums import AccToVecMode, MemorySpace, PipeType, ReluPr
 from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.data_movement import ACC_STORE_DTYPES
 from pypto_pro.ops.decl import PATH, api, instruction, vector
+from pypto_pro.backends.sim import fixpipe
+from pypto_pro.backends.sim.fixpipe import SCALED
+from pypto_pro.ops.fixpipe_scale import deq_word, scale_operand
 from pypto_pro.ops.insert import TRANSPOSE_PAIR, emit_insert, ub_to_l1_sim
 from pypto_pro.ops.insert import offsets as insert_offsets
 
@@ -106,8 +109,8 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
     for k in ("acc_to_vec_mode", "relu_pre_mode") if key != (A, V) else ():
         if a[k] is not None:
             p.fail(a.node(k), f"pl.move({k}=...) applies to Acc -> Vec moves only")
-    if a["scale"] is not None:
-        p.fail(a.node("scale"), "pl.move(scale=...): fixpipe quantisation is not supported yet in this release")
+    if a["scale"] is not None and key != (A, V):
+        p.fail(a.node("scale"), "pl.move(scale=...) is a fixpipe option: it applies to Acc -> Vec moves only")
     if instr == "extract":
         if st.dtype is not dt.dtype:
             p.fail(a.node("dst_tile"), f"pl.move Mat -> {key[1].name} keeps the dtype: 'src_tile' is {st.dtype.name}, "
@@ -152,8 +155,12 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
         elif tuple(dt.shape) != tuple(want):
             p.fail(a.node("dst_tile"), f"pl.move: 'dst_tile' has shape {list(dt.shape)}; this move needs "
                                        f"{list(want)}")
+        scale_ops: tuple = ()
         if instr == "fixpipe":
+            scale_ops = scale_operand(p, a, st.dtype.name, dt.dtype.name, attrs)
             allowed = ACC_STORE_DTYPES.get(st.dtype.name, ())
+            if scale_ops or "deq" in attrs:
+                allowed = allowed + tuple(d for s_, d in SCALED if s_ == st.dtype.name)
             if dt.dtype.name not in allowed:
                 p.fail(a.node("dst_tile"), f"the fixpipe converts {st.dtype.name} to {', '.join(allowed)}, not "
                                            f"{dt.dtype.name}")
@@ -168,10 +175,9 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
         if instr == "ub_to_l1":
             attrs["src_layout"] = st.effective_layout(arch.name)
         attrs["transpose"] = transpose
-        if offset is not None:
-            p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), tuple(as_expr(x) for x in offset), attrs,
-                                      p.loc(node)))
-            return
+        scalars = tuple(as_expr(x) for x in offset) if offset is not None else ()
+        p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), scalars + scale_ops, attrs, p.loc(node)))
+        return
     p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (), attrs, p.loc(node)))
 
 
@@ -236,8 +242,14 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
     mode = op.attrs["mode"]
     same = op.dst.tile_type.dtype is op.srcs[0].tile_type.dtype  # type: ignore[union-attr]
     relu = op.attrs.get("relu", False)
+    runtime_scale = "deq_runtime" in op.attrs
+    scaled = (op.srcs[0].tile_type.dtype.name, op.dst.tile_type.dtype.name) in SCALED  # type: ignore[union-attr]
 
     def dispatch(sd: int, sa: int, *offset: int) -> Prepared:
+        if runtime_scale:
+            offset, deq = offset[:-1], deq_word(op.attrs, offset[-1])
+        else:
+            deq = deq_word(op.attrs, None)
         r, c = a.valid[sa]
         if offset:  # TEXTRACT: dst's valid region from the Acc at [r0, c0]
             r0, c0 = offset
@@ -264,6 +276,9 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
             raise fault(op, f"pl.move Acc -> Vec writes {r} x {c} into '{d.label}', whose valid shape is {dr} x {dc}")
 
         def compute(out: np.ndarray) -> None:
+            if scaled and deq is not None:
+                out[...] = fixpipe.quantize(np.asarray(src), out.dtype, deq, relu)
+                return
             data = np.maximum(src, np.zeros((), src.dtype)) if relu else src
             if same:
                 np.copyto(out, data)
@@ -312,6 +327,8 @@ def _extract_cpp(op: TileOp, ctx, arch: str) -> list[str]:
 def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     if arch != "a5":
         return ['#error "Acc -> Vec moves are a5 only"']
+    if "deq" in op.attrs or "deq_runtime" in op.attrs:
+        return ['#error "pl.move(scale=...) fixpipe quantisation is not emitted by this backend yet"']
     mode = op.attrs["mode"].name
     relu = ", ReluPreMode::NormalRelu" if op.attrs.get("relu") else ""
     if op.attrs.get("offset"):
