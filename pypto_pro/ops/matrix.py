@@ -109,20 +109,17 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
         k2, n = rhs.valid[sr]
         if k != k2:
             raise fault(op, f"pl.{op.op}: lhs '{lhs.label}' has valid K {k} but rhs '{rhs.label}' has valid K {k2}")
-        dm, dn = d.valid[sd]
-        if dm < m or dn < n:
-            raise fault(op, f"pl.{op.op}: dst '{d.label}' has valid shape {dm} x {dn}, smaller than the {m} x {n} "
-                            "product")
+        drows, dcols = op.dst.tile_type.shape  # type: ignore[union-attr]
+        if drows < m or dcols < n:  # TMATMUL writes M x N of L0C whatever the destination's valid shape
+            raise fault(op, f"pl.{op.op}: the {m} x {n} product does not fit dst '{d.label}' of shape {drows} x "
+                            f"{dcols}")
         av, bv = lhs.views[sl][:m, :k], rhs.views[sr][:k, :n]
         acc_view = None
         accesses = [lhs.access(sl, m, k, False), rhs.access(sr, k, n, False)]
         if extra is not None:
             se = rest[0]
             er, ec = extra.valid[se]
-            if accumulate:
-                if er < m or ec < n:
-                    raise fault(op, f"pl.matmul_acc: acc '{extra.label}' has valid shape {er} x {ec}, smaller than "
-                                    f"{m} x {n}")
+            if accumulate:  # the M x N of L0C the products add to (an earlier matmul wrote all of it)
                 acc_view = extra.views[se][:m, :n]
                 accesses.append(extra.access(se, m, n, False))
             else:

@@ -122,7 +122,7 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
             p.fail(node, f"pl.move takes a {rows} x {cols} window{' (transposed)' if transpose else ''} at "
                          f"[{r0 if isinstance(r0, int) else 'r'}, {c0 if isinstance(c0, int) else 'c'}] from "
                          f"'{src.buffer.name}' of shape {list(st.shape)}: it does not fit")
-        attrs.update(transpose=transpose, access_scalars=True)
+        attrs.update(transpose=transpose, access_scalars=True, tmov=a["offset"] is None)
         p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (as_expr(r0), as_expr(c0)), attrs, p.loc(node)))
         return
     else:
@@ -211,6 +211,7 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
     """Mat -> Left/Right (MTE1): dst's valid region from ``src`` at ``offset``, optionally transposed."""
     d, a = tiles(op, env)
     transpose = op.attrs["transpose"]
+    tmov = op.attrs.get("tmov", False)
     srows, scols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
 
     def dispatch(sd: int, sa: int, r0: int, c0: int) -> Prepared:
@@ -220,12 +221,16 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
         if r0 < 0 or c0 < 0 or r0 + r > srows or c0 + c > scols:
             raise fault(op, f"pl.move reads a {r} x {c} window at [{r0}, {c0}] of '{a.label}', outside its "
                             f"{srows} x {scols} shape")
-        if r0 + r > vr or c0 + c > vc:
+        if (r0 + r > vr or c0 + c > vc) and not tmov:
             raise fault(op, f"pl.move reads a {r} x {c} window at [{r0}, {c0}] of '{a.label}', whose valid shape is "
                             f"{vr} x {vc}: set the destination's valid shape to what the source holds")
         src = a.views[sa][r0:r0 + r, c0:c0 + c]
         run = deferred(lambda out: np.copyto(out, src.T if transpose else src), d.views[sd][:dr, :dc])
-        return Prepared(r, c, True, (a.window(sa, r0, r, c0 + c), d.access(sd, dr, dc, True)), (),
+        # a TMOV copies the destination's valid shape whatever the source's: the rows past the source's valid
+        # shape carry what L1 holds there (garbage the chip computes with and a tail store leaves out), so the
+        # checkers see the read of the source's valid part only
+        read = a.window(sa, r0, min(r, vr), c0 + min(c, vc)) if tmov else a.window(sa, r0, r, c0 + c)
+        return Prepared(r, c, True, (read, d.access(sd, dr, dc, True)), (),
                         dr * dc * d.item, run, (d.written(sd, dr, dc),))
     return dispatch
 

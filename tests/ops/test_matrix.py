@@ -134,3 +134,32 @@ def test_cross_core_sync_mode_other_than_intra_block_is_located():
                                      sync_mode=pl.CrossCoreSyncMode.INTER_BLOCK)
     with pytest.raises(CompileError, match=r"sync_mode=INTER_BLOCK\) is not supported yet"):
         pl.jit(kernel, arch="a5").compile()
+
+
+def test_tmov_copies_the_destination_valid_shape_and_a_tail_store_leaves_the_rest():
+    """A Mat holding 40 valid rows moved into a full Left tile (TMOV copies dst's valid shape), a full
+    matmul, and a store of the Acc's 40 valid rows: the rows past the tail never reach GM."""
+    def kernel(a: pl.Tensor[[40, T], pl.DT_FP16], b: pl.Tensor[[T, T], pl.DT_FP16], out: pl.Tensor[[40, T], pl.DT_FP32]):
+        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat, valid_shape=[-1, -1]), addrs=0,
+                                mutex_ids=[0])[0]
+        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0x8000, mutex_ids=[1])[0]
+        xa = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Left), addrs=0, mutex_ids=[2])[0]
+        xb = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Right), addrs=0, mutex_ids=[3])[0]
+        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Acc, valid_shape=[-1, -1]), addrs=0,
+                                 mutex_ids=[4])[0]
+        with pl.section_cube():
+            pl.set_validshape(a1, [40, T])
+            pl.set_validshape(acc, [40, T])
+            pl.load(a1, a, [0, 0])
+            pl.load(b1, b, [0, 0])
+            pl.move(xa, a1)
+            pl.move(xb, b1)
+            pl.matmul(acc, xa, xb)
+            pl.store(out, acc, [0, 0])
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((40, T)).astype(np.float16)
+    b = rng.standard_normal((T, T)).astype(np.float16)
+    out = np.zeros((40, T), np.float32)
+    report = pl.jit(kernel, auto_mutex=True, arch="a5")(a, b, out)
+    assert report.faults == []
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
