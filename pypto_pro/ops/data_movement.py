@@ -157,7 +157,7 @@ def _store_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
         scalars = scale_operand(p, a, src_name, dst_name, attrs)
         allowed = ACC_STORE_DTYPES.get(src_name, ())
         if scalars or "deq" in attrs:
-            allowed = allowed + tuple(d for s_, d in SCALED if s_ == src_name)
+            allowed = allowed + tuple(d for s_, d in sorted(SCALED) if s_ == src_name and d not in allowed)
         if dst_name not in allowed:
             p.fail(node, f"the fixpipe converts {tile.tile_type.dtype.name} accumulators to {', '.join(allowed)}, "
                          f"not {tensor.param.type.dtype.name}")
@@ -286,7 +286,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
         view = t.views[slot][:r, :c]
 
         def compute(out: np.ndarray) -> None:
-            data = view
+            data = np.asarray(view)
             if scaled and deq is not None:
                 q = fixpipe.quantize(np.asarray(data), dst.dtype, deq, relu)
                 q = q if g.ndim > 1 else q[0]
