@@ -23,7 +23,7 @@ from pypto_pro.frontend.operands import (Args, element_node, in_section, want_en
 from pypto_pro.ir.expr import BinOp, Const, Expr
 from pypto_pro.ir.nodes import GMRef, TileOp, TileRef
 from pypto_pro.language.enums import AtomicType, MemorySpace, PipeType, ReluPreMode, SectionKind, STPhase
-from pypto_pro.backends.sim import fixpipe
+from pypto_pro.backends.sim import fixpipe, hf8
 from pypto_pro.backends.sim.fixpipe import SCALED
 from pypto_pro.ops.decl import GM, api, instruction
 from pypto_pro.ops.fixpipe_scale import deq_word, scale_operand
@@ -35,7 +35,7 @@ FAMILY = "memory_data_movement"
 LOAD_SPACES = {MemorySpace.Vec: SectionKind.VECTOR, MemorySpace.Mat: SectionKind.CUBE}
 STORE_SPACES = {MemorySpace.Vec: (PipeType.MTE3, SectionKind.VECTOR), MemorySpace.Acc: (PipeType.FIX, SectionKind.CUBE)}
 # the fixpipe converts an accumulator on its way out (PTO-ISA TSTORE from Acc)
-ACC_STORE_DTYPES = {"DT_FP32": ("DT_FP32", "DT_FP16", "DT_BF16"), "DT_INT32": ("DT_INT32",)}
+ACC_STORE_DTYPES = {"DT_FP32": ("DT_FP32", "DT_FP16", "DT_BF16", "DT_HF8"), "DT_INT32": ("DT_INT32",)}
 
 
 # ---- stubs (the real signatures) ---------------------------------------------------------------
@@ -273,6 +273,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     relu, atomic = op.attrs.get("relu", False), op.attrs.get("atomic", False)
     runtime_scale = "deq_runtime" in op.attrs
     scaled = (tile.tile_type.dtype.name, ref.param.type.dtype.name) in SCALED
+    to_hf8 = ref.param.type.dtype.name == "DT_HF8"
 
     def dispatch(slot: int, *args: int) -> Prepared:
         if runtime_scale:
@@ -287,6 +288,10 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
 
         def compute(out: np.ndarray) -> None:
             data = np.asarray(view)
+            if to_hf8:
+                q = hf8_out(data, deq, relu)
+                out[...] = q if g.ndim > 1 else q[0]
+                return
             if scaled and deq is not None:
                 q = fixpipe.quantize(np.asarray(data), dst.dtype, deq, relu)
                 q = q if g.ndim > 1 else q[0]
@@ -310,6 +315,16 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
         return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),),
                         gmt.accesses(g, idx, rect, True), r * c * t.item, run)
     return dispatch
+
+
+def hf8_out(data, deq: int | None, relu: bool) -> np.ndarray:
+    """The fixpipe's fp32 -> HiFloat8 conversion (times the scale, when one is given)."""
+    v = np.asarray(data).astype(np.float32)
+    if deq is not None:
+        v = v * np.array([deq & 0xFFFFFFFF], np.uint32).view(np.float32)[0]
+    if relu:
+        v = np.where(v > 0, v, np.float32(0))
+    return hf8.encode(v)
 
 
 def _read_modify(compute: Callable[[np.ndarray], None], dst: np.ndarray) -> Callable:

@@ -24,7 +24,7 @@ from pypto_pro.ir.expr import as_expr
 from pypto_pro.ir.nodes import TileOp
 from pypto_pro.language.enums import AccToVecMode, MemorySpace, PipeType, ReluPreMode, SectionKind
 from pypto_pro.ops.cpp import call_cpp
-from pypto_pro.ops.data_movement import ACC_STORE_DTYPES
+from pypto_pro.ops.data_movement import ACC_STORE_DTYPES, hf8_out
 from pypto_pro.ops.decl import PATH, api, instruction, vector
 from pypto_pro.backends.sim import fixpipe
 from pypto_pro.backends.sim.fixpipe import SCALED
@@ -247,6 +247,7 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
     same = op.dst.tile_type.dtype is op.srcs[0].tile_type.dtype  # type: ignore[union-attr]
     relu = op.attrs.get("relu", False)
     runtime_scale = "deq_runtime" in op.attrs
+    to_hf8 = op.dst.tile_type.dtype.name == "DT_HF8"  # type: ignore[union-attr]
     scaled = (op.srcs[0].tile_type.dtype.name, op.dst.tile_type.dtype.name) in SCALED  # type: ignore[union-attr]
 
     def dispatch(sd: int, sa: int, *offset: int) -> Prepared:
@@ -280,6 +281,9 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
             raise fault(op, f"pl.move Acc -> Vec writes {r} x {c} into '{d.label}', whose valid shape is {dr} x {dc}")
 
         def compute(out: np.ndarray) -> None:
+            if to_hf8:
+                out[...] = hf8_out(src, deq, relu)
+                return
             if scaled and deq is not None:
                 out[...] = fixpipe.quantize(np.asarray(src), out.dtype, deq, relu)
                 return

@@ -37,6 +37,7 @@ def test_hf8_table():
     v = hf8.VALUES
     assert v[0x00] == 0.0 and np.isnan(v[0x80])
     assert v[0x08] == 1.0 and v[0x88] == -1.0           # dot "0001": no exponent bits, 1.0
+    assert v[0x09] == 1.125 and v[0x10] == 2.0 and v[0x18] == 0.5   # three mantissa bits; dot "001"
     assert v[0x01] == 2.0 ** -22                         # the smallest denormal
     assert np.nanmax(v[np.isfinite(v)]) == 2.0 ** 15
     assert np.isinf(v).sum() == 2
@@ -163,3 +164,28 @@ def test_tmov_copies_the_destination_valid_shape_and_a_tail_store_leaves_the_res
     report = pl.jit(kernel, auto_mutex=True, arch="a5")(a, b, out)
     assert report.faults == []
     np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
+
+
+def test_store_converts_fp32_to_hf8_by_nearest_value():
+    def kernel(a: pl.Tensor[[T, T], pl.DT_FP16], b: pl.Tensor[[T, T], pl.DT_FP16], out: pl.Tensor[[T, T], pl.DT_HF8]):
+        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0, mutex_ids=[0])[0]
+        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0x8000, mutex_ids=[1])[0]
+        xa = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Left), addrs=0, mutex_ids=[2])[0]
+        xb = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Right), addrs=0, mutex_ids=[3])[0]
+        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Acc), addrs=0, mutex_ids=[4])[0]
+        with pl.section_cube():
+            pl.load(a1, a, [0, 0])
+            pl.load(b1, b, [0, 0])
+            pl.move(xa, a1)
+            pl.move(xb, b1)
+            pl.matmul(acc, xa, xb)
+            pl.store(out, acc, [0, 0])
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((T, T)).astype(np.float16)
+    b = rng.standard_normal((T, T)).astype(np.float16)
+    out = np.zeros((T, T), np.uint8)
+    pl.jit(kernel, auto_mutex=True, arch="a5")(a, b, out)
+    acc = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(out, hf8.encode(acc))
+    err = np.abs(hf8.decode(out) - acc) / np.maximum(np.abs(acc), 1e-3)
+    assert err.max() <= 0.25  # tapered: 3 mantissa bits near 1, 1 bit from 2**8 (half a step: 1/16 .. 1/4)
