@@ -373,7 +373,7 @@ def store_int32_acc_to_fp16(x: T16):
         pl.store(x, acc, [0, 0])  # <- here
 
 
-@case(r"the fixpipe converts DT_FP32 accumulators to DT_FP32, DT_FP16, DT_BF16, not DT_INT8")
+@case(r"the fixpipe converts DT_FP32 accumulators to DT_FP32, DT_FP16, DT_BF16, DT_HF8, not DT_INT8")
 def store_fp32_acc_to_int8(x: I8T):
     acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
