@@ -36,12 +36,9 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
     mid: dict[str, list[int]] = {}                  # buffer (mutex) ids, 0-31, handed out in order
     for name, n in (("q_l1", 1), ("k_l1", 2), ("v_l1", 2), ("p_l1", 2), ("q_l0", 1), ("p_l0", 2), ("kt_l0", 2),
                     ("v_l0", 2), ("sacc", 2), ("oacc", 2), ("s", ring), ("p", ring), ("o", ring), ("out16", 1),
-                    ("p16", 2), ("mask", 1)):
+                    ("p16", 2), ("p16nz", 1)):
         start = sum(len(v) for v in mid.values())
         mid[name] = list(range(start, start + n))
-    half_p = pl.TileType([HALF, TK], f16, MAT)
-    half_s_acc = pl.TileType([HALF, TK], f32, ACC)
-    half_o_acc = pl.TileType([HALF, D], f32, ACC)
 
     @pl.pipeline.stage(produces=["s_g"])
     def qk(k, b, h, j, q0, q_l0, k_l1, kt_l0, sacc_g, s_g, ws_s, wbase, q_rows, kv_valid):
@@ -57,18 +54,17 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
             pl.matmul(sacc, q0, kt)
             s_g.next()
             if direct:
-                for sub in range(2):                      # each Vector core's 32 rows (ours: a view of them)
-                    half = pl.make_view(sacc, half_s_acc, offset=sub * HALF * TK * 4)
+                for sub in range(2):                      # each Vector core's 32 rows: a TEXTRACT at its row
                     r = min(HALF, q_rows - sub * HALF)
                     if r > 0:
-                        pl.set_validshape(half, [r, kv_valid])
                         mode = pl.AccToVecMode.SingleModeVec0 if sub == 0 else pl.AccToVecMode.SingleModeVec1
-                        pl.move(s_g.current(), half, acc_to_vec_mode=mode)
+                        pl.set_validshape(s_g.current(), [r, kv_valid])
+                        pl.move(s_g.current(), sacc, offset=[sub * HALF, 0], acc_to_vec_mode=mode)
             else:
                 pl.store(ws_s, sacc, [wbase + s_g.pos * TQ, 0])
 
     @pl.pipeline.stage(produces=["p_g"], consumes=["s_g"])
-    def softmax(j, qi, s_g, p_g, ws_s, ws_p, wbase, stats, alpha_g, alpha_r, p16_g, mask, rows, kv_valid):
+    def softmax(j, qi, s_g, p_g, ws_s, ws_p, wbase, stats, alpha_g, alpha_r, p16_g, p16nz, mask, rows, kv_valid):
         with pl.section_vector():
             sub = pl.get_subblock_idx()
             st = s_g.next()
@@ -101,15 +97,10 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
                 p16 = p16_g.next()
                 pl.set_validshape(p16, [rows, kv_valid])
                 pl.cast(p16, st, mode=pl.RoundMode.CAST_RINT)
-                if direct:
-                    if sub == 0:
-                        pv_half = pl.make_view(p_g.current(), half_p, offset=0)
-                        pl.set_validshape(pv_half, [rows, kv_valid])
-                        pl.move(pv_half, p16)
-                    else:
-                        pv_half = pl.make_view(p_g.current(), half_p, offset=HALF * TK * 2)
-                        pl.set_validshape(pv_half, [rows, kv_valid])
-                        pl.move(pv_half, p16)
+                if direct:  # the UB -> L1 DMA copies storage order: P goes NZ in UB, then into its rows of L1
+                    pl.set_validshape(p16nz, [rows, kv_valid])
+                    pl.move(p16nz, p16)
+                    pl.insert(p_g.current(), p16nz, [sub * HALF, 0])
                 else:
                     pl.store(ws_p, p16, [wbase + p_g.pos * TQ + sub * HALF, 0])
 
@@ -139,12 +130,11 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
             o_g.next()
             if direct:
                 for sub in range(2):
-                    half = pl.make_view(oacc, half_o_acc, offset=sub * HALF * D * 4)
                     r = min(HALF, q_rows - sub * HALF)
                     if r > 0:
-                        pl.set_validshape(half, [r, D])
                         mode = pl.AccToVecMode.SingleModeVec0 if sub == 0 else pl.AccToVecMode.SingleModeVec1
-                        pl.move(o_g.current(), half, acc_to_vec_mode=mode)
+                        pl.set_validshape(o_g.current(), [r, D])
+                        pl.move(o_g.current(), oacc, offset=[sub * HALF, 0], acc_to_vec_mode=mode)
             else:
                 pl.store(ws_o, oacc, [wbase + o_g.pos * TQ, 0])
 
@@ -190,7 +180,10 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
         acc = pl.make_tile(pl.TileType([HALF, D], f32, VEC), addr=0x18000)
         out16 = pl.make_tile_group(type=pl.TileType([HALF, D], f16, VEC), addrs=0x20000, mutex_ids=mid["out16"])
         p16_g = pl.make_tile_group(type=pl.TileType([HALF, TK], f16, VEC), addrs=0x24000, mutex_ids=mid["p16"])
-        mask_t = pl.make_tile_group(type=pl.TileType([HALF, TK], f32, VEC), addrs=0x26000, mutex_ids=mid["mask"])
+        mask_t = [pl.make_tile(pl.TileType([HALF, TK], f32, VEC), addr=0x26000)]  # loaded once, synced by hand
+        # P in L1's layout, for the UB -> L1 DMA (a5), which copies storage order
+        p16nz = pl.make_tile_group(type=pl.TileType([HALF, TK], f16, VEC, layout=pl.NZ), addrs=0x2A000,
+                                   mutex_ids=mid["p16nz"])[0]
         col_t = pl.TileType([HALF, 1], f32, VEC, layout=pl.DN)   # one value per query row
         row_t = pl.TileType([1, HALF], f32, VEC)                 # the same values, row-major
         m, m_r = pl.make_tile(col_t, addr=0x28000), pl.make_tile(row_t, addr=0x28000)
@@ -210,6 +203,8 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
         wbase = core * ring * TQ                        # this block's rows of each workspace
         with pl.section_vector():
             pl.load(mask_t[0], mask, [pl.get_subblock_idx() * HALF, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
         for item in pl.range(core, q.shape[0] * heads * q_tiles, pl.get_block_num()):
             b = item // (heads * q_tiles)
             h = (item // q_tiles) % heads
@@ -241,7 +236,8 @@ def make_flash_attention(arch: str = "a5", head_dim: int = 128, causal: bool = F
             for j in pl.range(0, n_kv, 1):
                 kv_valid = min(TK, s_kv - j * TK)
                 qk(k, b, h, j, q_l0[0], q_l0, k_l1, kt_l0, sacc_g, s_g, ws_s, wbase, q_rows, kv_valid)
-                softmax(j, qi, s_g, p_g, ws_s, ws_p, wbase, stats, alpha_g, alpha_r, p16_g, mask_t[0], rows, kv_valid)
+                softmax(j, qi, s_g, p_g, ws_s, ws_p, wbase, stats, alpha_g, alpha_r, p16_g, p16nz, mask_t[0], rows,
+                        kv_valid)
                 pv(v, b, h, j, p_g, ws_p, wbase, p_l1, p_l0, v_l1, v_l0, oacc_g, o_g, ws_o, q_rows, kv_valid)
                 update(j, o_g, ws_o, wbase, acc, alpha_g, rows)
             with pl.section_vector():

@@ -19,7 +19,6 @@ HALF = TM // 2
 def make_matmul_softmax(arch: str = "a5"):
     direct = arch == "a5"
     acc_t = pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Acc)
-    half_acc_t = pl.TileType([HALF, N], pl.DT_FP32, pl.MemorySpace.Acc)
     f32_t = pl.TileType([HALF, N], pl.DT_FP32, pl.MemorySpace.Vec)
     f16_t = pl.TileType([HALF, N], pl.DT_FP16, pl.MemorySpace.Vec)
     col_t = pl.TileType([HALF, 1], pl.DT_FP32, pl.MemorySpace.Vec, layout=pl.DN)  # one value per row
@@ -86,14 +85,12 @@ def make_matmul_softmax(arch: str = "a5"):
                 cube_matmul(x, w, i, a_l1, b_l1, a_l0, b_l0, acc)
                 pl.system.wait_cross_core(pipe=pl.PipeType.FIX, event_id=FREE + slot)
                 if direct:
-                    for sub in range(2):  # each Vector core takes 64 rows of the tile (ours: a view of them)
-                        half = pl.make_view(acc, half_acc_t, offset=sub * HALF * N * 4)
+                    for sub in range(2):  # each Vector core takes 64 rows of the tile: a TEXTRACT at its row
                         rows = min(HALF, x.shape[0] - i * TM - sub * HALF)  # the last tile may be partial
                         if rows > 0:
-                            pl.set_validshape(half, [rows, N])
                             pl.set_validshape(in_g[slot], [rows, N])
                             mode = pl.AccToVecMode.SingleModeVec0 if sub == 0 else pl.AccToVecMode.SingleModeVec1
-                            pl.move(in_g[slot], half, acc_to_vec_mode=mode)
+                            pl.move(in_g[slot], acc, offset=[sub * HALF, 0], acc_to_vec_mode=mode)
                 else:
                     row0 = (pl.get_block_idx() * 2 + slot) * TM
                     pl.store(ws, acc, [row0, 0])  # the acc's valid rows

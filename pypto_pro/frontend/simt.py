@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pypto_pro.frontend.builder import Builder
 from pypto_pro.frontend.intrinsics import Args, handler
-from pypto_pro.frontend.scalars import is_const, is_scalar_value
+from pypto_pro.frontend.scalars import is_scalar_value
 from pypto_pro.frontend.simt_values import Dim3Value, SimtMemoryValue, SimtScope
 from pypto_pro.frontend.values import GroupValue, InlineFunction, TensorValue, TileValue
 from pypto_pro.ir.expr import Const, Expr, Special, Var, convert

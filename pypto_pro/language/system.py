@@ -104,3 +104,9 @@ def dcci(target: Any, offset: Any = None, *, cache_line: CacheLine = CacheLine.E
          dst: DcciDst = DcciDst.AUTO) -> None:
     """Clean and invalidate the scalar data cache for a GM tensor (or a Vec tile): write back what
     the scalar unit wrote there and drop stale lines, so other pipes and cores see the same bytes."""
+
+
+@intrinsic("set_mm_layout_transform")
+def set_mm_layout_transform(*, enabled: bool) -> None:
+    """Switch the fixpipe's L0C read-out direction for a K-split matmul (``True``: along N, column
+    first; ``False``: back to the default, along M). The values stored are the same either way."""

@@ -23,7 +23,10 @@ from pypto_pro.frontend.operands import (Args, element_node, in_section, want_en
 from pypto_pro.ir.expr import BinOp, Const, Expr
 from pypto_pro.ir.nodes import GMRef, TileOp, TileRef
 from pypto_pro.language.enums import AtomicType, MemorySpace, PipeType, ReluPreMode, SectionKind, STPhase
+from pypto_pro.backends.sim import fixpipe, hf8
+from pypto_pro.backends.sim.fixpipe import SCALED
 from pypto_pro.ops.decl import GM, api, instruction
+from pypto_pro.ops.fixpipe_scale import deq_word, scale_operand
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
@@ -32,7 +35,7 @@ FAMILY = "memory_data_movement"
 LOAD_SPACES = {MemorySpace.Vec: SectionKind.VECTOR, MemorySpace.Mat: SectionKind.CUBE}
 STORE_SPACES = {MemorySpace.Vec: (PipeType.MTE3, SectionKind.VECTOR), MemorySpace.Acc: (PipeType.FIX, SectionKind.CUBE)}
 # the fixpipe converts an accumulator on its way out (PTO-ISA TSTORE from Acc)
-ACC_STORE_DTYPES = {"DT_FP32": ("DT_FP32", "DT_FP16", "DT_BF16"), "DT_INT32": ("DT_INT32",)}
+ACC_STORE_DTYPES = {"DT_FP32": ("DT_FP32", "DT_FP16", "DT_BF16", "DT_HF8"), "DT_INT32": ("DT_INT32",)}
 
 
 # ---- stubs (the real signatures) ---------------------------------------------------------------
@@ -148,9 +151,14 @@ def _store_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
     pipe, section = STORE_SPACES[space]
     in_section(p, node, section, f"{a.display} from a {space.name} tile")
     attrs: dict = {"api": a.name}
+    scalars: tuple = ()
     if space is MemorySpace.Acc:
-        allowed = ACC_STORE_DTYPES.get(tile.tile_type.dtype.name, ())
-        if tensor.param.type.dtype.name not in allowed:
+        src_name, dst_name = tile.tile_type.dtype.name, tensor.param.type.dtype.name
+        scalars = scale_operand(p, a, src_name, dst_name, attrs)
+        allowed = ACC_STORE_DTYPES.get(src_name, ())
+        if scalars or "deq" in attrs:
+            allowed = allowed + tuple(d for s_, d in sorted(SCALED) if s_ == src_name and d not in allowed)
+        if dst_name not in allowed:
             p.fail(node, f"the fixpipe converts {tile.tile_type.dtype.name} accumulators to {', '.join(allowed)}, "
                          f"not {tensor.param.type.dtype.name}")
         attrs["relu"] = want_enum(p, a, "relu_pre_mode", ReluPreMode, optional=True) is not None
@@ -161,14 +169,15 @@ def _store_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
         for k in ("relu_pre_mode", "phase"):
             if a[k] is not None:
                 p.fail(a.node(k), f"{a.display}({k}=...) is a fixpipe option: it applies to Acc tiles only")
-    if a["scale"] is not None:
-        p.fail(a.node("scale"), f"{a.display}(scale=...): fixpipe quantisation is not supported yet in this release")
+        if a["scale"] is not None:
+            p.fail(a.node("scale"), f"{a.display}(scale=...) is a fixpipe option: it applies to Acc tiles only")
     atomic = want_enum(p, a, "atomic", AtomicType)
     attrs["atomic"] = atomic is AtomicType.AtomicAdd
     axes = _order(p, a, tensor.param.type.rank, store=True)
     attrs["order"] = axes
     offsets = gm_offsets(p, a, "tile_offsets" if tile_coords else "offsets", tensor, tile, axes, tile_coords)
-    p.ctx.builder.emit(TileOp("store", pipe, GMRef(tensor.param, offsets), (tile,), attrs=attrs, loc=p.loc(node)))
+    p.ctx.builder.emit(TileOp("store", pipe, GMRef(tensor.param, offsets), (tile,), scalars, attrs=attrs,
+                              loc=p.loc(node)))
 
 
 load.check(lambda p, node, a: _load_check(p, node, a, False))
@@ -262,8 +271,15 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     gmt = _Tensor(op, ref, env)
     pname, axes = ref.param.name, op.attrs["order"]
     relu, atomic = op.attrs.get("relu", False), op.attrs.get("atomic", False)
+    runtime_scale = "deq_runtime" in op.attrs
+    scaled = (tile.tile_type.dtype.name, ref.param.type.dtype.name) in SCALED
+    to_hf8 = ref.param.type.dtype.name == "DT_HF8"
 
     def dispatch(slot: int, *args: int) -> Prepared:
+        if runtime_scale:
+            args, deq = args[:-1], deq_word(op.attrs, args[-1])
+        else:
+            deq = deq_word(op.attrs, None)
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
         idx, rect, _ = _window(op, g, offs, r, c, axes, "store to", pname)
@@ -271,7 +287,16 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
         view = t.views[slot][:r, :c]
 
         def compute(out: np.ndarray) -> None:
-            data = view
+            data = np.asarray(view)
+            if to_hf8:
+                q = hf8_out(data, deq, relu)
+                out[...] = q if g.ndim > 1 else q[0]
+                return
+            if scaled and deq is not None:
+                q = fixpipe.quantize(np.asarray(data), dst.dtype, deq, relu)
+                q = q if g.ndim > 1 else q[0]
+                out[...] = np.add(out, q, dtype=out.dtype) if atomic else q
+                return
             if relu:
                 data = np.where(data > 0, data, np.zeros((), data.dtype))
             if dst.dtype != data.dtype and dst.dtype.itemsize != data.dtype.itemsize or \
@@ -290,6 +315,16 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
         return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),),
                         gmt.accesses(g, idx, rect, True), r * c * t.item, run)
     return dispatch
+
+
+def hf8_out(data, deq: int | None, relu: bool) -> np.ndarray:
+    """The fixpipe's fp32 -> HiFloat8 conversion (times the scale, when one is given)."""
+    v = np.asarray(data).astype(np.float32)
+    if deq is not None:
+        v = v * np.array([deq & 0xFFFFFFFF], np.uint32).view(np.float32)[0]
+    if relu:
+        v = np.where(v > 0, v, np.float32(0))
+    return hf8.encode(v)
 
 
 def _read_modify(compute: Callable[[np.ndarray], None], dst: np.ndarray) -> Callable:
@@ -337,6 +372,8 @@ def _store_cpp(op: TileOp, ctx, arch: str) -> list[str]:
         return ['#error "pl.store fixpipe options (relu_pre_mode, phase) are not emitted by this backend yet"']
     if op.attrs.get("atomic"):
         return ['#error "pl.store(atomic=AtomicAdd) is not emitted by this backend yet"']
+    if "deq" in op.attrs or "deq_runtime" in op.attrs:
+        return ['#error "pl.store(scale=...) fixpipe quantisation is not emitted by this backend yet"']
     return _cpp_window(op, ctx, ref, tile) + [f"TSTORE(gm, {ctx.tile(tile)});"]
 
 

@@ -15,7 +15,9 @@ import numpy as np
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, tiles
 from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
 from pypto_pro.ir.nodes import TileOp, TileRef
-from pypto_pro.language.dtypes import DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT32
+from pypto_pro.backends.sim import hf8
+from pypto_pro.language.dtypes import (DT_BF16, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP16, DT_FP32, DT_HF8, DT_INT8,
+                                       DT_INT32)
 from pypto_pro.language.enums import AccPhase, MemorySpace, PipeType, SectionKind
 from pypto_pro.ops.decl import CUBE, api, instruction
 
@@ -26,7 +28,9 @@ FAMILY = "matrix_computation"
 L, R, A, B = MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias
 # (lhs dtype, rhs dtype) -> accumulator dtype (PTO-ISA TMATMUL)
 MATMUL_DTYPES = {(DT_FP16, DT_FP16): DT_FP32, (DT_BF16, DT_BF16): DT_FP32, (DT_INT8, DT_INT8): DT_INT32,
-                 (DT_FP32, DT_FP32): DT_FP32}
+                 (DT_FP32, DT_FP32): DT_FP32, (DT_HF8, DT_HF8): DT_FP32,
+                 **{(x, y): DT_FP32 for x in (DT_FP8E4M3FN, DT_FP8E5M2) for y in (DT_FP8E4M3FN, DT_FP8E5M2)}}
+A5_ONLY_INPUTS = (DT_HF8, DT_FP8E4M3FN, DT_FP8E5M2)  # the 8-bit float Cube inputs exist on a5 only
 
 
 @api(FAMILY)
@@ -56,6 +60,8 @@ def _matmul_check(p: "FunctionParser", node, a: Args, with_acc: bool) -> None:
     if acc_dtype is None:
         pairs = ", ".join(f"{x.name} x {y.name}" for x, y in MATMUL_DTYPES)
         p.fail(node, f"the Cube multiplies {pairs}; not {lt.dtype.name} x {rt.dtype.name}")
+    if p.ctx.arch.name != "a5" and lt.dtype in A5_ONLY_INPUTS:
+        p.fail(node, f"the {p.ctx.arch.name} Cube has no {lt.dtype.name} inputs (a5 only)")
     if dt.dtype is not acc_dtype:
         p.fail(a.node("dst_tile"), f"{lt.dtype.name} x {rt.dtype.name} accumulates in {acc_dtype.name}; 'dst_tile' is "
                                    f"{dt.dtype.name}")
@@ -93,26 +99,27 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
     accumulate = op.op == "matmul_acc"
     acc_np = op.dst.tile_type.dtype.np_dtype  # type: ignore[union-attr]
     comp = np.int64 if acc_np == np.int32 else np.float64
+    lhs_dt, rhs_dt = (t.tile_type.dtype for t in op.srcs[:2])  # type: ignore[union-attr]
+
+    def values(x, dt) -> np.ndarray:
+        return hf8.decode(np.asarray(x)) if dt is DT_HF8 else np.asarray(x).astype(comp)
 
     def dispatch(sd: int, sl: int, sr: int, *rest: int) -> Prepared:
         m, k = lhs.valid[sl]
         k2, n = rhs.valid[sr]
         if k != k2:
             raise fault(op, f"pl.{op.op}: lhs '{lhs.label}' has valid K {k} but rhs '{rhs.label}' has valid K {k2}")
-        dm, dn = d.valid[sd]
-        if dm < m or dn < n:
-            raise fault(op, f"pl.{op.op}: dst '{d.label}' has valid shape {dm} x {dn}, smaller than the {m} x {n} "
-                            "product")
+        drows, dcols = op.dst.tile_type.shape  # type: ignore[union-attr]
+        if drows < m or dcols < n:  # TMATMUL writes M x N of L0C whatever the destination's valid shape
+            raise fault(op, f"pl.{op.op}: the {m} x {n} product does not fit dst '{d.label}' of shape {drows} x "
+                            f"{dcols}")
         av, bv = lhs.views[sl][:m, :k], rhs.views[sr][:k, :n]
         acc_view = None
         accesses = [lhs.access(sl, m, k, False), rhs.access(sr, k, n, False)]
         if extra is not None:
             se = rest[0]
             er, ec = extra.valid[se]
-            if accumulate:
-                if er < m or ec < n:
-                    raise fault(op, f"pl.matmul_acc: acc '{extra.label}' has valid shape {er} x {ec}, smaller than "
-                                    f"{m} x {n}")
+            if accumulate:  # the M x N of L0C the products add to (an earlier matmul wrote all of it)
                 acc_view = extra.views[se][:m, :n]
                 accesses.append(extra.access(se, m, n, False))
             else:
@@ -123,7 +130,7 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
         accesses.append(d.access(sd, m, n, True))
 
         def compute(out: np.ndarray) -> None:
-            prod = av.astype(comp) @ bv.astype(comp)
+            prod = values(av, lhs_dt) @ values(bv, rhs_dt)
             if acc_view is not None:
                 prod = prod + acc_view.astype(comp)
             out[...] = prod.astype(acc_np) if comp is not np.int64 else \
@@ -142,6 +149,23 @@ def _matmul_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     if len(t) > 3:
         return [f"TMATMUL_BIAS({t[0]}, {t[1]}, {t[2]}, {t[3]});"]
     return [f"TMATMUL({t[0]}, {t[1]}, {t[2]});"]
+
+
+@api(FAMILY, "set_mm_layout_transform", namespace="pl.system")
+def set_mm_layout_transform(*, enabled: Any) -> None:
+    """See ``pypto_pro.language.system.set_mm_layout_transform``."""
+
+
+@set_mm_layout_transform.check
+def _mm_layout_check(p: "FunctionParser", node, a: Args) -> None:
+    """The fixpipe's L0C read direction (real page ``matrix_computation/set_mm_layout_transform.md``): an
+    a5 Cube mode bit. It changes the order the fixpipe reads L0C in, not the values it writes, so the
+    simulator checks the call and records nothing."""
+    if not isinstance(a["enabled"], bool):
+        p.fail(a.node("enabled"), f"'enabled' must be True or False, got {p.describe(a['enabled'])}")
+    if p.ctx.arch.name != "a5":
+        p.fail(node, f"pl.system.set_mm_layout_transform exists on a5 only (not on {p.ctx.arch.name})")
+    in_section(p, node, SectionKind.CUBE, "pl.system.set_mm_layout_transform")
 
 
 instruction("matmul", FAMILY, _matmul_sim, CUBE, _matmul_cpp)

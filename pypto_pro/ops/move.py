@@ -19,13 +19,18 @@ from pypto_pro.backends.sim import numerics
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, broadcast, deferred, fault, tiles
 from pypto_pro.backends.sim.templates import elementwise
 from pypto_pro.errors import CompileError
-from pypto_pro.frontend.operands import Args, element_node, in_section, want_enum, want_index, want_tile
+from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
 from pypto_pro.ir.expr import as_expr
 from pypto_pro.ir.nodes import TileOp
 from pypto_pro.language.enums import AccToVecMode, MemorySpace, PipeType, ReluPreMode, SectionKind
 from pypto_pro.ops.cpp import call_cpp
-from pypto_pro.ops.data_movement import ACC_STORE_DTYPES
+from pypto_pro.ops.data_movement import ACC_STORE_DTYPES, hf8_out
 from pypto_pro.ops.decl import PATH, api, instruction, vector
+from pypto_pro.backends.sim import fixpipe
+from pypto_pro.backends.sim.fixpipe import SCALED
+from pypto_pro.ops.fixpipe_scale import deq_word, scale_operand
+from pypto_pro.ops.insert import TRANSPOSE_PAIR, emit_insert, ub_to_l1_sim
+from pypto_pro.ops.insert import offsets as insert_offsets
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
@@ -40,7 +45,13 @@ PATHS: dict[tuple[MemorySpace, MemorySpace], tuple[str, PipeType, SectionKind, b
     (M, R): ("extract", PipeType.MTE1, SectionKind.CUBE, False),
     (A, V): ("fixpipe", PipeType.FIX, SectionKind.CUBE, True),
     (V, M): ("ub_to_l1", PipeType.MTE3, SectionKind.VECTOR, True),
+    (M, MemorySpace.Bias): ("to_bias", PipeType.MTE1, SectionKind.CUBE, False),
+    (M, MemorySpace.Scaling): ("to_scaling", PipeType.FIX, SectionKind.CUBE, False),
 }
+# Mat -> Bias converts on the way (PTO-ISA a5 TMovToBt); the bias table holds fp32
+BIAS_DTYPES = {"DT_FP32": "DT_FP32", "DT_FP16": "DT_FP32", "DT_BF16": "DT_FP32", "DT_INT32": "DT_INT32"}
+# (unit bytes the row must fill, capacity) of the bias table and the fixpipe buffer (TMovToBt / TMovToFb)
+ONE_ROW_LIMITS = {"to_bias": (64, 4096, "bias table"), "to_scaling": (128, 4096, "fixpipe buffer")}
 GM_ROUND_TRIP = ("Cube and Vector exchange data through global memory on {arch}: pl.store the tile to a GM "
                  "workspace in section_cube(), pl.system.set_cross_core / wait_cross_core, then pl.load it in "
                  "section_vector() (the direct {path} path exists on a5)")
@@ -56,23 +67,29 @@ def move(dst_tile: Any, src_tile: Any, offset: Any = None, *, acc_to_vec_mode: A
     fixpipe; ``transpose`` (ours): transpose a Mat -> Left / Right window or a Vec -> Vec copy."""
 
 
-def _offset(p: "FunctionParser", a: Args, name: str) -> tuple[Any, Any]:
-    """``[row, col]`` element offsets: compile-time ints or run-time integer scalars."""
-    v = a[name]
-    if not isinstance(v, (list, tuple)) or len(v) != 2:
-        p.fail(a.node(name), f"'{name}' must be [row, col] element offsets, got {p.describe(v)}")
-    out = []
-    for i, x in enumerate(v):
-        x = want_index(p, element_node(a.node(name), 2, i), x, f"{name}[{i}]")
-        if isinstance(x, int) and x < 0:
-            p.fail(element_node(a.node(name), 2, i), f"{name}[{i}] = {x} is negative")
-        out.append(x)
-    return out[0], out[1]
+def _is_insert(p: "FunctionParser", a: Args, dst, src) -> bool:
+    """The real rule for a ``pl.move`` that is a TINSERT: an offset and a destination that contains the
+    source (compared transposed when the layouts are a transpose pair), or an equal-shape transposing
+    Vec -> Mat move; never with the move-only keywords."""
+    if any(a[k] is not None for k in ("acc_to_vec_mode", "relu_pre_mode", "scale")):
+        return False
+    arch = p.ctx.arch.name
+    dl, sl = dst.tile_type.effective_layout(arch), src.tile_type.effective_layout(arch)
+    transposed = TRANSPOSE_PAIR.get(dl) is sl
+    dshape, sshape = tuple(dst.tile_type.shape), tuple(src.tile_type.shape)
+    cmp = dshape[::-1] if transposed else dshape
+    if a["offset"] is not None and all(d >= s for d, s in zip(cmp, sshape)) and cmp != sshape:
+        return True
+    return transposed and dshape == sshape[::-1] and (src.buffer.space, dst.buffer.space) == (V, M)
 
 
 @move.check
 def _move_check(p: "FunctionParser", node, a: Args) -> None:
     dst, src = want_tile(p, a, "dst_tile"), want_tile(p, a, "src_tile")
+    if _is_insert(p, a, dst, src):
+        off = insert_offsets(p, a, "offset") if a["offset"] is not None else (0, 0)
+        emit_insert(p, node, dst, src, off, a.nodes.get("offset"), "pl.move (a TINSERT)")
+        return
     key = (src.buffer.space, dst.buffer.space)
     path = PATHS.get(key)
     if path is None:
@@ -92,25 +109,28 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
     for k in ("acc_to_vec_mode", "relu_pre_mode") if key != (A, V) else ():
         if a[k] is not None:
             p.fail(a.node(k), f"pl.move({k}=...) applies to Acc -> Vec moves only")
-    if a["scale"] is not None:
-        p.fail(a.node("scale"), "pl.move(scale=...): fixpipe quantisation is not supported yet in this release")
+    if a["scale"] is not None and key != (A, V):
+        p.fail(a.node("scale"), "pl.move(scale=...) is a fixpipe option: it applies to Acc -> Vec moves only")
     if instr == "extract":
         if st.dtype is not dt.dtype:
             p.fail(a.node("dst_tile"), f"pl.move Mat -> {key[1].name} keeps the dtype: 'src_tile' is {st.dtype.name}, "
                                        f"'dst_tile' is {dt.dtype.name}")
-        r0, c0 = _offset(p, a, "offset") if a["offset"] is not None else (0, 0)
+        r0, c0 = insert_offsets(p, a, "offset") if a["offset"] is not None else (0, 0)
         rows, cols = (dt.cols, dt.rows) if transpose else (dt.rows, dt.cols)
         if rows > st.rows or cols > st.cols or isinstance(r0, int) and r0 + rows > st.rows or \
                 isinstance(c0, int) and c0 + cols > st.cols:
             p.fail(node, f"pl.move takes a {rows} x {cols} window{' (transposed)' if transpose else ''} at "
                          f"[{r0 if isinstance(r0, int) else 'r'}, {c0 if isinstance(c0, int) else 'c'}] from "
                          f"'{src.buffer.name}' of shape {list(st.shape)}: it does not fit")
-        attrs.update(transpose=transpose, access_scalars=True)
+        attrs.update(transpose=transpose, access_scalars=True, tmov=a["offset"] is None)
         p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (as_expr(r0), as_expr(c0)), attrs, p.loc(node)))
         return
     else:
+        offset = None
         if a["offset"] is not None:
-            p.fail(a.node("offset"), f"pl.move {key[0].name} -> {key[1].name} takes no offset")
+            if instr != "fixpipe":
+                p.fail(a.node("offset"), f"pl.move {key[0].name} -> {key[1].name} takes no offset")
+            offset = insert_offsets(p, a, "offset")
         if transpose:
             hint = "; use pl.transpose" if instr == "copy" else ""
             p.fail(a.node("transpose"), f"pl.move {key[0].name} -> {key[1].name} cannot transpose{hint}")
@@ -120,21 +140,63 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
             want = (st.rows // 2, st.cols)
         elif mode is AccToVecMode.DualModeSplitN:
             want = (st.rows, st.cols // 2)
-        if tuple(dt.shape) != tuple(want):
+        if offset is not None:  # TEXTRACT Acc -> Vec: dst's valid region from src at offset
+            if mode in (AccToVecMode.DualModeSplitM, AccToVecMode.DualModeSplitN):
+                p.fail(a.node("offset"), "pl.move Acc -> Vec with an offset extracts into one Vector core: use "
+                                         "SingleModeVec0 or SingleModeVec1")
+            r0, c0 = offset
+            if dt.rows > st.rows or dt.cols > st.cols or isinstance(r0, int) and r0 >= st.rows or \
+                    isinstance(c0, int) and c0 >= st.cols:
+                p.fail(node, f"pl.move extracts a {dt.rows} x {dt.cols} tile at [{r0 if isinstance(r0, int) else 'r'}, "
+                             f"{c0 if isinstance(c0, int) else 'c'}] from '{src.buffer.name}' of shape "
+                             f"{list(st.shape)}: it does not fit")
+            attrs["offset"] = True
+            attrs["access_scalars"] = True
+        elif tuple(dt.shape) != tuple(want):
             p.fail(a.node("dst_tile"), f"pl.move: 'dst_tile' has shape {list(dt.shape)}; this move needs "
                                        f"{list(want)}")
+        scale_ops: tuple = ()
         if instr == "fixpipe":
+            scale_ops = scale_operand(p, a, st.dtype.name, dt.dtype.name, attrs)
             allowed = ACC_STORE_DTYPES.get(st.dtype.name, ())
+            if scale_ops or "deq" in attrs:
+                allowed = allowed + tuple(d for s_, d in sorted(SCALED) if s_ == st.dtype.name and d not in allowed)
             if dt.dtype.name not in allowed:
                 p.fail(a.node("dst_tile"), f"the fixpipe converts {st.dtype.name} to {', '.join(allowed)}, not "
                                            f"{dt.dtype.name}")
             attrs["mode"] = mode or AccToVecMode.SingleModeVec0
             attrs["relu"] = want_enum(p, a, "relu_pre_mode", ReluPreMode, optional=True) is not None
+        elif instr in ONE_ROW_LIMITS:
+            _one_row_check(p, a, instr, st, dt)
+            attrs["widen"] = st.dtype is not dt.dtype and instr == "to_bias"
         elif st.dtype is not dt.dtype:
             p.fail(a.node("dst_tile"), f"pl.move {key[0].name} -> {key[1].name} keeps the dtype: {st.dtype.name} vs "
                                        f"{dt.dtype.name}")
+        if instr == "ub_to_l1":
+            attrs["src_layout"] = st.effective_layout(arch.name)
         attrs["transpose"] = transpose
+        scalars = tuple(as_expr(x) for x in offset) if offset is not None else ()
+        p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), scalars + scale_ops, attrs, p.loc(node)))
+        return
     p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (), attrs, p.loc(node)))
+
+
+def _one_row_check(p: "FunctionParser", a: Args, instr: str, st, dt) -> None:
+    """Mat -> Bias / Scaling: one row, the same shape, whole units of the target table (a5 static_asserts)."""
+    unit, cap, what = ONE_ROW_LIMITS[instr]
+    if st.rows != 1:
+        p.fail(a.node("src_tile"), f"pl.move into the {what} moves one row: 'src_tile' is {list(st.shape)}")
+    if instr == "to_bias":
+        want = BIAS_DTYPES.get(st.dtype.name)
+        if want is None or dt.dtype.name != want:
+            pairs = ", ".join(f"{k} -> {v}" for k, v in BIAS_DTYPES.items())
+            p.fail(a.node("dst_tile"), f"pl.move Mat -> Bias converts {pairs}; not {st.dtype.name} -> {dt.dtype.name}")
+    elif st.dtype.bits != dt.dtype.bits:
+        p.fail(a.node("dst_tile"), f"pl.move Mat -> Scaling copies bytes: {st.dtype.name} vs {dt.dtype.name}")
+    nbytes = dt.cols * dt.dtype.itemsize
+    if nbytes % unit or nbytes > cap:
+        p.fail(a.node("dst_tile"), f"the {what} takes rows of a multiple of {unit} bytes, at most {cap}: "
+                                   f"{dt.cols} x {dt.dtype.name} is {nbytes} bytes")
 
 
 # ---- simulator ----------------------------------------------------------------------------------
@@ -149,6 +211,7 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
     """Mat -> Left/Right (MTE1): dst's valid region from ``src`` at ``offset``, optionally transposed."""
     d, a = tiles(op, env)
     transpose = op.attrs["transpose"]
+    tmov = op.attrs.get("tmov", False)
     srows, scols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
 
     def dispatch(sd: int, sa: int, r0: int, c0: int) -> Prepared:
@@ -158,12 +221,15 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
         if r0 < 0 or c0 < 0 or r0 + r > srows or c0 + c > scols:
             raise fault(op, f"pl.move reads a {r} x {c} window at [{r0}, {c0}] of '{a.label}', outside its "
                             f"{srows} x {scols} shape")
-        if r0 + r > vr or c0 + c > vc:
-            raise fault(op, f"pl.move reads a {r} x {c} window at [{r0}, {c0}] of '{a.label}', whose valid shape is "
-                            f"{vr} x {vc}: set the destination's valid shape to what the source holds")
+        # the MTE1 copy reads L1 bytes whatever the source's valid shape (real kernels narrow a wide L1 tile's
+        # valid shape and extract past it); bytes nothing wrote are still reported by the checkers
         src = a.views[sa][r0:r0 + r, c0:c0 + c]
         run = deferred(lambda out: np.copyto(out, src.T if transpose else src), d.views[sd][:dr, :dc])
-        return Prepared(r, c, True, (a.window(sa, r0, r, c0 + c), d.access(sd, dr, dc, True)), (),
+        # a TMOV copies the destination's valid shape whatever the source's: the rows past the source's valid
+        # shape carry what L1 holds there (garbage the chip computes with and a tail store leaves out), so the
+        # checkers see the read of the source's valid part only
+        read = a.window(sa, r0, min(r, vr), c0 + min(c, vc)) if tmov else a.window(sa, r0, r, c0 + c)
+        return Prepared(r, c, True, (read, d.access(sd, dr, dc, True)), (),
                         dr * dc * d.item, run, (d.written(sd, dr, dc),))
     return dispatch
 
@@ -180,10 +246,26 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
     mode = op.attrs["mode"]
     same = op.dst.tile_type.dtype is op.srcs[0].tile_type.dtype  # type: ignore[union-attr]
     relu = op.attrs.get("relu", False)
+    runtime_scale = "deq_runtime" in op.attrs
+    to_hf8 = op.dst.tile_type.dtype.name == "DT_HF8"  # type: ignore[union-attr]
+    scaled = (op.srcs[0].tile_type.dtype.name, op.dst.tile_type.dtype.name) in SCALED  # type: ignore[union-attr]
 
-    def dispatch(sd: int, sa: int) -> Prepared:
+    def dispatch(sd: int, sa: int, *offset: int) -> Prepared:
+        if runtime_scale:
+            offset, deq = offset[:-1], deq_word(op.attrs, offset[-1])
+        else:
+            deq = deq_word(op.attrs, None)
         r, c = a.valid[sa]
-        if mode is AccToVecMode.DualModeSplitM:
+        if offset:  # TEXTRACT: dst's valid region from the Acc at [r0, c0]
+            r0, c0 = offset
+            r, c = d.valid[sd]
+            vr, vc = a.valid[sa]
+            if r0 < 0 or c0 < 0 or r0 + r > vr or c0 + c > vc:
+                raise fault(op, f"pl.move extracts {r} x {c} at [{r0}, {c0}] of '{a.label}', whose valid shape is "
+                                f"{vr} x {vc}")
+            src = a.views[sa][r0:r0 + r, c0:c0 + c]
+            acc_src = a.window(sa, r0, r, c0 + c)
+        elif mode is AccToVecMode.DualModeSplitM:
             r = (r + 1) // 2  # the real codegen rounds the Acc's valid M up to even
             src = a.views[sa][k * r:(k + 1) * r, :c]
             acc_src = a.window(sa, k * r, r, c)
@@ -199,6 +281,12 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
             raise fault(op, f"pl.move Acc -> Vec writes {r} x {c} into '{d.label}', whose valid shape is {dr} x {dc}")
 
         def compute(out: np.ndarray) -> None:
+            if to_hf8:
+                out[...] = hf8_out(src, deq, relu)
+                return
+            if scaled and deq is not None:
+                out[...] = fixpipe.quantize(np.asarray(src), out.dtype, deq, relu)
+                return
             data = np.maximum(src, np.zeros((), src.dtype)) if relu else src
             if same:
                 np.copyto(out, data)
@@ -220,8 +308,17 @@ def _fixpipe_sim(op: TileOp, env: SimEnv) -> Callable:
     return broadcast([_fixpipe_part(op, env, k, k) for k in (0, 1)])
 
 
-def _ub_to_l1_sim(op: TileOp, env: SimEnv) -> Callable:
-    return elementwise(lambda out, x: np.copyto(out, x))(op, env)
+def _to_table_sim(op: TileOp, env: SimEnv) -> Callable:
+    """Mat -> Bias (fp16 / bf16 widened to fp32) or Mat -> Scaling (the bytes as they are)."""
+    widen = op.attrs.get("widen", False)
+
+    def move_row(out: np.ndarray, x) -> None:
+        x = np.ascontiguousarray(x)
+        if widen:
+            numerics.cast(out, x, "rint")  # fp16 / bf16 -> fp32: exact
+        else:
+            out[...] = x.view(out.dtype)
+    return elementwise(move_row)(op, env)
 
 
 # ---- C++ ----------------------------------------------------------------------------------------------
@@ -238,8 +335,14 @@ def _extract_cpp(op: TileOp, ctx, arch: str) -> list[str]:
 def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     if arch != "a5":
         return ['#error "Acc -> Vec moves are a5 only"']
+    if "deq" in op.attrs or "deq_runtime" in op.attrs:
+        return ['#error "pl.move(scale=...) fixpipe quantisation is not emitted by this backend yet"']
     mode = op.attrs["mode"].name
     relu = ", ReluPreMode::NormalRelu" if op.attrs.get("relu") else ""
+    if op.attrs.get("offset"):
+        r0, c0 = (ctx.cexpr(e) for e in op.scalars)
+        return [f"TEXTRACT<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}"
+                f"{relu}>({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {r0}, {c0});"]
     return [f"TMOV<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}{relu}>"
             f"({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])});"]
 
@@ -247,4 +350,6 @@ def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
 instruction("copy", FAMILY, _copy_sim, vector("copy", "copy", flops=False), call_cpp("TMOV"))
 instruction("extract", FAMILY, _extract_sim, PATH, _extract_cpp)
 instruction("fixpipe", FAMILY, _fixpipe_sim, PATH, _fixpipe_cpp)
-instruction("ub_to_l1", FAMILY, _ub_to_l1_sim, PATH, call_cpp("TMOV"))
+instruction("ub_to_l1", FAMILY, ub_to_l1_sim, PATH, call_cpp("TMOV"))
+instruction("to_bias", FAMILY, _to_table_sim, PATH, call_cpp("TMOV"), pipe=PipeType.MTE1)
+instruction("to_scaling", FAMILY, _to_table_sim, PATH, call_cpp("TMOV"), pipe=PipeType.FIX)

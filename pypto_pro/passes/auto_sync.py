@@ -73,12 +73,16 @@ def _lock_body(body: list[Stmt]) -> list[Stmt]:
     for s in body:
         if isinstance(s, TileOp):
             seen: list[tuple[Buffer, Expr]] = []
-            slots: set[tuple[int, int]] = set()
+            slots: set[tuple[int, str]] = set()  # (group, lock id) of every distinct slot
             for t in s.tile_operands():  # every distinct slot: an op may read one slot and write another
                 root = _managed(t)
-                if root is not None and (root.uid, id(t.slot)) not in slots:
-                    slots.add((root.uid, id(t.slot)))
-                    seen.append((root, slot_id(root.mutex_ids, t.slot)))
+                if root is None:
+                    continue
+                ev = slot_id(root.mutex_ids, t.slot)  # two g.current() operands of a one-id group: one lock
+                key = (root.uid, repr(ev) if isinstance(ev, Const) else f"slot {id(t.slot)}")
+                if key not in slots:
+                    slots.add(key)
+                    seen.append((root, ev))
             for root, ev in seen:
                 out.append(SyncOp("lock", s.pipe, None, ev, s.loc, origin=f"acquire {root.name}"))
             out.append(s)

@@ -32,6 +32,9 @@ def _torch():
     return torch
 
 
+_TORCH_FP8 = {"float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2", "float8_e8m0fnu": "float8_e8m0fnu"}
+
+
 def to_numpy(value: Any, name: str) -> np.ndarray | None:
     """A zero-copy NumPy view of a CPU torch tensor or NumPy array (None if neither)."""
     if isinstance(value, np.ndarray):
@@ -43,6 +46,10 @@ def to_numpy(value: Any, name: str) -> np.ndarray | None:
         if value.dtype == torch.bfloat16:
             import ml_dtypes
             return value.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        fp8 = _TORCH_FP8.get(str(value.dtype).removeprefix("torch."))
+        if fp8 is not None:  # NumPy has no fp8: the same bytes as ml_dtypes' type
+            import ml_dtypes
+            return value.view(torch.uint8).numpy().view(getattr(ml_dtypes, fp8))
         try:
             return value.numpy()
         except (TypeError, RuntimeError) as exc:
@@ -128,6 +135,11 @@ def check_tensor(kernel_name: str, p: TensorParam, v: Any, dtypes: dict[str, Dat
         want = var
     if got != want and want in UNCHECKED_DTYPES and arr.dtype.itemsize == want.itemsize:
         arr, got = arr.view(want.np_dtype), want  # the real runtime checks no torch dtype for these: bytes as-is
+    elif got != want and arr.dtype == np.uint8 and (want.bits == 8 or want.packed) and not want.is_int():
+        # the 8-bit and packed 4-bit float types without a torch dtype of their own (HF8, E8M0, FP4) travel as
+        # uint8 tensors of their bytes, as the real runtime takes them
+        arr = arr.view(want.np_dtype) if want.np_dtype is not None else arr
+        got = want
     if got != want:
         raise LaunchError(f"{kernel_name}: Tensor parameter '{p.name}' dtype mismatch: expected {want.name} "
                           f"({want.np_dtype}), got {dtype_name(v)}", kind="type")

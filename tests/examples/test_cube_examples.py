@@ -289,8 +289,8 @@ def _bias_kernel(fill: str):
                                   mutex_ids=[0])[0]
         b_l1 = pl.make_tile_group(type=pl.TileType([64, BIAS_N], pl.DT_FP16, pl.MemorySpace.Mat), addrs=[0x4000],
                                   mutex_ids=[1])[0]
-        bias_l1 = pl.make_tile_group(type=pl.TileType([16, BIAS_N], pl.DT_FP32, pl.MemorySpace.Mat),  # 16 rows:
-                                     addrs=[0x8000], mutex_ids=[2])[0]                                # fractals
+        bias_l1 = pl.make_tile_group(type=pl.TileType([1, BIAS_N], pl.DT_FP32, pl.MemorySpace.Mat),
+                                     addrs=[0x8000], mutex_ids=[2])[0]
         xa = pl.make_tile_group(type=pl.TileType([64, 64], pl.DT_FP16, pl.MemorySpace.Left), addrs=[0],
                                 mutex_ids=[3])[0]
         xb = pl.make_tile_group(type=pl.TileType([64, BIAS_N], pl.DT_FP16, pl.MemorySpace.Right), addrs=[0],
@@ -329,13 +329,24 @@ def test_matmul_bias_operand_compiles_but_reads_unwritten_bias(arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("fill,match", [
-    ("load", r"pl.load loads into Vec \(UB\) or Mat \(L1\) tiles only; 'bt' is in Bias"),
-    ("move", r"pl.move has no Mat -> Bias path"),
-])
-def test_matmul_bias_cannot_be_filled(arch, fill, match):
-    with pytest.raises(CompileError, match=match):
-        pl.jit(_bias_kernel(fill), arch=arch).compile()
+def test_matmul_bias_cannot_be_loaded(arch):
+    with pytest.raises(CompileError, match=r"pl.load loads into Vec \(UB\) or Mat \(L1\) tiles only; 'bt' is in Bias"):
+        pl.jit(_bias_kernel("load"), arch=arch).compile()
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_matmul_bias_through_l1(arch):
+    """GM -> Mat (fp32 here) -> Bias (pl.move, MTE1), then matmul adds it to every row."""
+    kern = pl.jit(_bias_kernel("move"), arch=arch)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, BIAS_N)).astype(np.float16)
+    bias = rng.standard_normal((1, BIAS_N)).astype(np.float32)
+    c = np.zeros((64, BIAS_N), np.float32)
+    report = kern[None, 1](a, b, bias, c)
+    assert not report.faults
+    ref = a.astype(np.float64) @ b.astype(np.float64) + bias
+    np.testing.assert_allclose(c, ref, rtol=1e-6, atol=1e-5)
 
 
 # =================================================================================================

@@ -172,8 +172,8 @@ def matmul_dst_shape(x: T16):
         pl.matmul(acc, a, b)  # <- here
 
 
-@case(r"the Cube multiplies DT_FP16 x DT_FP16, DT_BF16 x DT_BF16, DT_INT8 x DT_INT8, DT_FP32 x DT_FP32; "
-      r"not DT_FP16 x DT_INT8")
+@case(r"the Cube multiplies DT_FP16 x DT_FP16, DT_BF16 x DT_BF16, DT_INT8 x DT_INT8, DT_FP32 x DT_FP32, DT_HF8 x "
+      r"DT_HF8, .*; not DT_FP16 x DT_INT8")
 def matmul_fp16_x_int8(x: T16):
     a = pl.make_tile(LEFT16, addr=0)
     b = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Right), addr=0)
@@ -274,7 +274,8 @@ def move_float_offset(x: T16):
         pl.move(a, l1, offset=[0, 0.5])  # <- here
 
 
-@case(r"pl.move has no Vec -> Left path in this release \(supported: Vec->Vec, Mat->Left, Mat->Right, Acc->Vec, Vec->Mat\)")
+@case(r"pl.move has no Vec -> Left path in this release \(supported: Vec->Vec, Mat->Left, Mat->Right, Acc->Vec, Vec->Mat, "
+      r"Mat->Bias, Mat->Scaling\)")
 def move_vec_to_left(x: T16):
     ub = pl.make_tile(VEC16, addr=0)
     a = pl.make_tile(LEFT16, addr=0)
@@ -372,7 +373,7 @@ def store_int32_acc_to_fp16(x: T16):
         pl.store(x, acc, [0, 0])  # <- here
 
 
-@case(r"the fixpipe converts DT_FP32 accumulators to DT_FP32, DT_FP16, DT_BF16, not DT_INT8")
+@case(r"the fixpipe converts DT_FP32 accumulators to DT_FP32, DT_FP16, DT_BF16, DT_HF8, not DT_INT8")
 def store_fp32_acc_to_int8(x: I8T):
     acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():

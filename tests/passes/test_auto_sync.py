@@ -112,3 +112,30 @@ def test_dumps_written_for_every_stage(tmp_path):
                      "lowered.vector.txt", "sim_program.vector.py"]
     lowered = (tmp_path / "add_fn" / "lowered.vector.txt").read_text()
     assert "wait_flag(V, MTE2" in lowered and "<- auto:" in lowered
+
+
+def test_matmul_acc_on_one_current_slot_locks_it_once():
+    """pl.matmul_acc(acc.current(), acc.current(), ...) names one slot twice: one lock, not a double lock
+    that would hang the hardware."""
+    import numpy as np
+    import pypto_pro.language as pl
+    T = 64
+
+    def kernel(a: pl.Tensor[[T, T], pl.DT_FP16], b: pl.Tensor[[T, T], pl.DT_FP16], out: pl.Tensor[[T, T], pl.DT_FP32]):
+        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0, mutex_ids=[0])
+        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0x8000, mutex_ids=[1])
+        al = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, pl.MemorySpace.Left), addrs=0, mutex_ids=[2])
+        br = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, pl.MemorySpace.Right), addrs=0, mutex_ids=[3])
+        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, pl.MemorySpace.Acc), addrs=0, mutex_ids=[4])
+        with pl.section_cube():
+            pl.load(a1.current(), a, [0, 0])
+            pl.load(b1.current(), b, [0, 0])
+            pl.move(al.current(), a1.current())
+            pl.move(br.current(), b1.current())
+            pl.matmul(acc.current(), al.current(), br.current())
+            pl.matmul_acc(acc.current(), acc.current(), al.current(), br.current())
+            pl.store(out, acc.current(), [0, 0])
+    a = np.ones((T, T), np.float16)
+    out = np.zeros((T, T), np.float32)
+    report = pl.jit(kernel, auto_mutex=True, arch="a5")(a, a, out)
+    assert report.faults == [] and (out == 2 * T).all()

@@ -77,7 +77,8 @@ class ProgramRunner:
         for b in program.buffers:
             mem, owner = memories[b.space]
             if not b.joins:
-                self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner)
+                self.states[b.uid] = SlotState.create(b, mem.slot_views(b), owner,
+                                                      b.tile_type.effective_layout(mem.arch_name))
         for b in program.buffers:  # a join of tiles (if / helper return): its members' slots and valid shapes
             if b.joins:
                 parts = [self.states[m.uid] for m in b.joins]

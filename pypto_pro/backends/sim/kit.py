@@ -94,9 +94,12 @@ def fault(op, message: str, cls: type[SimulationError] = SimulationError) -> Sim
 
 
 class TileAccess:
-    """Static facts of one tile operand, for building access records cheaply."""
+    """Static facts of one tile operand, for building access records cheaply.
 
-    __slots__ = ("st", "space", "addrs", "keys", "labels", "row_bytes", "item", "label", "views", "valid")
+    A record covers the bytes a region from ``[0, 0]`` touches in the tile's layout: rows of a
+    row-major tile; columns, block columns or block rows of the others (``layouts.region_rows``)."""
+
+    __slots__ = ("st", "space", "addrs", "keys", "labels", "row_bytes", "item", "label", "views", "valid", "boxed")
 
     def __init__(self, st: SlotState):
         b = st.buffer
@@ -110,16 +113,23 @@ class TileAccess:
         self.item = b.tile_type.dtype.itemsize
         self.row_bytes = b.tile_type.cols * self.item
         self.label = b.name
+        self.boxed = st.layout.name != "ND"
+
+    def _rows(self, rows: int, cols: int) -> tuple[int, int, int]:
+        if self.boxed:
+            from pypto_pro.arch.layouts import region_rows
+            return region_rows(self.st.buffer.tile_type, self.st.layout, rows, cols)
+        return rows, self.row_bytes, cols * self.item
 
     def access(self, slot: int, rows: int, cols: int, write: bool) -> tuple:
-        return (self.keys[slot], write, self.labels[slot], rows, self.row_bytes, cols * self.item)
+        return (self.keys[slot], write, self.labels[slot], *self._rows(rows, cols))
 
     def window(self, slot: int, r0: int, rows: int, cols_end: int, write: bool = False) -> tuple:
         """Rows ``r0 .. r0+rows`` up to column ``cols_end`` (accesses cover whole leading rows)."""
-        return (self.keys[slot], write, self.labels[slot], r0 + rows, self.row_bytes, cols_end * self.item)
+        return (self.keys[slot], write, self.labels[slot], *self._rows(r0 + rows, cols_end))
 
     def written(self, slot: int, rows: int, cols: int) -> tuple:
-        return ((self.st.core, self.space), self.addrs[slot], rows, self.row_bytes, cols * self.item)
+        return ((self.st.core, self.space), self.addrs[slot], *self._rows(rows, cols))
 
 
 def tiles(op: TileOp, env: SimEnv) -> list[TileAccess]:
@@ -127,17 +137,23 @@ def tiles(op: TileOp, env: SimEnv) -> list[TileAccess]:
     return [TileAccess(env.states[t.buffer.uid]) for t in (op.dst, *op.srcs) if isinstance(t, TileRef)]
 
 
-def deferred(compute: Callable[[np.ndarray], None], dst: np.ndarray) -> Callable[[bool], Callable | None]:
-    """Numerics with reads at start and writes at commit: compute into scratch, copy at commit."""
+def deferred(compute: Callable[[np.ndarray], None], dst) -> Callable[[bool], Callable | None]:
+    """Numerics with reads at start and writes at commit: compute into scratch, copy at commit
+    (a boxed tile's region is always computed into scratch and scattered into its bytes)."""
+    boxed = not isinstance(dst, np.ndarray)  # a fractal.Region
+
     def run(defer: bool) -> Callable | None:
-        if not defer:
+        if not defer and not boxed:
             compute(dst)
             return None
-        scratch = np.empty_like(dst)
+        scratch = np.empty(dst.shape, dst.dtype)
         compute(scratch)
 
         def commit() -> None:
             dst[...] = scratch
+        if not defer:
+            commit()
+            return None
         return commit
     return run
 

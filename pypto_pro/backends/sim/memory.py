@@ -1,7 +1,8 @@
 """Byte-addressed model of a core's on-chip memories: one ``uint8`` NumPy array per space.
 
-A tile is a zero-copy ``view(dtype).reshape(rows, cols)`` of its byte range, so tiles at
-overlapping addresses really share bytes, as on the chip.
+A tile is a view of its byte range in its layout's arrangement (``fractal.tile_view``: zero-copy
+for ND and DN, gathered through the fractal offsets for boxed layouts), so tiles at overlapping
+addresses really share bytes, as on the chip.
 
 Each space lives in an anonymous memory map, so :meth:`CoreMemory.release` can hand its pages back
 to the operating system between launches (the views stay valid; the bytes read as zero until
@@ -16,6 +17,7 @@ import mmap
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
+from pypto_pro.backends.sim import fractal
 from pypto_pro.ir.nodes import Buffer
 from pypto_pro.language.enums import MemorySpace
 
@@ -33,6 +35,7 @@ def _zeros(nbytes: int) -> tuple[np.ndarray, mmap.mmap | None]:
 
 class CoreMemory:
     def __init__(self, arch: ArchModel, spaces: tuple[MemorySpace, ...] = tuple(MemorySpace)):
+        self.arch_name = arch.name
         self.arrays: dict[MemorySpace, np.ndarray] = {}
         self._maps: list[mmap.mmap] = []
         for s in spaces:
@@ -47,11 +50,9 @@ class CoreMemory:
         for mm in self._maps:
             mm.madvise(_DONTNEED)
 
-    def tile_view(self, buf: Buffer, slot: int) -> np.ndarray:
+    def tile_view(self, buf: Buffer, slot: int) -> np.ndarray | fractal.Region:
         tt = buf.tile_type
-        addr = buf.addrs[slot]
-        raw = self.arrays[buf.space][addr:addr + tt.nbytes]
-        return raw.view(tt.dtype.np_dtype).reshape(tt.rows, tt.cols)
+        return fractal.tile_view(self.arrays[buf.space][buf.addrs[slot]:], tt, tt.effective_layout(self.arch_name))
 
-    def slot_views(self, buf: Buffer) -> list[np.ndarray]:
+    def slot_views(self, buf: Buffer) -> list:
         return [self.tile_view(buf, i) for i in range(buf.depth)]

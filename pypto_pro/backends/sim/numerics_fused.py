@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto_pro.backends.sim.numerics import FP16, FP32, Scalar, _elementwise2, _scalar
+from pypto_pro.backends.sim.numerics import FP32, Scalar, _elementwise2, _scalar
 
 PART_UFUNC = {"partadd": np.add, "partmax": np.maximum, "partmin": np.minimum, "partmul": np.multiply}
 

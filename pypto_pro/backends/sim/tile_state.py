@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pypto_pro.ir.nodes import Buffer
+from pypto_pro.language.enums import ND, TensorLayout
 
 
 @dataclass
@@ -21,12 +22,13 @@ class SlotState:
     buffer: Buffer
     core: int = 0  # which core of the block owns the memory these views are in
     initial: tuple[int, int] = (0, 0)
+    layout: TensorLayout = ND  # how the slot's bytes are arranged (the tile's layout on the arch)
 
     @classmethod
-    def create(cls, buf: Buffer, views: list[np.ndarray], core: int = 0) -> "SlotState":
+    def create(cls, buf: Buffer, views: list, core: int = 0, layout: TensorLayout = ND) -> "SlotState":
         tt = buf.tile_type
         init = tt.static_valid or tt.shape
-        return cls(views, [list(init) for _ in views], buf, core, init)
+        return cls(views, [list(init) for _ in views], buf, core, init, layout)
 
     def reset(self) -> None:
         for v in self.valid:

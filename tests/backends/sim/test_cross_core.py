@@ -228,7 +228,6 @@ def make_direct_kernel(bug: str | None = None):
         a0 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Left), addrs=[0], mutex_ids=[3])
         b0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Right), addrs=[0], mutex_ids=[4])
         acc_g = pl.make_tile_group(type=pl.TileType([R, N], pl.DT_FP32, Acc), addrs=0, mutex_ids=[5, 6])
-        half_t = pl.TileType([HALF, N], pl.DT_FP32, Acc)
         ub = pl.make_tile_group(type=pl.TileType([HALF, N], pl.DT_FP32, Vec), addrs=[0], mutex_ids=[7])[0]
         res_g = pl.make_tile_group(type=pl.TileType([HALF, N], pl.DT_FP32, Vec), addrs=0x1000, mutex_ids=[8, 9])
         tiles = x.shape[0] // R
@@ -247,7 +246,7 @@ def make_direct_kernel(bug: str | None = None):
                 pl.system.wait_cross_core(pipe=FIX, event_id=FREE)
                 for s in range(2):
                     mode = pl.AccToVecMode.SingleModeVec0 if s == 0 else pl.AccToVecMode.SingleModeVec1
-                    pl.move(ub, pl.make_view(acc, half_t, offset=s * HALF * N * 4), acc_to_vec_mode=mode)  # <- cube_move
+                    pl.move(ub, acc, offset=[s * HALF, 0], acc_to_vec_mode=mode)  # <- cube_move
                 pl.system.set_cross_core(pipe=FIX, event_id=READY)
             pl.system.wait_cross_core(pipe=FIX, event_id=FREE)
         with pl.section_vector():
