@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from pypto_pro.backends.sim import debug_log, gm_views
 from pypto_pro.backends.sim.kit import Prepared, fault
 from pypto_pro.errors_sim import OutOfBoundsError
@@ -181,7 +183,7 @@ def _dump_tile_sim(op: TileOp, env):
     head, window, layout = op.attrs["head"], op.attrs["window"], op.attrs["layout"]
 
     def dispatch(slot_i: int, *args) -> Prepared:
-        data, valid = st.views[slot_i], st.valid[slot_i]
+        view, valid = st.views[slot_i], st.valid[slot_i]
         if window:
             ro, co, rr, rc = (int(x) for x in args[:4])
             if ro < 0 or co < 0:
@@ -193,6 +195,7 @@ def _dump_tile_sim(op: TileOp, env):
         def run(defer: bool):
             if slot is None:
                 return None
+            data = np.asarray(view)  # logical values, also of a boxed (NZ) tile
             vr, vc = valid
             if not window:
                 slot.append(head + debug_log.tile_text(data, (vr, vc), tt.dtype, layout))
@@ -235,9 +238,10 @@ def _dump_acc_sim(op: TileOp, env):
         shown = (debug_log.window_bounds(rr, ro, rows), debug_log.window_bounds(rc, co, cols))
 
         def run(defer: bool):
-            copy = data.reshape(-1).copy()
+            now = np.asarray(data)  # the logical [rows, cols] values (an Acc tile is stored NZ: a Region)
+            copy = now.reshape(-1).copy()
             if slot is not None:
-                slot.append(head + debug_log.tile_window_text(data, (ro, co), (max(rr, 0), max(rc, 0)), shown,
+                slot.append(head + debug_log.tile_window_text(now, (ro, co), (max(rr, 0), max(rc, 0)), shown,
                                                               tt.dtype, "NZ", "Acc"))
 
             def commit() -> None:

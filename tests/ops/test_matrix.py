@@ -128,15 +128,6 @@ def test_mat_to_bias_rejects_a_table_overflow():
         pl.jit(kernel, arch="a5").compile()
 
 
-def test_cross_core_sync_mode_other_than_intra_block_is_located():
-    def kernel(a: pl.Tensor[[T, T], pl.DT_FP16]):
-        with pl.section_cube():
-            pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=0,
-                                     sync_mode=pl.CrossCoreSyncMode.INTER_BLOCK)
-    with pytest.raises(CompileError, match=r"sync_mode=INTER_BLOCK\) is not supported yet"):
-        pl.jit(kernel, arch="a5").compile()
-
-
 def test_tmov_copies_the_destination_valid_shape_and_a_tail_store_leaves_the_rest():
     """A Mat holding 40 valid rows moved into a full Left tile (TMOV copies dst's valid shape), a full
     matmul, and a store of the Acc's 40 valid rows: the rows past the tail never reach GM."""
