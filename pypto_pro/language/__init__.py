@@ -16,6 +16,7 @@ from pypto_pro.language.ops import (OPERATIONS, get_block_idx, get_block_num, ge
 from pypto_pro.language.resources import addptr, make_ptr, make_tensor, make_tuple, setval, struct, struct_array
 from pypto_pro.language.scalars import const, constexpr
 from pypto_pro.language.tile_type import TileType
+from pypto_pro.language.vf import Vf, vector_function
 from pypto_pro.language.types import DYNAMIC, STATIC, Constexpr, DTypeVar, MemRef, Ptr, Scalar, Tensor, Tile
 
 globals().update({d.name: d for d in _dtypes.ALL_DTYPES})

@@ -5,4 +5,5 @@ functions) and ``INSTRUCTIONS`` (the IR instructions they emit). See ``decl.py``
 """
 from pypto_pro.ops import (conversion, data_movement, element_access, elementwise, matrix, move,  # noqa: F401
                            reduction, resources)
+from pypto_pro.ops import vf  # noqa: F401,E402  (register-level VF ops: ops/vf/)
 from pypto_pro.ops.decl import APIS, INSTRUCTIONS, Api, Instruction  # noqa: F401

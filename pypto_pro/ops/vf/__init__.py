@@ -1,0 +1,8 @@
+"""VF (vector function) operation declarations: the ``vf.*`` API of ``@pl.vector_function`` bodies
+and the VF instructions it emits (``decl.py`` says how one is declared), plus the ``vf_call``
+tile-level instruction a call of a vector function is (``call.py``).
+
+Importing this package registers every declaration.
+"""
+from pypto_pro.ops.vf import arith, call, memory, reduce  # noqa: F401
+from pypto_pro.ops.vf.decl import VF_INSTRS, VF_STUBS  # noqa: F401

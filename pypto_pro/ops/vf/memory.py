@@ -1,0 +1,385 @@
+"""VF masks, broadcasts and UB <-> register moves: ``vf.create_mask``, ``vf.update_mask``,
+``vf.full``, ``vf.load_align``, ``vf.store_align``, ``vf.mem_bar``, ``vf.create_addr_reg``.
+
+Numerics (the real pages ``vf_computation/{mask_operations,data_movement}``; CCE ``pset`` / ``plt`` /
+``vdup`` / ``vlds`` / ``vsts``): a register is 256 bytes; a mask has one bit per register byte and
+element ``i`` of a ``w``-byte type is active when bit ``w * i`` is set. Loads and stores check
+their address alignment at run time (32 bytes for the contiguous modes, the element width for the
+broadcast and first-element modes).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pypto_pro.backends.sim.kit import fault
+from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, merge, np_of, set_active, view, width
+from pypto_pro.frontend.scalars import is_scalar_value
+from pypto_pro.frontend.vf.values import AddrValue, RegValue
+from pypto_pro.ir.expr import Const, convert
+from pypto_pro.ir.vf import MemRef
+from pypto_pro.language.dtypes import DT_FP32, DT_INT64
+from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MergeMode, StoreDist)
+from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf.decl import vf_api, vf_instr
+
+FAMILY = "vf_data_movement"
+
+
+def _cpp(spelling: str):
+    return lambda instr: spelling
+
+
+# ---- masks -------------------------------------------------------------------------------------------
+
+_PATTERN_N = {"VL1": 1, "VL2": 2, "VL3": 3, "VL4": 4, "VL8": 8, "VL16": 16, "VL32": 32, "VL64": 64, "VL128": 128}
+
+
+def pattern_lanes(pattern: str, n: int) -> np.ndarray:
+    """The element predicate of a ``MaskPattern`` over ``n`` lanes (``pset``)."""
+    i = np.arange(n)
+    if pattern == "ALL":
+        return np.ones(n, np.bool_)
+    if pattern == "ALLF":
+        return np.zeros(n, np.bool_)
+    if pattern in _PATTERN_N:
+        return i < _PATTERN_N[pattern]
+    if pattern == "M3":
+        return i % 3 == 0
+    if pattern == "M4":
+        return i % 4 == 0
+    if pattern == "H":
+        return i < n // 2
+    if pattern == "Q":
+        return i < n // 4
+    raise ValueError(pattern)
+
+
+def _check_create_mask(p, node, a):
+    pattern = c.enum_arg(p, a, "pattern", MaskPattern, MaskPattern.ALL)
+    dt = c.dtype_arg(p, a, "dtype", DT_FP32)
+    d = c.dst(p, c.MASK, dt)
+    c.emit(p, node, "pset", (d,), (), pattern=pattern.name, dtype=dt)
+    return d
+
+
+def _sim_pset(instr):
+    uid, dt = instr.dsts[0].uid, instr.attrs["dtype"]
+    act = pattern_lanes(instr.attrs["pattern"], lanes(dt))
+
+    def run(rf, mem, bases):
+        set_active(rf.m[uid], act, dt)
+    return run
+
+
+def _check_update_mask(p, node, a):
+    dt = c.dtype_arg(p, a, "dtype", DT_FP32)
+    n = c.scalar(p, a, "scalar", DT_INT64)
+    d = c.dst(p, c.MASK, dt)
+    c.emit(p, node, "plt", (d,), (n,), dtype=dt)
+    return d
+
+
+def _sim_plt(instr):
+    uid, dt = instr.dsts[0].uid, instr.attrs["dtype"]
+    idx = np.arange(lanes(dt))
+
+    def run(rf, mem, bases, n):
+        set_active(rf.m[uid], idx < (n & 0xFFFFFFFF), dt)  # the scalar is passed as a uint32_t
+    return run
+
+
+vf_api(FAMILY, "create_mask", "pattern=None, dtype=None",
+       "Create a predicate mask register from a MaskPattern (default ALL) at the granularity of dtype "
+       "(default FP32).", _check_create_mask)
+vf_api(FAMILY, "update_mask", "scalar, dtype=None",
+       "A predicate whose lowest min(scalar, lanes) elements are active (plt; the scalar is not changed).",
+       _check_update_mask)
+vf_instr("pset", FAMILY, _sim_pset, "VMASK", cpp=_cpp("pset_b{w}(PAT)"))
+vf_instr("plt", FAMILY, _sim_plt, "VMASK", cpp=_cpp("plt_b{w}(n, POST_UPDATE)"))
+
+
+# ---- broadcasts -----------------------------------------------------------------------------------------
+
+
+def _check_full(p, node, a):
+    src = a["scalar_or_src"]
+    m = c.mask(p, a, "mask", required=isinstance(src, RegValue))
+    mode = c.enum_arg(p, a, "mode", MergeMode, MergeMode.ZEROING)
+    if isinstance(src, RegValue):
+        r = c.reg(p, a, "scalar_or_src")
+        if a["dtype"] is not None and a["dtype"] is not r.dtype:
+            p.fail(a.node("dtype"), f"vf.full(): the register is {r.dtype.name}; dtype must match or be omitted")
+        pos = c.enum_arg(p, a, "pos", DuplicatePos, DuplicatePos.LOWEST)
+        d = c.dst(p, c.VREG, r.dtype)
+        c.emit(p, node, "vdup_reg", (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=mode is MergeMode.MERGING,
+               highest=pos is DuplicatePos.HIGHEST, lanes=lanes(r.dtype))
+        return d
+    if a["pos"] is not None:
+        p.fail(a.node("pos"), "vf.full(): 'pos' selects the element of a source register; a scalar has none")
+    dt = c.dtype_arg(p, a, "dtype")
+    if dt is None:
+        p.fail(node, "vf.full(): broadcasting a scalar needs dtype= (the register's element type)")
+    value = c.scalar(p, a, "scalar_or_src", dt)
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vdup", (d,), (value, c.read(m)), dtype=dt, merging=mode is MergeMode.MERGING, lanes=lanes(dt))
+    return d
+
+
+def _sim_vdup(instr):
+    uid, dt, merging = instr.dsts[0].uid, instr.attrs["dtype"], instr.attrs["merging"]
+    mk = instr.args[1]
+    t = np_of(dt)
+
+    def run(rf, mem, bases, value):
+        out = view(rf.v[uid], dt)
+        res = np.full(out.shape, value, dtype=np.float64 if dt.is_float() else object).astype(t)
+        if mk is None:
+            out[:] = res
+        else:
+            merge(out, res, active(rf.m[mk.reg.uid], dt), merging)
+    return run
+
+
+def _sim_vdup_reg(instr):
+    uid, dt, merging = instr.dsts[0].uid, instr.attrs["dtype"], instr.attrs["merging"]
+    src, mk = instr.args
+    pick = -1 if instr.attrs["highest"] else 0
+
+    def run(rf, mem, bases):
+        out = view(rf.v[uid], dt)
+        res = np.full_like(out, view(rf.v[src.reg.uid], src.dtype)[pick])
+        merge(out, res, active(rf.m[mk.reg.uid], dt), merging)
+    return run
+
+
+vf_api(FAMILY, "full", "scalar_or_src, mask=None, dtype=None, mode=None, pos=None",
+       "Broadcast a scalar (dtype= required) or the lowest / highest element of a register into every active "
+       "lane (vdup).", _check_full)
+vf_instr("vdup", FAMILY, _sim_vdup, "VDUP", cpp=_cpp("vdup(dst, value, mask, MODE)"))
+vf_instr("vdup_reg", FAMILY, _sim_vdup_reg, "VDUP", cpp=_cpp("vdup(dst, src, mask, POS, MODE)"))
+
+
+# ---- loads ---------------------------------------------------------------------------------------------
+
+# dist -> (bytes read, element width the dist works at (0: the register dtype's), alignment (0: width))
+_LOAD = {"NORM": (VL, 0, 32), "BRC": (None, 0, 0), "BRC_B8": (1, 1, 1), "BRC_B16": (2, 2, 2),
+         "BRC_B32": (4, 4, 4), "US": (VL // 2, 0, 32), "US_B8": (VL // 2, 1, 32), "US_B16": (VL // 2, 2, 32),
+         "DS": (2 * VL, 0, 32), "DS_B8": (2 * VL, 1, 32), "DS_B16": (2 * VL, 2, 32),
+         "UNPK_B8": (VL // 2, 1, 32), "UNPK_B16": (VL // 2, 2, 32), "UNPK_B32": (VL // 2, 4, 32),
+         "DINTLV_B8": (2 * VL, 1, 32), "DINTLV_B16": (2 * VL, 2, 32), "DINTLV_B32": (2 * VL, 4, 32)}
+
+
+def _load_kind(dist: str, w: int) -> tuple[int, int, int]:
+    nbytes, dw, align = _LOAD[dist]
+    dw = dw or w
+    return (nbytes if nbytes is not None else dw), dw, (align or dw)
+
+
+def _check_load_align(p, node, a):
+    ptr = c.tile_ptr(p, a, "src")
+    dt = c.dtype_arg(p, a, "dtype", ptr.dtype)
+    dist = c.enum_arg(p, a, "dist", LoadDist, LoadDist.NORM, allowed=tuple(_LOAD))
+    mode = c.enum_arg(p, a, "data_copy_mode", DataCopyMode, None)
+    if mode is not None and mode.name != "NORM":
+        p.fail(a.node("data_copy_mode"), f"vf.load_align(): data_copy_mode={mode.name} is not supported yet")
+    if a["post_update"]:
+        p.fail(a.node("post_update"), "vf.load_align(): post_update=True is not supported yet")
+    if isinstance(p.target_value(), RegValue) and p.target_value().is_mask:
+        p.fail(node, "vf.load_align() into a mask register is not supported yet")
+    if isinstance(a["offset"], RegValue):
+        p.fail(a.node("offset"), "vf.load_align(): a mask offset (DATA_BLOCK_COPY) is not supported yet")
+    addr = c.address(p, node, ptr, c.element_offset(p, a, "offset", ptr), write=False)
+    nbytes, dw, align = _load_kind(dist.name, c.width(dt))
+    if dist.name.startswith("DINTLV"):
+        d0, d1 = c.dst(p, c.VREG, dt, 0), c.dst(p, c.VREG, dt, 1)
+        c.emit(p, node, "vlds", (d0, d1), (addr,), dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw, align=align)
+        return d0, d1
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vlds", (d,), (addr,), dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw, align=align)
+    return d
+
+
+def _aligned(instr, addr: int, align: int) -> None:
+    if addr % align:
+        raise fault(instr, f"vf.{instr.attrs.get('api', instr.op)}: UB address {addr} is not {align}-byte aligned "
+                           f"(dist {instr.attrs.get('dist', 'NORM')})")
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _sim_vlds(instr):
+    at = instr.attrs
+    dist, nbytes, dw, align = at["dist"], at["nbytes"], at["dw"], at["align"]
+    tile = instr.args[0].tile
+    uids = [d.uid for d in instr.dsts]
+    ut = _UINT[dw]
+
+    def run(rf, mem, bases, off):
+        addr = bases[tile] + off
+        _aligned(instr, addr, align)
+        raw = mem[addr:addr + nbytes]
+        out = rf.v[uids[0]]
+        if dist == "NORM":
+            out[:] = raw
+        elif dist.startswith("BRC"):
+            out.view(ut)[:] = raw.view(ut)[0]
+        elif dist.startswith("US"):
+            out.view(ut)[:] = np.repeat(raw.view(ut), 2)
+        elif dist.startswith("DS"):
+            out.view(ut)[:] = raw.view(ut)[::2]
+        elif dist.startswith("UNPK"):
+            wide = _UINT[2 * dw] if 2 * dw in _UINT else None
+            out.view(wide)[:] = raw.view(ut).astype(wide)
+        else:  # DINTLV: even elements -> first register, odd -> second
+            src = raw.view(ut)
+            out.view(ut)[:] = src[0::2]
+            rf.v[uids[1]].view(ut)[:] = src[1::2]
+    return run
+
+
+def _mem_load(instr):
+    tile, nbytes = instr.args[0].tile, instr.attrs["nbytes"]
+    return lambda off: ((tile, off, nbytes, False),)
+
+
+vf_api(FAMILY, "load_align", "src, offset=None, dtype=None, dist=None, data_copy_mode=None, block_stride=None, "
+       "post_update=False",
+       "Load a register from a UB tile at an element offset (int, [row, col] or an address register) with a "
+       "LoadDist distribution (vlds).", _check_load_align)
+vf_instr("vlds", FAMILY, _sim_vlds, "VLDS", mem=_mem_load, cpp=_cpp("vlds(dst, src, offset, DIST)"))
+
+
+# ---- stores --------------------------------------------------------------------------------------------
+
+_STORES = ("NORM", "NORM_B16", "FIRST_ELEMENT", "PACK", "PACK4")
+
+
+def _check_store_align(p, node, a):
+    ptr = c.tile_ptr(p, a, "dst")
+    src = a["src"]
+    extra = list(a["args"])
+    if not isinstance(src, RegValue):
+        p.fail(a.node("src"), f"vf.store_align(): 'src' must be a register, got {p.describe(src)}")
+    if src.is_mask:
+        p.fail(a.node("src"), "vf.store_align() of a mask register is not supported yet")
+    dist = c.enum_arg(p, a, "dist", StoreDist, StoreDist.NORM, allowed=_STORES)
+    mode = c.enum_arg(p, a, "data_copy_mode", DataCopyMode, None)
+    if mode is not None and mode.name != "NORM":
+        p.fail(a.node("data_copy_mode"), f"vf.store_align(): data_copy_mode={mode.name} is not supported yet")
+    if a["post_update"]:
+        p.fail(a.node("post_update"), "vf.store_align(): post_update=True is not supported yet")
+    if not extra or not (isinstance(extra[0], RegValue) and extra[0].is_mask):
+        p.fail(node, "vf.store_align(dst, src, mask[, offset]): the mask register is required")
+    if len(extra) > 2:
+        p.fail(node, f"vf.store_align(dst, src, mask[, offset]) takes at most 4 positional arguments, got "
+                     f"{2 + len(extra)}")
+    m = extra[0]
+    offset = extra[1] if len(extra) == 2 else None
+    if isinstance(offset, AddrValue):
+        elements = convert(offset.offset, DT_INT64)
+    elif offset is None:
+        elements = Const(0, DT_INT64)
+    else:
+        elements = _offset_value(p, node, ptr, offset)
+    addr = c.address(p, node, ptr, elements, write=True)
+    w = c.width(src.dtype)
+    if dist.name == "FIRST_ELEMENT":
+        nbytes, align = w, w
+    elif dist.name == "PACK":
+        nbytes, align = VL // 2, 32
+    elif dist.name == "PACK4":
+        nbytes, align = VL // 4, 32
+    else:
+        nbytes, align = VL, 32
+    c.emit(p, node, "vsts", (), (c.read(src), c.read(m), addr), dist=dist.name, dtype=src.dtype, nbytes=nbytes,
+           align=align, lanes=lanes(src.dtype))
+    return None
+
+
+def _offset_value(p, node, ptr, offset):
+    class _One:  # reuse the element-offset rules on one positional value
+        display = "vf.store_align"
+
+        def __getitem__(self, k):
+            return offset
+
+        def node(self, k):
+            return node
+    if not (is_scalar_value(offset) or isinstance(offset, (list, tuple))):
+        p.fail(node, f"vf.store_align(): the offset is an int, [row, col] or an address register, got "
+                     f"{p.describe(offset)}")
+    return c.element_offset(p, _One(), "offset", ptr)
+
+
+def _sim_vsts(instr):
+    at = instr.attrs
+    src, mk, mref = instr.args
+    dist, dt, nbytes, align = at["dist"], at["dtype"], at["nbytes"], at["align"]
+    tile = mref.tile
+    w = c.width(dt)
+    t = np_of(dt)
+
+    def run(rf, mem, bases, off):
+        addr = bases[tile] + off
+        _aligned(instr, addr, align)
+        reg = rf.v[src.reg.uid]
+        if dist == "FIRST_ELEMENT":
+            mem[addr:addr + w] = reg[:w]
+            return
+        act = active(rf.m[mk.reg.uid], dt)
+        if dist in ("NORM", "NORM_B16"):
+            dst = mem[addr:addr + VL].view(t)
+            np.copyto(dst, reg.view(t), where=act)
+            return
+        part = w // 2 if dist == "PACK" else w // 4  # the low half / quarter of each active element
+        lanes_b = reg.reshape(-1, w)[act][:, :part].reshape(-1)
+        mem[addr:addr + lanes_b.size] = lanes_b
+    return run
+
+
+def _mem_store(instr):
+    tile, nbytes = instr.args[2].tile, instr.attrs["nbytes"]
+    return lambda off: ((tile, off, nbytes, True),)
+
+
+vf_api(FAMILY, "store_align", "dst, src, *args, dist=None, data_copy_mode=None, block_stride=None, "
+       "repeat_stride=None, post_update=False",
+       "Store the active elements of a register to a UB tile: store_align(dst, src, mask[, offset]) (vsts).",
+       _check_store_align, results=0)
+vf_instr("vsts", FAMILY, _sim_vsts, "VSTS", mem=_mem_store, cpp=_cpp("vsts(src, dst, offset, DIST, mask)"))
+
+
+# ---- barriers, address registers ----------------------------------------------------------------------
+
+
+def _check_mem_bar(p, node, a):
+    c.emit(p, node, "mem_bar", (), (), mode=getattr(a["mode"], "name", None))
+    return None
+
+
+vf_api(FAMILY, "mem_bar", "mode=None",
+       "Order the VF unit's UB accesses (the simulator executes VF instructions in program order, so it is "
+       "a no-op for the numerics).", _check_mem_bar, results=0)
+vf_instr("mem_bar", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VNOP", cpp=_cpp("mem_bar(MODE)"))
+
+
+def _check_addr_reg(p, node, a):
+    total = None
+    for k in range(4):
+        index, stride = a[f"index{k}"], a[f"stride{k}"]
+        if index is None and stride is None:
+            continue
+        if index is None or stride is None:
+            p.fail(node, f"vf.create_addr_reg(): index{k} and stride{k} go together")
+        term = c._mul(p, node, c.scalar(p, a, f"index{k}", DT_INT64), c.scalar(p, a, f"stride{k}", DT_INT64))
+        total = term if total is None else c._add(p, node, total, term)
+    return AddrValue(total if total is not None else Const(0, DT_INT64), c.dtype_arg(p, a, "dtype", DT_INT64))
+
+
+vf_api(FAMILY, "create_addr_reg", "index0, stride0, index1=None, stride1=None, index2=None, stride2=None, "
+       "index3=None, stride3=None, dtype=None",
+       "An address register: sum(index_k * stride_k) elements, used as the offset of a load or store.",
+       _check_addr_reg)
+
+__all__ = ["pattern_lanes", "MemRef", "width"]
