@@ -58,7 +58,7 @@ def _check_astype(p, node, a):
 def convert_lanes(x: np.ndarray, dst: np.dtype, mode: str) -> np.ndarray:
     out = np.empty(x.shape, dst)
     if x.dtype in _CASTABLE and dst in _CASTABLE:
-        tile_cast(out, x, mode)
+        tile_cast(out.reshape(1, -1), x.reshape(1, -1), mode)
     elif dst.kind in "iu":
         with np.errstate(all="ignore"):
             wide = x.astype(np.float64) if x.dtype.kind == "f" else x.astype(np.int64)
