@@ -116,9 +116,7 @@ def _check_full(p, node, a):
         return d
     if a["pos"] is not None:
         p.fail(a.node("pos"), "vf.full(): 'pos' selects the element of a source register; a scalar has none")
-    dt = c.dtype_arg(p, a, "dtype")
-    if dt is None:
-        p.fail(node, "vf.full(): broadcasting a scalar needs dtype= (the register's element type)")
+    dt = c.dtype_arg(p, a, "dtype", DT_FP32)  # the real default (as vf.create_mask's)
     value = c.scalar(p, a, "scalar_or_src", dt)
     d = c.dst(p, c.VREG, dt)
     c.emit(p, node, "vdup", (d,), (value, c.read(m)), dtype=dt, merging=mode is MergeMode.MERGING, lanes=lanes(dt))

@@ -99,9 +99,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
         trace: list = []
         body(trace.append, *scalars)
         bases = [t.addrs[s] for t, s in zip(accs, slots)]
-        lo = [math.inf] * ntiles
-        hi_r = [0] * ntiles
-        hi_w = [0] * ntiles
+        boxes: dict[tuple[int, bool], list[int]] = {}  # (tile, write) -> [row0, row1, byte0, byte1]
         cycles = VF_START.value
         work = 0
         nbytes = 0
@@ -112,30 +110,37 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
             if f is None:
                 continue
             for tile, off, n, write in f(*sc):
-                size = accs[tile].st.buffer.slot_bytes
+                t = accs[tile]
+                size = t.st.buffer.slot_bytes
                 if off < 0 or off + n > size:
                     where = instrs[k]
                     raise fault(where, f"vf.{where.op} in '{fname}' accesses bytes {off}..{off + n} of tile "
-                                       f"'{accs[tile].label}', outside its {size} bytes")
+                                       f"'{t.label}', outside its {size} bytes")
                 nbytes += n
-                lo[tile] = min(lo[tile], off)
-                if write:
-                    hi_w[tile] = max(hi_w[tile], off + n)
+                rb = t.row_bytes
+                r0, r1 = off // rb, (off + n - 1) // rb + 1
+                b0, b1 = (off % rb, off % rb + n) if r1 - r0 == 1 else (0, rb)
+                box = boxes.get((tile, write))
+                if box is None:
+                    boxes[(tile, write)] = [r0, r1, b0, b1]
                 else:
-                    hi_r[tile] = max(hi_r[tile], off + n)
+                    box[0], box[1], box[2], box[3] = min(box[0], r0), max(box[1], r1), min(box[2], b0), max(box[3], b1)
         accesses = []
         commits = []
         written = []
-        for i, (t, s) in enumerate(zip(accs, slots)):
-            for hi, write in ((hi_r[i], False), (hi_w[i], True)):
-                if hi == 0:
-                    continue
-                rows = -(-hi // t.row_bytes)
-                used = t.row_bytes if rows > 1 else hi
-                accesses.append((t.keys[s], write, t.labels[s], rows, t.row_bytes, used))
-                if write:
-                    commits.append(((core, t.space), t.addrs[s], rows, t.row_bytes, used))
-                    written.append((bases[i], bases[i] + hi))
+        for (i, write), (r0, r1, b0, b1) in boxes.items():
+            t, s = accs[i], slots[i]
+            rb = t.row_bytes
+            if not write:  # a load reads whole registers: what it may read unwritten is the tile's padding
+                vr, vc = t.valid[s]
+                r1, b1 = min(r1, max(vr, r0 + 1)), min(b1, max(vc * t.item, b0 + 1))
+            lo = t.addrs[s] + r0 * rb + b0
+            rows, used = r1 - r0, b1 - b0
+            key = (t.space, lo, lo + (rows - 1) * rb + used, core)
+            accesses.append((key, write, t.labels[s], rows, rb, used))
+            if write:
+                commits.append(((core, t.space), lo, rows, rb, used))
+                written.append((lo, lo + (rows - 1) * rb + used))
 
         def execute(mem: np.ndarray) -> None:
             for k, sc in trace:
