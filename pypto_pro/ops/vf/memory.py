@@ -190,10 +190,10 @@ def _check_load_align(p, node, a):
     nbytes, dw, align = _load_kind(dist.name, c.width(dt))
     if dist.name.startswith("DINTLV"):
         d0, d1 = c.dst(p, c.VREG, dt, 0), c.dst(p, c.VREG, dt, 1)
-        c.emit(p, node, "vlds", (d0, d1), (addr,), dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw, align=align)
+        c.emit(p, node, "vlds", (d0, d1), (addr,), api="load_align", dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw, align=align)
         return d0, d1
     d = c.dst(p, c.VREG, dt)
-    c.emit(p, node, "vlds", (d,), (addr,), dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw, align=align)
+    c.emit(p, node, "vlds", (d,), (addr,), api="load_align", dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw, align=align)
     return d
 
 
@@ -290,7 +290,7 @@ def _check_store_align(p, node, a):
         nbytes, align = VL // 4, 32
     else:
         nbytes, align = VL, 32
-    c.emit(p, node, "vsts", (), (c.read(src), c.read(m), addr), dist=dist.name, dtype=src.dtype, nbytes=nbytes,
+    c.emit(p, node, "vsts", (), (c.read(src), c.read(m), addr), api="store_align", dist=dist.name, dtype=src.dtype, nbytes=nbytes,
            align=align, lanes=lanes(src.dtype))
     return None
 

@@ -114,7 +114,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                 size = t.st.buffer.slot_bytes
                 if off < 0 or off + n > size:
                     where = instrs[k]
-                    raise fault(where, f"vf.{where.op} in '{fname}' accesses bytes {off}..{off + n} of tile "
+                    raise fault(where, f"vf.{where.attrs.get('api', where.op)} in '{fname}' accesses bytes {off}..{off + n} of tile "
                                        f"'{t.label}', outside its {size} bytes")
                 nbytes += n
                 rb = t.row_bytes
