@@ -9,12 +9,14 @@ broadcast and first-element modes).
 """
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from pypto_pro.backends.sim.kit import fault
 from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, merge, np_of, set_active, view, width
 from pypto_pro.frontend.scalars import is_scalar_value
-from pypto_pro.frontend.vf.values import AddrValue, RegValue
+from pypto_pro.frontend.vf.values import AddrValue, RegValue, TilePtr
 from pypto_pro.ir.expr import Const, convert
 from pypto_pro.ir.vf import MemRef
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64
@@ -180,21 +182,27 @@ def _check_load_align(p, node, a):
     mode = c.enum_arg(p, a, "data_copy_mode", DataCopyMode, None)
     if mode is not None and mode.name != "NORM":
         p.fail(a.node("data_copy_mode"), f"vf.load_align(): data_copy_mode={mode.name} is not supported yet")
-    if a["post_update"]:
-        p.fail(a.node("post_update"), "vf.load_align(): post_update=True is not supported yet")
     if isinstance(p.target_value(), RegValue) and p.target_value().is_mask:
         p.fail(node, "vf.load_align() into a mask register is not supported yet")
     if isinstance(a["offset"], RegValue):
         p.fail(a.node("offset"), "vf.load_align(): a mask offset (DATA_BLOCK_COPY) is not supported yet")
-    addr = c.address(p, node, ptr, c.element_offset(p, a, "offset", ptr), write=False)
+    post = _want_bool(p, a, "post_update")
+    elements = c.element_offset(p, a, "offset", ptr)
+    addr = c.address(p, node, ptr, Const(0, DT_INT64) if post else elements, write=False)
     nbytes, dw, align = _load_kind(dist.name, c.width(dt))
+
     if dist.name.startswith("DINTLV"):
         d0, d1 = c.dst(p, c.VREG, dt, 0), c.dst(p, c.VREG, dt, 1)
-        c.emit(p, node, "vlds", (d0, d1), (addr,), api="load_align", dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw, align=align)
-        return d0, d1
-    d = c.dst(p, c.VREG, dt)
-    c.emit(p, node, "vlds", (d,), (addr,), api="load_align", dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw, align=align)
-    return d
+        c.emit(p, node, "vlds", (d0, d1), (addr,), api="load_align", dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw,
+               align=align)
+        result = (d0, d1)
+    else:
+        result = c.dst(p, c.VREG, dt)
+        c.emit(p, node, "vlds", (result,), (addr,), api="load_align", dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw,
+               align=align)
+    if post:  # the offset is the stride (elements) the pointer moves by after the load
+        advance(p, a.node("src"), ptr, elements)
+    return result
 
 
 def _aligned(instr, addr: int, align: int) -> None:
@@ -262,25 +270,24 @@ def _check_store_align(p, node, a):
     if src.is_mask:
         p.fail(a.node("src"), "vf.store_align() of a mask register is not supported yet")
     dist = c.enum_arg(p, a, "dist", StoreDist, StoreDist.NORM, allowed=_STORES)
-    mode = c.enum_arg(p, a, "data_copy_mode", DataCopyMode, None)
-    if mode is not None and mode.name != "NORM":
-        p.fail(a.node("data_copy_mode"), f"vf.store_align(): data_copy_mode={mode.name} is not supported yet")
-    if a["post_update"]:
-        p.fail(a.node("post_update"), "vf.store_align(): post_update=True is not supported yet")
+    mode = c.enum_arg(p, a, "data_copy_mode", DataCopyMode, DataCopyMode.NORM)
     if not extra or not (isinstance(extra[0], RegValue) and extra[0].is_mask):
         p.fail(node, "vf.store_align(dst, src, mask[, offset]): the mask register is required")
+    m = extra[0]
+    if mode.name != "NORM":
+        return _store_blocks(p, node, a, ptr, src, m, extra[1:])
     if len(extra) > 2:
         p.fail(node, f"vf.store_align(dst, src, mask[, offset]) takes at most 4 positional arguments, got "
                      f"{2 + len(extra)}")
-    m = extra[0]
     offset = extra[1] if len(extra) == 2 else None
+    post = _want_bool(p, a, "post_update")
     if isinstance(offset, AddrValue):
         elements = convert(offset.offset, DT_INT64)
     elif offset is None:
         elements = Const(0, DT_INT64)
     else:
         elements = _offset_value(p, node, ptr, offset)
-    addr = c.address(p, node, ptr, elements, write=True)
+    addr = c.address(p, node, ptr, Const(0, DT_INT64) if post else elements, write=True)
     w = c.width(src.dtype)
     if dist.name == "FIRST_ELEMENT":
         nbytes, align = w, w
@@ -290,9 +297,83 @@ def _check_store_align(p, node, a):
         nbytes, align = VL // 4, 32
     else:
         nbytes, align = VL, 32
-    c.emit(p, node, "vsts", (), (c.read(src), c.read(m), addr), api="store_align", dist=dist.name, dtype=src.dtype, nbytes=nbytes,
-           align=align, lanes=lanes(src.dtype))
+    c.emit(p, node, "vsts", (), (c.read(src), c.read(m), addr), api="store_align", dist=dist.name, dtype=src.dtype,
+           nbytes=nbytes, align=align, lanes=lanes(src.dtype))
+    if post:  # the stride is the offset argument, in elements (64-bit types: doubled, as the page says)
+        advance(p, a.node("dst"), ptr, c._mul(p, node, elements, Const(2 if w == 8 else 1, DT_INT64)))
     return None
+
+
+def _want_bool(p, a, name: str) -> bool:
+    v = a[name]
+    if not isinstance(v, bool):
+        p.fail(a.node(name), f"{a.display}(): '{name}' must be a compile-time bool, got {p.describe(v)}")
+    return v
+
+
+def advance(p, node, ptr, elements) -> None:
+    """``post_update=True``: the pointer variable named by ``node`` moves by ``elements`` after the access."""
+    if not isinstance(node, ast.Name):
+        p.fail(node, "post_update=True moves a pointer variable: pass the tile (or a pointer) by its name")
+    moved = TilePtr(ptr.index, ptr.ref, c._add(p, node, convert(ptr.offset, DT_INT64), convert(elements, DT_INT64)))
+    p.bind(node.id, moved, node)
+
+
+def _store_blocks(p, node, a, ptr, src, m, extra):
+    """DATA_BLOCK_COPY: the register's 8 blocks of 32 bytes go ``block_stride`` blocks apart; a block is
+    stored when any of its 32 mask bits is set; post_update moves the pointer ``repeat_stride`` blocks."""
+    if len(extra) > 2:
+        p.fail(node, "vf.store_align(dst, src, mask[, block_stride[, repeat_stride]]) in DATA_BLOCK_COPY mode")
+    values = {"block_stride": a["block_stride"], "repeat_stride": a["repeat_stride"]}
+    for k, v in zip(("block_stride", "repeat_stride"), extra):
+        values[k] = v
+
+    class _Vals:
+        display = "vf.store_align"
+
+        def __getitem__(self, k):
+            return values[k]
+
+        def node(self, k):
+            return a.node(k) if a[k] is not None else node
+    vals = _Vals()
+    if values["block_stride"] is None:
+        p.fail(node, "vf.store_align(): DATA_BLOCK_COPY needs block_stride (in 32-byte blocks)")
+    bs = c.scalar(p, vals, "block_stride", DT_INT64)
+    post = _want_bool(p, a, "post_update")
+    addr = c.address(p, node, ptr, Const(0, DT_INT64), write=True)
+    c.emit(p, node, "vsstb", (), (c.read(src), c.read(m), addr, bs), api="store_align", dtype=src.dtype,
+           align=32, lanes=lanes(src.dtype))
+    if post:
+        if values["repeat_stride"] is None:
+            p.fail(node, "vf.store_align(): post_update=True in DATA_BLOCK_COPY mode needs repeat_stride (blocks)")
+        rs = c.scalar(p, vals, "repeat_stride", DT_INT64)
+        advance(p, a.node("dst"), ptr, c._mul(p, node, rs, Const(32 // c.width(ptr.dtype), DT_INT64)))
+    return None
+
+
+def _sim_vsstb(instr):
+    src, mk, mref, _ = instr.args
+    tile = mref.tile
+
+    def run(rf, mem, bases, off, bs):
+        addr = bases[tile] + off
+        _aligned(instr, addr, 32)
+        reg = rf.v[src.reg.uid]
+        blocks = rf.m[mk.reg.uid].reshape(8, 32).any(axis=1)
+        for j in range(8):
+            if blocks[j]:
+                at = addr + j * bs * 32
+                mem[at:at + 32] = reg[32 * j:32 * j + 32]
+    return run
+
+
+def _mem_vsstb(instr):
+    tile = instr.args[2].tile
+    return lambda off, bs: tuple((tile, off + j * bs * 32, 32, True) for j in range(8))
+
+
+vf_instr("vsstb", FAMILY, _sim_vsstb, "VSTS", mem=_mem_vsstb, cpp=_cpp("vsstb(src, dst, stride, mask)"))
 
 
 def _offset_value(p, node, ptr, offset):

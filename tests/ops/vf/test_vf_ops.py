@@ -280,3 +280,49 @@ def test_brc_load_and_loop_accumulator():
     out = torch.zeros(1, 64)
     kernel[None, 1](a, out, 5)
     assert torch.equal(out, torch.full((1, 64), 0.0 + 1 + 2 + 3 + 4))
+
+
+def test_post_update_store_and_data_block_copy():
+    dt = pl.DT_FP32
+    tt = tile_type(dt)
+    big = pl.TileType(shape=[4, 64], dtype=dt, target_memory=pl.MemorySpace.Vec)
+
+    @pl.vector_function
+    def body(ta, to, tb):
+        m = vf.create_mask(pattern=ALL, dtype=dt)
+        x = vf.load_align(ta, 0)
+        for i in pl.range(0, 3):
+            y = vf.adds(x, 1.0, m)
+            x = vf.muls(y, 1.0, m)
+            vf.store_align(to, x, m, 64, post_update=True)  # rows 0, 1, 2 of the [4, 64] tile
+        # 8 blocks of 8 fp32, 2 blocks apart: the even blocks of rows 0..1 hold the register's blocks
+        vf.store_align(tb, x, m, block_stride=2, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_COPY)
+
+    @pl.jit()
+    def kernel(a: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32], out: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32],
+               out2: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]):
+        ta = pl.make_tile(tt, addr=0, size=256)
+        to = pl.make_tile(big, addr=1024, size=1024)
+        tb = pl.make_tile(big, addr=2048, size=1024)
+        with pl.section_vector():
+            pl.load(ta, a, [0, 0])
+            pl.load(to, out, [0, 0])
+            pl.load(tb, out2, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            body(ta, to, tb)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            pl.store(out, to, [0, 0])
+            pl.store(out2, tb, [0, 0])
+
+    a = torch.arange(64, dtype=torch.float32).reshape(1, 64)
+    out = torch.full((4, 64), -1.0)
+    out2 = torch.full((4, 64), -1.0)
+    kernel[None, 1](a, out, out2)
+    for i in range(3):
+        assert torch.equal(out[i], a[0] + i + 1)
+    assert (out[3] == -1).all()
+    flat = out2.reshape(-1, 8)  # 32 blocks of 8 fp32
+    assert torch.equal(flat[0:16:2], (a[0] + 3).reshape(8, 8))
+    assert (flat[1:16:2] == -1).all() and (flat[16:] == -1).all()

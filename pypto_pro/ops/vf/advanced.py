@@ -1,0 +1,57 @@
+"""VF register permutations (``vf_computation/advanced_computation``): ``vf.interleave`` and
+``vf.de_interleave``, two registers in, two out.
+
+With ``src = src0 ++ src1`` (2 x lanes elements): ``de_interleave`` gives ``dst0[i] = src[2i]``,
+``dst1[i] = src[2i + 1]``; ``interleave`` gives ``dst0[2i] = src0[i]``, ``dst0[2i+1] = src1[i]`` over
+the first half of the lanes and ``dst1`` likewise over the second half (``vintlv`` / ``vdintlv``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pypto_pro.backends.sim.vf.regfile import lanes, np_of, view
+from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf.decl import vf_api, vf_instr
+
+FAMILY = "vf_advanced"
+
+
+def _declare(name: str, op: str) -> None:
+    def check(p, node, a):
+        regs = [c.reg(p, a, n) for n in ("src0", "src1")]
+        dt = c.same_dtype(p, a, ("src0", "src1"), regs)
+        want = c.dtype_arg(p, a, "dtype", dt)
+        if c.width(want) != c.width(dt):
+            p.fail(a.node("dtype"), f"vf.{name}(): dtype {want.name} must have the registers' width")
+        d0, d1 = c.dst(p, c.VREG, want, 0), c.dst(p, c.VREG, want, 1)
+        c.emit(p, node, op, (d0, d1), tuple(map(c.read, regs)), dtype=want, lanes=2 * lanes(want), api=name)
+        return d0, d1
+
+    def build(instr):
+        s0, s1 = instr.args
+        dt = instr.attrs["dtype"]
+        u0, u1 = (d.uid for d in instr.dsts)
+        t = np_of(dt)
+        n = lanes(dt)
+
+        def run(rf, mem, bases):
+            a = view(rf.v[s0.reg.uid], s0.dtype).view(t)
+            b = view(rf.v[s1.reg.uid], s1.dtype).view(t)
+            if op == "vdintlv":
+                both = np.concatenate([a, b])
+                r0, r1 = both[0::2].copy(), both[1::2].copy()
+            else:
+                mixed = np.empty(2 * n, t)
+                mixed[0::2], mixed[1::2] = a, b
+                r0, r1 = mixed[:n], mixed[n:]
+            view(rf.v[u0], dt)[:] = r0
+            view(rf.v[u1], dt)[:] = r1
+        return run
+
+    vf_api(FAMILY, name, "src0, src1, dtype=None",
+           f"{name}: two registers in, two out (see the module docstring).", check)
+    vf_instr(op, FAMILY, build, "VADD", cpp=lambda i: f"{op}(dst0, dst1, src0, src1)")
+
+
+_declare("de_interleave", "vdintlv")
+_declare("interleave", "vintlv")
