@@ -183,7 +183,7 @@ def _check_load_align(p, node, a):
     if mode is not None and mode.name != "NORM":
         p.fail(a.node("data_copy_mode"), f"vf.load_align(): data_copy_mode={mode.name} is not supported yet")
     if isinstance(p.target_value(), RegValue) and p.target_value().is_mask:
-        p.fail(node, "vf.load_align() into a mask register is not supported yet")
+        return _load_mask(p, node, a, ptr, p.target_value(), dist)
     if isinstance(a["offset"], RegValue):
         p.fail(a.node("offset"), "vf.load_align(): a mask offset (DATA_BLOCK_COPY) is not supported yet")
     post = _want_bool(p, a, "post_update")
@@ -203,6 +203,35 @@ def _check_load_align(p, node, a):
     if post:  # the offset is the stride (elements) the pointer moves by after the load
         advance(p, a.node("src"), ptr, elements)
     return result
+
+
+_MASK_LOAD = {"NORM": VL // 8, "US": VL // 16, "DS": VL // 4}  # bytes read into the 256 predicate bits
+
+
+def _load_mask(p, node, a, ptr, target, dist):
+    """``mask = vf.load_align(tile, ...)`` where the target already holds a mask: load predicate bits
+    (NORM 32 bytes; US 16 bytes, each bit twice; DS 64 bytes, every other bit)."""
+    if dist.name not in _MASK_LOAD:
+        p.fail(a.node("dist"), f"vf.load_align() into a mask takes dist NORM, US or DS, got {dist.name}")
+    if a["post_update"]:
+        p.fail(a.node("post_update"), "vf.load_align() into a mask: post_update=True is not supported yet")
+    addr = c.address(p, node, ptr, c.element_offset(p, a, "offset", ptr), write=False)
+    d = c.dst(p, c.MASK, target.dtype)
+    nbytes = _MASK_LOAD[dist.name]
+    c.emit(p, node, "plds", (d,), (addr,), api="load_align", dist=dist.name, nbytes=nbytes, align=min(32, nbytes))
+    return d
+
+
+def _sim_plds(instr):
+    tile, uid = instr.args[0].tile, instr.dsts[0].uid
+    dist, nbytes, align = instr.attrs["dist"], instr.attrs["nbytes"], instr.attrs["align"]
+
+    def run(rf, mem, bases, off):
+        at = bases[tile] + off
+        _aligned(instr, at, align)
+        bits = np.unpackbits(mem[at:at + nbytes], bitorder="little").astype(np.bool_)
+        rf.m[uid][:] = np.repeat(bits, 2) if dist == "US" else bits[::2] if dist == "DS" else bits
+    return run
 
 
 def _aligned(instr, addr: int, align: int) -> None:
@@ -253,6 +282,7 @@ vf_api(FAMILY, "load_align", "src, offset=None, dtype=None, dist=None, data_copy
        "post_update=False",
        "Load a register from a UB tile at an element offset (int, [row, col] or an address register) with a "
        "LoadDist distribution (vlds).", _check_load_align)
+vf_instr("plds", FAMILY, _sim_plds, "VLDS", mem=_mem_load, cpp=_cpp("plds(dst, src, offset, DIST)"))
 vf_instr("vlds", FAMILY, _sim_vlds, "VLDS", mem=_mem_load, cpp=_cpp("vlds(dst, src, offset, DIST)"))
 
 

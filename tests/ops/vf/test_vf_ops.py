@@ -326,3 +326,50 @@ def test_post_update_store_and_data_block_copy():
     flat = out2.reshape(-1, 8)  # 32 blocks of 8 fp32
     assert torch.equal(flat[0:16:2], (a[0] + 3).reshape(8, 8))
     assert (flat[1:16:2] == -1).all() and (flat[16:] == -1).all()
+
+
+def test_store_unalign_packs_lane0_of_each_register_and_mask_load():
+    dt = pl.DT_FP32
+
+    @pl.vector_function
+    def body(ta, tb, to):
+        full = vf.create_mask(pattern=ALL, dtype=dt)
+        sel = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT32)
+        ureg = vf.unalign_reg_for_store()
+        minus = vf.full(-1.0, full, dtype=dt)
+        vf.store_align(to, minus, full)
+        vf.mem_bar(mode=pl.MemBarMode.VST_VST)
+        for i in pl.range(0, 5):
+            x = vf.load_align(ta, 0)
+            x = vf.adds(x, i * 1.0, full)
+            r = vf.reduce_max(x, full)
+            vf.store_unalign(to, r, ureg, 1, post_update=True)
+        vf.store_unalign_post(to, ureg, 0, post_update=True)
+        vf.mem_bar(mode=pl.MemBarMode.VST_VLD)
+        sel = vf.load_align(tb, 0, dist=pl.LoadDist.NORM)  # 32 bytes = 256 predicate bits
+
+    a = data(dt, 64, 14)
+    out = torch.full((1, 64), -1.0)
+    b = torch.zeros(1, 64)
+    two_in_kernel(body, dt)[None, 1](a, b, out)
+    mx = a.max().item()
+    assert torch.equal(out[0, :5], torch.tensor([mx + i for i in range(5)]))
+    assert (out[0, 5:] == -1).all(), "only the counted elements are stored"
+
+
+def test_de_interleave_and_interleave_round_trip():
+    dt = pl.DT_FP32
+
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=dt)
+        x = vf.load_align(ta, 0)
+        y = vf.load_align(tb, 0)
+        ev, od = vf.de_interleave(x, y)
+        z = vf.sub(ev, od, m)
+        vf.store_align(to, z, m)
+
+    a, b = data(dt, 64, 15), data(dt, 64, 16)
+    out = run(two_in_kernel(body, dt), a, b, torch.float32, 64)
+    both = torch.cat([a[0], b[0]])
+    assert torch.equal(out[0], both[0::2] - both[1::2])
