@@ -134,7 +134,7 @@ class VfBodyParser(FunctionParser):
     def materialize(self, body: list[ast.stmt], node: ast.AST) -> None:
         super().materialize(body, node)
         from pypto_pro.frontend.scalars import assigned_names
-        for name in sorted(assigned_names(body) | _post_updated(body)):
+        for name in sorted(assigned_names(body)):
             current = self.scope.locals.get(name, MISSING)
             if isinstance(current, TilePtr) and not (isinstance(current.offset, Var)
                                                      and current.offset.name.startswith("ptr_")):
@@ -156,18 +156,6 @@ class VfBodyParser(FunctionParser):
         if index >= len(names) or names[index] is None:
             return MISSING
         return self.scope.locals.get(names[index], MISSING)
-
-
-def _post_updated(body: list[ast.stmt]) -> set[str]:
-    """Pointer names a loop body moves implicitly: the first argument of a ``post_update=True`` call."""
-    names = set()
-    for stmt in body:
-        for n in ast.walk(stmt):
-            if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name) and any(
-                    k.arg == "post_update" and isinstance(k.value, ast.Constant) and k.value.value is True
-                    for k in n.keywords):
-                names.add(n.args[0].id)
-    return names
 
 
 def _produces(name: str) -> bool:

@@ -67,6 +67,7 @@ def call(p: "FunctionParser", node: ast.Call, fn: Callable, args: list, kwargs: 
     _reserve_vf(scope)
     body_parser = VfBodyParser(p.ctx, inline.src, scope, state)
     with p.ctx.builder.block() as body:
+        state.body = body
         _visit(body_parser, inline.node)
     if not state.tiles:
         p.fail(node, f"@pl.vector_function '{fn.__name__}' is called without a tile argument; a vector function "

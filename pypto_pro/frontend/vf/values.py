@@ -78,7 +78,8 @@ class VfState:
     tiles: list[TileRef] = field(default_factory=list)
     written: set[int] = field(default_factory=set)
     read: set[int] = field(default_factory=set)
-    cursors: dict[int, Var] = field(default_factory=dict)   # id(TilePtr) -> byte-offset cursor
+    cursors: dict[tuple, Var] = field(default_factory=dict)  # (tile, pointer key) -> post-update cursor (elements)
+    body: list[Stmt] = field(default_factory=list)           # the body's top-level statements (cursor inits)
     prologue: list[Stmt] = field(default_factory=list)
     params: set[int] = field(default_factory=set)           # Var uids bound at entry (scalar params)
     target: ast.expr | None = None                          # the assignment's target being compiled

@@ -14,7 +14,8 @@ from typing import Any
 from pypto_pro.frontend.operands import Args
 from pypto_pro.frontend.scalars import is_scalar_value
 from pypto_pro.frontend.vf.values import AddrValue, RegValue, TilePtr
-from pypto_pro.ir.expr import BinOp, Const, Expr, convert
+from pypto_pro.ir.expr import BinOp, Const, Expr, Var, convert
+from pypto_pro.ir.nodes import Assign
 from pypto_pro.ir.vf import ALIGN, MASK, VREG, MemRef, RegRead, VfInstr, VReg
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64, DataType
 
@@ -163,9 +164,37 @@ def address(p, node: ast.AST, ptr: TilePtr, elements: Expr, write: bool) -> MemR
     return MemRef(ptr.index, nbytes)
 
 
+def cursor(p, node: ast.AST, ptr: TilePtr) -> Var:
+    """The post-update cursor of a pointer (elements from the tile's start): one per tile argument and
+    pointer expression, shared by every ``post_update=True`` load / store of it and initialised once at
+    the body's top level (the real backend hoists one ``vf_tile_ptr`` cursor per pointer before the
+    ``__VEC_SCOPE__``); the pointer itself does not move."""
+    off = ptr.offset
+    key = (ptr.index, ("var", off.uid) if isinstance(off, Var) else ("const", off.value) if isinstance(off, Const)
+           else ("expr", id(off)))
+    var = p.vf.cursors.get(key)
+    if var is None:
+        var = p.new_var(f"cursor_{ptr.ref.buffer.name}", DT_INT64)
+        p.vf.body.append(Assign(var, convert(off, DT_INT64), p.loc(node)))
+        p.vf.cursors[key] = var
+    return var
+
+
+def post_address(p, node: ast.AST, ptr: TilePtr, write: bool) -> tuple[MemRef, Var]:
+    """The address of a ``post_update=True`` access: the pointer's cursor (see :func:`cursor`)."""
+    cur = cursor(p, node, ptr)
+    (p.vf.written if write else p.vf.read).add(ptr.index)
+    return MemRef(ptr.index, BinOp("*", cur, Const(width(ptr.dtype), DT_INT64))), cur
+
+
+def advance(p, node: ast.AST, cur: Var, elements: Expr) -> None:
+    """Move a post-update cursor by ``elements`` (after the access that used it)."""
+    p.ctx.builder.emit(Assign(cur, BinOp("+", cur, convert(elements, DT_INT64)), p.loc(node)))
+
+
 def width(dt: DataType | None) -> int:
     return max(1, (dt or DT_FP32).bits // 8)
 
 
 __all__ = ["reg", "mask", "same_dtype", "dtype_arg", "enum_arg", "scalar", "dst", "read", "emit", "tile_ptr",
-           "element_offset", "address", "width", "VREG", "MASK", "ALIGN", "B8", "B16", "B32", "B64"]
+           "element_offset", "address", "cursor", "post_address", "advance", "width", "VREG", "MASK", "ALIGN", "B8", "B16", "B32", "B64"]

@@ -9,14 +9,12 @@ broadcast and first-element modes).
 """
 from __future__ import annotations
 
-import ast
-
 import numpy as np
 
 from pypto_pro.backends.sim.kit import fault
 from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, merge, np_of, set_active, view, width
 from pypto_pro.frontend.scalars import is_scalar_value
-from pypto_pro.frontend.vf.values import AddrValue, RegValue, TilePtr
+from pypto_pro.frontend.vf.values import AddrValue, RegValue
 from pypto_pro.ir.expr import Const, convert
 from pypto_pro.ir.vf import MemRef
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64
@@ -188,7 +186,10 @@ def _check_load_align(p, node, a):
         p.fail(a.node("offset"), "vf.load_align(): a mask offset (DATA_BLOCK_COPY) is not supported yet")
     post = _want_bool(p, a, "post_update")
     elements = c.element_offset(p, a, "offset", ptr)
-    addr = c.address(p, node, ptr, Const(0, DT_INT64) if post else elements, write=False)
+    if post:
+        addr, cur = c.post_address(p, node, ptr, write=False)
+    else:
+        addr = c.address(p, node, ptr, elements, write=False)
     nbytes, dw, align = _load_kind(dist.name, c.width(dt))
 
     if dist.name.startswith("DINTLV"):
@@ -201,7 +202,7 @@ def _check_load_align(p, node, a):
         c.emit(p, node, "vlds", (result,), (addr,), api="load_align", dist=dist.name, dtype=dt, nbytes=nbytes, dw=dw,
                align=align)
     if post:  # the offset is the stride (elements) the pointer moves by after the load
-        advance(p, a.node("src"), ptr, elements)
+        c.advance(p, node, cur, elements)
     return result
 
 
@@ -317,7 +318,10 @@ def _check_store_align(p, node, a):
         elements = Const(0, DT_INT64)
     else:
         elements = _offset_value(p, node, ptr, offset)
-    addr = c.address(p, node, ptr, Const(0, DT_INT64) if post else elements, write=True)
+    if post:
+        addr, cur = c.post_address(p, node, ptr, write=True)
+    else:
+        addr = c.address(p, node, ptr, elements, write=True)
     w = c.width(src.dtype)
     if dist.name == "FIRST_ELEMENT":
         nbytes, align = w, w
@@ -330,7 +334,7 @@ def _check_store_align(p, node, a):
     c.emit(p, node, "vsts", (), (c.read(src), c.read(m), addr), api="store_align", dist=dist.name, dtype=src.dtype,
            nbytes=nbytes, align=align, lanes=lanes(src.dtype))
     if post:  # the stride is the offset argument, in elements (64-bit types: doubled, as the page says)
-        advance(p, a.node("dst"), ptr, c._mul(p, node, elements, Const(2 if w == 8 else 1, DT_INT64)))
+        c.advance(p, node, cur, c._mul(p, node, elements, Const(2 if w == 8 else 1, DT_INT64)))
     return None
 
 
@@ -339,14 +343,6 @@ def _want_bool(p, a, name: str) -> bool:
     if not isinstance(v, bool):
         p.fail(a.node(name), f"{a.display}(): '{name}' must be a compile-time bool, got {p.describe(v)}")
     return v
-
-
-def advance(p, node, ptr, elements) -> None:
-    """``post_update=True``: the pointer variable named by ``node`` moves by ``elements`` after the access."""
-    if not isinstance(node, ast.Name):
-        p.fail(node, "post_update=True moves a pointer variable: pass the tile (or a pointer) by its name")
-    moved = TilePtr(ptr.index, ptr.ref, c._add(p, node, convert(ptr.offset, DT_INT64), convert(elements, DT_INT64)))
-    p.bind(node.id, moved, node)
 
 
 def _store_blocks(p, node, a, ptr, src, m, extra):
@@ -371,14 +367,17 @@ def _store_blocks(p, node, a, ptr, src, m, extra):
         p.fail(node, "vf.store_align(): DATA_BLOCK_COPY needs block_stride (in 32-byte blocks)")
     bs = c.scalar(p, vals, "block_stride", DT_INT64)
     post = _want_bool(p, a, "post_update")
-    addr = c.address(p, node, ptr, Const(0, DT_INT64), write=True)
+    if post:
+        addr, cur = c.post_address(p, node, ptr, write=True)
+    else:
+        addr = c.address(p, node, ptr, Const(0, DT_INT64), write=True)
     c.emit(p, node, "vsstb", (), (c.read(src), c.read(m), addr, bs), api="store_align", dtype=src.dtype,
            align=32, lanes=lanes(src.dtype))
     if post:
         if values["repeat_stride"] is None:
             p.fail(node, "vf.store_align(): post_update=True in DATA_BLOCK_COPY mode needs repeat_stride (blocks)")
         rs = c.scalar(p, vals, "repeat_stride", DT_INT64)
-        advance(p, a.node("dst"), ptr, c._mul(p, node, rs, Const(32 // c.width(ptr.dtype), DT_INT64)))
+        c.advance(p, node, cur, c._mul(p, node, rs, Const(32 // c.width(ptr.dtype), DT_INT64)))
     return None
 
 
@@ -491,4 +490,4 @@ vf_api(FAMILY, "create_addr_reg", "index0, stride0, index1=None, stride1=None, i
        "An address register: sum(index_k * stride_k) elements, used as the offset of a load or store.",
        _check_addr_reg)
 
-__all__ = ["pattern_lanes", "MemRef", "width"]
+__all__ = ["pattern_lanes", "width"]

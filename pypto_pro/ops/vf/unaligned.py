@@ -25,7 +25,6 @@ from pypto_pro.language.dtypes import DT_INT64
 from pypto_pro.language.enums import MergeMode
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
-from pypto_pro.ops.vf.memory import advance
 
 FAMILY = "vf_data_movement"
 
@@ -65,11 +64,13 @@ vf_api(FAMILY, "load_unalign_pre", "ureg, src_ptr",
 def _check_load_unalign(p, node, a):
     _align_reg(p, a, "ureg")
     ptr = c.tile_ptr(p, a, "src_ptr")
-    addr = c.address(p, node, ptr, Const(0, DT_INT64), write=False)
+    post = a["stride"] is not None  # the C++ vldus form with a stride is the POST_UPDATE one
+    addr, cur = c.post_address(p, node, ptr, False) if post else (c.address(p, node, ptr, Const(0, DT_INT64), False),
+                                                                  None)
     d = c.dst(p, c.VREG, ptr.dtype)
     c.emit(p, node, "vldus", (d,), (addr,), api="load_unalign", dtype=ptr.dtype, lanes=lanes(ptr.dtype))
-    if a["stride"] is not None:
-        advance(p, a.node("src_ptr"), ptr, c.scalar(p, a, "stride", DT_INT64))
+    if post:
+        c.advance(p, node, cur, c.scalar(p, a, "stride", DT_INT64))
     return d
 
 
@@ -97,11 +98,13 @@ def _check_store_unalign(p, node, a):
         p.fail(a.node("post_update"), "vf.store_unalign(): 'post_update' must be a compile-time bool")
     w = c.width(src.dtype)
     count = c.scalar(p, a, "stride", DT_INT64) if a["stride"] is not None else Const(lanes(src.dtype), DT_INT64)
-    addr = c.address(p, node, ptr, Const(0, DT_INT64), write=True)
+    post = a["post_update"]
+    addr, cur = c.post_address(p, node, ptr, True) if post else (c.address(p, node, ptr, Const(0, DT_INT64), True),
+                                                                 None)
     c.emit(p, node, "vstus", (), (c.read(src), addr, count), api="store_unalign", dtype=src.dtype, width=w,
            lanes=lanes(src.dtype))
-    if a["post_update"]:
-        advance(p, a.node("dst_ptr"), ptr, count)
+    if post:
+        c.advance(p, node, cur, count)
     return None
 
 

@@ -347,6 +347,8 @@ def test_store_unalign_packs_lane0_of_each_register_and_mask_load():
         vf.store_unalign_post(to, ureg, 0, post_update=True)
         vf.mem_bar(mode=pl.MemBarMode.VST_VLD)
         sel = vf.load_align(tb, 0, dist=pl.LoadDist.NORM)  # 32 bytes = 256 predicate bits
+        first = vf.load_align(to, 0, dist=pl.LoadDist.BRC_B32)  # post_update moved a cursor, not `to`
+        vf.store_align(to + 6, first, full, dist=pl.StoreDist.FIRST_ELEMENT)
 
     a = data(dt, 64, 14)
     out = torch.full((1, 64), -1.0)
@@ -354,7 +356,8 @@ def test_store_unalign_packs_lane0_of_each_register_and_mask_load():
     two_in_kernel(body, dt)[None, 1](a, b, out)
     mx = a.max().item()
     assert torch.equal(out[0, :5], torch.tensor([mx + i for i in range(5)]))
-    assert (out[0, 5:] == -1).all(), "only the counted elements are stored"
+    assert out[0, 5] == -1 and (out[0, 7:] == -1).all(), "only the counted elements are stored"
+    assert out[0, 6] == mx
 
 
 def test_de_interleave_and_interleave_round_trip():

@@ -100,6 +100,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
         body(trace.append, *scalars)
         bases = [t.addrs[s] for t, s in zip(accs, slots)]
         boxes: dict[tuple[int, bool], list[int]] = {}  # (tile, write) -> [row0, row1, byte0, byte1]
+        own: dict[int, np.ndarray] = {}  # tile -> bytes this body has stored so far
         cycles = VF_START.value
         work = 0
         nbytes = 0
@@ -117,6 +118,13 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                     raise fault(where, f"vf.{where.attrs.get('api', where.op)} in '{fname}' accesses bytes {off}..{off + n} of tile "
                                        f"'{t.label}', outside its {size} bytes")
                 nbytes += n
+                done = own.get(tile)
+                if write:
+                    if done is None:
+                        done = own[tile] = np.zeros(size, np.bool_)
+                    done[off:off + n] = True
+                elif done is not None and done[off:off + n].all():
+                    continue  # reads back what this body stored: not a read of what others wrote
                 rb = t.row_bytes
                 r0, r1 = off // rb, (off + n - 1) // rb + 1
                 b0, b1 = (off % rb, off % rb + n) if r1 - r0 == 1 else (0, rb)
