@@ -85,3 +85,4 @@ class VfState:
     target: ast.expr | None = None                          # the assignment's target being compiled
     target_call: ast.Call | None = None                     # ... and its value (the vf.* call)
     temps: int = 0
+    ar_set: bool = False                                     # a vf.squeeze(STORE_REG) has set the AR register

@@ -37,19 +37,24 @@ for _name, _fn, _cost, _types, _text in (
         ("div", _idiv, "VDIV", NUMERIC, "src0[i] / src1[i]"),
         ("max", np.maximum, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
         ("min", np.minimum, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
-        ("and_", np.bitwise_and, "VADD", INTS, "src0[i] & src1[i]"),
-        ("or_", np.bitwise_or, "VADD", INTS, "src0[i] | src1[i]"),
         ("abs_sub", lambda a, b: np.abs(a - b), "VADD", NUMERIC, "|src0[i] - src1[i]|")):
     declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
 
-declare_binary(FAMILY, "xor", np.bitwise_xor, "VADD", INTS, _DOC.format("src0[i] ^ src1[i]"),
-               params="src0, src1, mask, mode=None, dtype=None")
+_LOGIC = " (mask registers: the predicate operation, under the mask)"
+declare_binary(FAMILY, "and_", np.bitwise_and, "VADD", INTS, _DOC.format("src0[i] & src1[i]") + _LOGIC,
+               on_masks=np.logical_and)
+declare_binary(FAMILY, "or_", np.bitwise_or, "VADD", INTS, _DOC.format("src0[i] | src1[i]") + _LOGIC,
+               on_masks=np.logical_or)
+declare_binary(FAMILY, "xor", np.bitwise_xor, "VADD", INTS, _DOC.format("src0[i] ^ src1[i]") + _LOGIC,
+               params="src0, src1, mask, mode=None, dtype=None", on_masks=np.logical_xor)
+declare_unary(FAMILY, "not_", np.invert, "VADD", INTS, _DOC.format("~src[i]") + _LOGIC, on_masks=np.logical_not)
+declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS, _DOC.format("trunc(src[i]) (the same float type)"),
+              instr="vtrc")
 
 for _name, _fn, _cost, _types, _text in (
         ("abs", np.abs, "VADD", NUMERIC, "|src[i]|"),
         ("neg", np.negative, "VMIN", NUMERIC, "-src[i]"),
         ("relu", lambda a: np.maximum(a, a.dtype.type(0)), "VMIN", NUMERIC, "max(src[i], 0)"),
-        ("not_", np.invert, "VADD", INTS, "~src[i]"),
         ("log2", np.log2, "VEXP", FLOATS, "log2(src[i])"),
         ("log10", np.log10, "VEXP", FLOATS, "log10(src[i])")):
     declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
@@ -192,3 +197,36 @@ vf_api(FAMILY, "exp_sub", "src, max_val, mask, layout=None",
        "For each active lane i: dst[i] = e^(src[i] - max_val[i]) in fp32 (fp16 sources: the even / odd lanes "
        "by layout).", _check_exp_sub)
 vf_instr("vexpsub", FAMILY, _sim_exp_sub, "VEXP", cpp=lambda i: "vexpdif(dst, src, max, mask, PART)")
+
+
+def _check_mull(p, node, a):
+    regs = [c.reg(p, a, n, (D.DT_INT32, D.DT_UINT32)) for n in ("src0", "src1")]
+    dt = c.same_dtype(p, a, ("src0", "src1"), regs)
+    m = c.mask(p, a, "mask")
+    lo, hi = c.dst(p, c.VREG, dt, 0), c.dst(p, c.VREG, dt, 1)
+    c.emit(p, node, "vmull", (lo, hi), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+           lanes=lanes(dt), api="mull")
+    return lo, hi
+
+
+def _sim_mull(instr):
+    x, y, mk = instr.args
+    dt, merging = instr.attrs["dtype"], instr.attrs["merging"]
+    u_lo, u_hi = (d.uid for d in instr.dsts)
+    signed = dt is D.DT_INT32
+
+    def run(rf, mem, bases):
+        a = view(rf.v[x.reg.uid], dt).astype(np.int64 if signed else np.uint64)
+        b = view(rf.v[y.reg.uid], dt).astype(np.int64 if signed else np.uint64)
+        prod = [int(i) * int(j) for i, j in zip(a, b)]  # exact 64-bit products
+        lo = np.array([q & 0xFFFFFFFF for q in prod], np.uint64).astype(np.uint32)
+        hi = np.array([(q >> 32) & 0xFFFFFFFF for q in prod], np.uint64).astype(np.uint32)
+        act = active(rf.m[mk.reg.uid], dt)
+        merge(view(rf.v[u_lo], D.DT_UINT32), lo, act, merging)
+        merge(view(rf.v[u_hi], D.DT_UINT32), hi, act, merging)
+    return run
+
+
+vf_api(FAMILY, "mull", "src0, src1, mask, mode=None",
+       "The 64-bit product of 32-bit lanes: (low 32 bits, high 32 bits) as two registers.", _check_mull)
+vf_instr("vmull", FAMILY, _sim_mull, "VMUL", cpp=lambda i: "vmull(dst_lo, dst_hi, src0, src1, mask)")

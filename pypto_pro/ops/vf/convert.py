@@ -108,3 +108,36 @@ def _check_bit_cast(p, node, a):
 
 vf_api(FAMILY, "bit_cast", "src, *, dtype",
        "The same register read as dtype (no instruction: a reinterpretation of its 256 bytes).", _check_bit_cast)
+
+
+def _check_muls_cast(p, node, a):
+    r = c.reg(p, a, "src", (D.DT_FP32,))
+    m = c.mask(p, a, "mask")
+    dt = c.dtype_arg(p, a, "dtype", D.DT_FP16)
+    if dt not in (D.DT_FP16, D.DT_BF16):
+        p.fail(a.node("dtype"), f"vf.muls_cast(): the result is DT_FP16 or DT_BF16, got {dt.name}")
+    layout = c.enum_arg(p, a, "layout", CastLayout, CastLayout.ZERO)
+    s = c.scalar(p, a, "scalar", D.DT_FP32)
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vmulscvt", (d,), (c.read(r), c.read(m), s), dtype=dt, odd=layout.name == "ONE",
+           lanes=lanes(D.DT_FP32), api="muls_cast")
+    return d
+
+
+def _sim_muls_cast(instr):
+    src, mk = instr.args[:2]
+    dt, uid, odd = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["odd"]
+    t = np_of(dt)
+
+    def run(rf, mem, bases, scalar):
+        x = view(rf.v[src.reg.uid], D.DT_FP32).astype(np.float64) * float(np.float32(scalar))
+        act = active(rf.m[mk.reg.uid], D.DT_FP32)
+        out = view(rf.v[uid], dt)
+        out[:] = 0
+        out[1 if odd else 0::2] = np.where(act, x, 0.0).astype(t)  # one rounding of the exact product
+    return run
+
+
+vf_api(FAMILY, "muls_cast", "src, scalar, mask, dtype=None, layout=None",
+       "fp32 src * scalar rounded once to fp16 / bf16 into the even (ZERO) or odd (ONE) lanes.", _check_muls_cast)
+vf_instr("vmulscvt", FAMILY, _sim_muls_cast, "VCVT", cpp=lambda i: "vmulscvt(dst, src, scalar, mask, PART)")

@@ -60,11 +60,16 @@ def merge_mode(p, a, name: str = "mode") -> bool:
 
 
 def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
-                   params: str = "src0, src1, mask, mode=None", instr: str | None = None) -> None:
-    """``dst = vf.<name>(src0, src1, mask, mode=None)``: two registers of one dtype."""
+                   params: str = "src0, src1, mask, mode=None", instr: str | None = None,
+                   on_masks: Callable | None = None) -> None:
+    """``dst = vf.<name>(src0, src1, mask, mode=None)``: two registers of one dtype. ``on_masks(a, b)``:
+    the predicate form (``pand`` ...) when the operands are mask registers, under the mask."""
     op = instr or f"v{name.rstrip('_')}"
+    pop = f"p{name.rstrip('_')}"
 
     def check(p, node, a):
+        if on_masks is not None and isinstance(a["src0"], RegValue) and a["src0"].is_mask:
+            return mask_logic(p, node, a, pop, ("src0", "src1"), name)
         regs = [c.reg(p, a, n, dtypes) for n in ("src0", "src1")]
         dt = c.same_dtype(p, a, ("src0", "src1"), regs)
         m = c.mask(p, a, "mask")
@@ -74,13 +79,40 @@ def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tupl
         return d
     vf_api(family, name, params, doc, check)
     vf_instr(op, family, sim_lanewise(fn), cost, cpp=lambda i, s=op: f"{s}(dst, src0, src1, mask, MODE)")
+    if on_masks is not None:
+        vf_instr(pop, family, sim_mask_logic(on_masks), "VMASK", cpp=lambda i, s=pop: f"{s}(dst, src0, src1, mask)")
+
+
+def mask_logic(p, node, a, op: str, names: tuple[str, ...], api: str) -> RegValue:
+    """A predicate instruction: every operand and the result are mask registers; lanes the last mask
+    does not select are 0."""
+    ms = [c.mask(p, a, n) for n in names]
+    sel = c.mask(p, a, "mask")
+    d = c.dst(p, c.MASK, ms[0].dtype)
+    c.emit(p, node, op, (d,), (*map(c.read, ms), c.read(sel)), api=api)
+    return d
+
+
+def sim_mask_logic(fn: Callable) -> Callable:
+    def build(instr):
+        *ins, sel = instr.args
+        uid = instr.dsts[0].uid
+
+        def run(rf, mem, bases):
+            rf.m[uid][:] = fn(*(rf.m[r.reg.uid] for r in ins)) & rf.m[sel.reg.uid]
+        return run
+    return build
 
 
 def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
-                  params: str = "src, mask, mode=None", instr: str | None = None) -> None:
+                  params: str = "src, mask, mode=None", instr: str | None = None,
+                  on_masks: Callable | None = None) -> None:
     op = instr or f"v{name.rstrip('_')}"
+    pop = f"p{name.rstrip('_')}"
 
     def check(p, node, a):
+        if on_masks is not None and isinstance(a["src"], RegValue) and a["src"].is_mask:
+            return mask_logic(p, node, a, pop, ("src",), name)
         r = c.reg(p, a, "src", dtypes)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, r.dtype)
@@ -89,6 +121,8 @@ def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple
         return d
     vf_api(family, name, params, doc, check)
     vf_instr(op, family, sim_lanewise(fn), cost, cpp=lambda i, s=op: f"{s}(dst, src, mask, MODE)")
+    if on_masks is not None:
+        vf_instr(pop, family, sim_mask_logic(on_masks), "VMASK", cpp=lambda i, s=pop: f"{s}(dst, src, mask)")
 
 
 def declare_scalar(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,

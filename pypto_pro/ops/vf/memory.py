@@ -17,6 +17,7 @@ from pypto_pro.frontend.scalars import is_scalar_value
 from pypto_pro.frontend.vf.values import AddrValue, RegValue
 from pypto_pro.ir.expr import Const, convert
 from pypto_pro.ir.vf import MemRef
+from pypto_pro.language import dtypes as D
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64
 from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MergeMode, StoreDist)
 from pypto_pro.ops.vf import common as c
@@ -163,11 +164,13 @@ vf_instr("vdup_reg", FAMILY, _sim_vdup_reg, "VDUP", cpp=_cpp("vdup(dst, src, mas
 _LOAD = {"NORM": (VL, 0, 32), "BRC": (None, 0, 0), "BRC_B8": (1, 1, 1), "BRC_B16": (2, 2, 2),
          "BRC_B32": (4, 4, 4), "US": (VL // 2, 0, 32), "US_B8": (VL // 2, 1, 32), "US_B16": (VL // 2, 2, 32),
          "DS": (2 * VL, 0, 32), "DS_B8": (2 * VL, 1, 32), "DS_B16": (2 * VL, 2, 32),
-         "UNPK_B8": (VL // 2, 1, 32), "UNPK_B16": (VL // 2, 2, 32), "UNPK_B32": (VL // 2, 4, 32),
+         "UNPK": (VL // 2, 0, 32), "UNPK_B8": (VL // 2, 1, 32), "UNPK_B16": (VL // 2, 2, 32), "UNPK_B32": (VL // 2, 4, 32),
          "DINTLV_B8": (2 * VL, 1, 32), "DINTLV_B16": (2 * VL, 2, 32), "DINTLV_B32": (2 * VL, 4, 32)}
 
 
 def _load_kind(dist: str, w: int) -> tuple[int, int, int]:
+    if dist == "UNPK":  # the register's lanes take the half-width elements (UNPK_B8 for b16 lanes ...)
+        return VL // 2, max(1, w // 2), 32
     nbytes, dw, align = _LOAD[dist]
     dw = dw or w
     return (nbytes if nbytes is not None else dw), dw, (align or dw)
@@ -289,7 +292,7 @@ vf_instr("vlds", FAMILY, _sim_vlds, "VLDS", mem=_mem_load, cpp=_cpp("vlds(dst, s
 
 # ---- stores --------------------------------------------------------------------------------------------
 
-_STORES = ("NORM", "NORM_B16", "FIRST_ELEMENT", "PACK", "PACK4")
+_STORES = ("NORM", "NORM_B16", "FIRST_ELEMENT", "PACK", "PACK4", "INTLV", "INTLV_B32")
 
 
 def _check_store_align(p, node, a):
@@ -302,8 +305,11 @@ def _check_store_align(p, node, a):
         p.fail(a.node("src"), "vf.store_align() of a mask register is not supported yet")
     dist = c.enum_arg(p, a, "dist", StoreDist, StoreDist.NORM, allowed=_STORES)
     mode = c.enum_arg(p, a, "data_copy_mode", DataCopyMode, DataCopyMode.NORM)
-    if not extra or not (isinstance(extra[0], RegValue) and extra[0].is_mask):
+    if dist.name not in ("INTLV", "INTLV_B32") and not (extra and isinstance(extra[0], RegValue)
+                                                        and extra[0].is_mask):
         p.fail(node, "vf.store_align(dst, src, mask[, offset]): the mask register is required")
+    if dist.name in ("INTLV", "INTLV_B32"):
+        return _store_intlv(p, node, a, ptr, src, extra, dist.name)
     m = extra[0]
     if mode.name != "NORM":
         return _store_blocks(p, node, a, ptr, src, m, extra[1:])
@@ -336,6 +342,43 @@ def _check_store_align(p, node, a):
     if post:  # the stride is the offset argument, in elements (64-bit types: doubled, as the page says)
         c.advance(p, node, cur, c._mul(p, node, elements, Const(2 if w == 8 else 1, DT_INT64)))
     return None
+
+
+def _store_intlv(p, node, a, ptr, even, extra, dist: str):
+    """INTLV: two registers stored interleaved (``even[0], odd[0], even[1], ...``, 512 bytes); the mask
+    selects at the element granularity (B32 for INTLV_B32)."""
+    if len(extra) < 2 or not isinstance(extra[0], RegValue) or extra[0].is_mask or \
+            not (isinstance(extra[1], RegValue) and extra[1].is_mask):
+        p.fail(node, "vf.store_align(dst, src_even, src_odd, mask[, offset], dist=INTLV): two registers and a mask")
+    odd, m = extra[0], extra[1]
+    if odd.dtype is not even.dtype:
+        p.fail(node, f"vf.store_align(): INTLV registers of {even.dtype.name} and {odd.dtype.name}")
+    elements = _offset_value(p, node, ptr, extra[2]) if len(extra) > 2 else Const(0, DT_INT64)
+    addr = c.address(p, node, ptr, elements, write=True)
+    dt = D.DT_UINT32 if dist == "INTLV_B32" else even.dtype
+    c.emit(p, node, "vstsx2", (), (c.read(even), c.read(odd), c.read(m), addr), api="store_align", dtype=dt,
+           lanes=2 * lanes(dt))
+    return None
+
+
+def _sim_vstsx2(instr):
+    ev, od, mk, mref = instr.args
+    dt, tile = instr.attrs["dtype"], mref.tile
+    t = np_of(dt)
+
+    def run(rf, mem, bases, off):
+        addr = bases[tile] + off
+        _aligned(instr, addr, 32)
+        both = np.empty(2 * lanes(dt), t)
+        both[0::2], both[1::2] = rf.v[ev.reg.uid].view(t), rf.v[od.reg.uid].view(t)
+        act = np.repeat(active(rf.m[mk.reg.uid], dt), 2)
+        np.copyto(mem[addr:addr + 2 * VL].view(t), both, where=act)
+    return run
+
+
+vf_instr("vstsx2", FAMILY, _sim_vstsx2, "VSTS",
+         mem=lambda i: (lambda off, t=i.args[3].tile: ((t, off, 2 * VL, True),)),
+         cpp=_cpp("vstsx2(even, odd, dst, offset, INTLV, mask)"))
 
 
 def _want_bool(p, a, name: str) -> bool:

@@ -137,6 +137,11 @@ vf_instr("vcmps", FAMILY, _sim_cmp, "VADD", cpp=lambda i: f"vcmps_{i.attrs['cmp'
 
 
 def _check_select(p, node, a):
+    if isinstance(a["src_true"], RegValue) and a["src_true"].is_mask:
+        ms = [c.mask(p, a, n) for n in ("src_true", "src_false", "mask")]
+        d = c.dst(p, c.MASK, ms[0].dtype)
+        c.emit(p, node, "psel", (d,), tuple(map(c.read, ms)), api="select")
+        return d
     regs = [c.reg(p, a, n) for n in ("src_true", "src_false")]
     dt = c.same_dtype(p, a, ("src_true", "src_false"), regs)
     m = c.mask(p, a, "mask")
@@ -155,8 +160,47 @@ def _sim_select(instr):
     return run
 
 
+def _sim_psel(instr):
+    t_, f_, sel = instr.args
+    uid = instr.dsts[0].uid
+
+    def run(rf, mem, bases):
+        rf.m[uid][:] = np.where(rf.m[sel.reg.uid], rf.m[t_.reg.uid], rf.m[f_.reg.uid])
+    return run
+
+
+vf_instr("psel", FAMILY, _sim_psel, "VMASK", cpp=lambda i: "psel(dst, src_true, src_false, mask)")
 vf_api(FAMILY, "select", "src_true, src_false, mask, mode=None",
        "dst[i] = src_true[i] where the mask is active, else src_false[i] (vsel).", _check_select)
 vf_instr("vsel", FAMILY, _sim_select, "VADD", cpp=lambda i: "vsel(dst, src_true, src_false, mask)")
 
 __all__ = ["tree_sum", "sim_lanewise", "VL"]
+
+
+def _check_pair(p, node, a):
+    r = c.reg(p, a, "src", NUMERIC)
+    m = c.mask(p, a, "mask")
+    d = c.dst(p, c.VREG, r.dtype)
+    c.emit(p, node, "vcpadd", (d,), (c.read(r), c.read(m)), dtype=r.dtype, lanes=lanes(r.dtype), api="pair_reduce_sum")
+    return d
+
+
+def _sim_pair(instr):
+    src, mk = instr.args
+    dt, uid = instr.attrs["dtype"], instr.dsts[0].uid
+    t = np_of(dt)
+
+    def run(rf, mem, bases):
+        x = np.where(active(rf.m[mk.reg.uid], dt), view(rf.v[src.reg.uid], dt), t.type(0))
+        out = np.zeros(x.size, t)
+        with np.errstate(all="ignore"):
+            acc = np.float32 if dt.is_float() else t
+            out[:x.size // 2] = (x[0::2].astype(acc) + x[1::2].astype(acc)).astype(t)
+        view(rf.v[uid], dt)[:] = out
+    return run
+
+
+vf_api(FAMILY, "pair_reduce_sum", "src, mask, mode=None",
+       "dst[i] = src[2i] + src[2i+1] in the lower half of the lanes (inactive sources count 0; the upper half 0).",
+       _check_pair)
+vf_instr("vcpadd", FAMILY, _sim_pair, "VREDUCE", cpp=lambda i: "vcpadd(dst, src, mask)")

@@ -97,12 +97,16 @@ def _check_store_unalign(p, node, a):
     if not isinstance(a["post_update"], bool):
         p.fail(a.node("post_update"), "vf.store_unalign(): 'post_update' must be a compile-time bool")
     w = c.width(src.dtype)
+    from_ar = a["stride"] is None and p.vf.ar_set  # after vf.squeeze(STORE_REG): AR holds the byte count
+    if from_ar and a["post_update"]:
+        p.fail(a.node("post_update"), "vf.store_unalign(): post_update=True with the AR byte count (no stride) is not "
+                                      "supported yet; pass the element count as stride")
     count = c.scalar(p, a, "stride", DT_INT64) if a["stride"] is not None else Const(lanes(src.dtype), DT_INT64)
     post = a["post_update"]
     addr, cur = c.post_address(p, node, ptr, True) if post else (c.address(p, node, ptr, Const(0, DT_INT64), True),
                                                                  None)
     c.emit(p, node, "vstus", (), (c.read(src), addr, count), api="store_unalign", dtype=src.dtype, width=w,
-           lanes=lanes(src.dtype))
+           lanes=lanes(src.dtype), from_ar=from_ar)
     if post:
         c.advance(p, node, cur, count)
     return None
@@ -118,8 +122,10 @@ def _sim_vstus(instr):
     src, mref, _ = instr.args
     tile, w, n_lanes = mref.tile, instr.attrs["width"], instr.attrs["lanes"]
 
+    from_ar = instr.attrs["from_ar"]
+
     def run(rf, mem, bases, off, count):
-        n = _count(instr, count, n_lanes) * w
+        n = rf.ar if from_ar else _count(instr, count, n_lanes) * w
         at = bases[tile] + off
         mem[at:at + n] = rf.v[src.reg.uid][:n]
     return run
@@ -151,8 +157,9 @@ vf_instr("vstas", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VSTS", c
 def _check_move(p, node, a):
     r = a["src"]
     if isinstance(r, RegValue) and r.is_mask:
+        sel = c.mask(p, a, "mask", required=False)
         d = c.dst(p, c.MASK, r.dtype)
-        c.emit(p, node, "pmov", (d,), (c.read(r),), api="move")
+        c.emit(p, node, "pmov", (d,), (c.read(r), c.read(sel)), api="move")
         return d
     r = c.reg(p, a, "src")
     m = c.mask(p, a, "mask", required=False)
@@ -177,8 +184,11 @@ def _sim_vmov(instr):
 
 
 def _sim_pmov(instr):
-    src, uid = instr.args[0], instr.dsts[0].uid
-    return lambda rf, mem, bases: np.copyto(rf.m[uid], rf.m[src.reg.uid])
+    (src, sel), uid = instr.args, instr.dsts[0].uid
+
+    def run(rf, mem, bases):
+        rf.m[uid][:] = rf.m[src.reg.uid] if sel is None else rf.m[src.reg.uid] & rf.m[sel.reg.uid]
+    return run
 
 
 vf_api(FAMILY, "move", "src, mask=None, mode=None", "Copy a register (the active lanes, by mode) or a mask.",
