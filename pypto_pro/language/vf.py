@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from typing import Callable, TypeVar
 
-import pypto_pro.ops.vf  # noqa: F401  (registers the declarations)
-from pypto_pro.ops.vf.decl import VF_STUBS
-
 F = TypeVar("F", bound=Callable)
 
 
@@ -31,8 +28,5 @@ class Vf:
 
     Result-producing operations use the assignment form ``dst = vf.xxx(...)`` (the destination
     register is declared implicitly, or reused when the name already holds one); stores and other
-    side-effect operations are statements."""
-
-
-for _name, _stub in VF_STUBS.items():
-    setattr(Vf, _name, staticmethod(_stub))
+    side-effect operations are statements. (The methods are attached by ``pypto_pro.ops.vf`` when the
+    declarations register, which importing ``pypto_pro.language`` does.)"""

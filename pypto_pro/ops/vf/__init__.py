@@ -6,3 +6,7 @@ Importing this package registers every declaration.
 """
 from pypto_pro.ops.vf import advanced, arith, call, convert, indexing, memory, reduce, unaligned  # noqa: F401
 from pypto_pro.ops.vf.decl import VF_INSTRS, VF_STUBS  # noqa: F401
+from pypto_pro.language.vf import Vf  # noqa: E402
+
+for _name, _stub in VF_STUBS.items():  # the static methods of pl.Vf are the declared stubs
+    setattr(Vf, _name, staticmethod(_stub))
