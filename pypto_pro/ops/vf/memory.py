@@ -277,9 +277,15 @@ def _sim_vlds(instr):
     return run
 
 
-def _mem_load(instr):
-    tile, nbytes = instr.args[0].tile, instr.attrs["nbytes"]
-    return lambda off: ((tile, off, nbytes, False),)
+def span(arg: int, write: bool):
+    """The mem rule of an access of ``attrs["nbytes"]`` bytes at the address operand ``args[arg]``."""
+    def mem(instr):
+        tile, nbytes = instr.args[arg].tile, instr.attrs["nbytes"]
+        return lambda off: ((tile, off, nbytes, write),)
+    return mem
+
+
+_mem_load = span(0, False)
 
 
 vf_api(FAMILY, "load_align", "src, offset=None, dtype=None, dist=None, data_copy_mode=None, block_stride=None, "
@@ -489,9 +495,7 @@ def _sim_vsts(instr):
     return run
 
 
-def _mem_store(instr):
-    tile, nbytes = instr.args[2].tile, instr.attrs["nbytes"]
-    return lambda off: ((tile, off, nbytes, True),)
+_mem_store = span(2, True)
 
 
 vf_api(FAMILY, "store_align", "dst, src, *args, dist=None, data_copy_mode=None, block_stride=None, "
