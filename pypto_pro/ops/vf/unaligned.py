@@ -195,3 +195,46 @@ vf_api(FAMILY, "move", "src, mask=None, mode=None", "Copy a register (the active
        _check_move)
 vf_instr("vmov", FAMILY, _sim_vmov, "VDUP", cpp=lambda i: "vmov(dst, src, mask)")
 vf_instr("pmov", FAMILY, _sim_pmov, "VMASK", cpp=lambda i: "pmov(dst, src)")
+
+
+def _check_load(p, node, a):
+    ptr = c.tile_ptr(p, a, "src_ptr")
+    post = a["post_update"]
+    if not isinstance(post, bool):
+        p.fail(a.node("post_update"), "vf.load(): 'post_update' must be a compile-time bool")
+    addr, cur = c.post_address(p, node, ptr, False) if post else (c.address(p, node, ptr, Const(0, DT_INT64), False),
+                                                                  None)
+    d = c.dst(p, c.VREG, ptr.dtype)
+    c.emit(p, node, "vldus", (d,), (addr,), api="load", dtype=ptr.dtype, lanes=lanes(ptr.dtype))
+    if post:
+        step = a["stride"] if a["stride"] is not None else a["count"]
+        c.advance(p, node, cur, c.scalar(p, a, "stride" if a["stride"] is not None else "count", DT_INT64)
+                  if step is not None else Const(lanes(ptr.dtype), DT_INT64))
+    return d
+
+
+vf_api(FAMILY, "load", "src_ptr, stride=None, post_update=False, repeat_stride=None, count=None",
+       "Load a register from any UB address (an unaligned-load sequence in one call); post_update moves the "
+       "pointer's cursor by stride (default: count, else a register's lanes).", _check_load)
+
+
+def _check_store(p, node, a):
+    ptr = c.tile_ptr(p, a, "dst_ptr")
+    src = c.reg(p, a, "src")
+    post = a["post_update"]
+    if not isinstance(post, bool):
+        p.fail(a.node("post_update"), "vf.store(): 'post_update' must be a compile-time bool")
+    n = lanes(src.dtype)
+    count = c.scalar(p, a, "count", DT_INT64) if a["count"] is not None else Const(n, DT_INT64)
+    addr, cur = c.post_address(p, node, ptr, True) if post else (c.address(p, node, ptr, Const(0, DT_INT64), True),
+                                                                 None)
+    c.emit(p, node, "vstus", (), (c.read(src), addr, count), api="store", dtype=src.dtype, width=c.width(src.dtype),
+           lanes=n, from_ar=False)
+    if post:
+        c.advance(p, node, cur, count)
+    return None
+
+
+vf_api(FAMILY, "store", "dst_ptr, src, count=None, post_update=False, repeat_stride=0",
+       "Store the first count elements (default: all lanes) at any UB address (vstus + vstas in one call); "
+       "post_update moves the pointer's cursor by count.", _check_store, results=0)

@@ -132,3 +132,33 @@ def test_muls_cast_rounds_once_into_even_lanes():
     out = run(two_in_kernel(body, F32, pl.DT_FP16), a, a, torch.float16, 128).numpy()[0]
     np.testing.assert_array_equal(out[0::2], (a.numpy()[0].astype(np.float64) * 0.5).astype(np.float16))
     assert (out[1::2] == 0).all()
+
+
+def test_unified_load_store_addc_and_mask_gen():
+    U32 = pl.DT_UINT32
+
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=U32)
+        none = vf.create_mask(pattern=pl.MaskPattern.ALLF, dtype=U32)
+        x = vf.load(ta)
+        y = vf.load_align(tb, 0)
+        carry, s = vf.addc(x, y, none, m)
+        c1 = vf.unsqueeze(carry, dtype=U32)
+        bits = vf.mask_gen_with_reg_tensor(y, offset=0)   # bits of y[0], y[1] -> 64 lanes
+        one = vf.full(1, m, dtype=U32)
+        picked = vf.select(one, c1, bits)
+        vf.store(to, s, 32)                      # first 32 sums at to[0..32)
+        vf.store(to + 32, picked, 32)            # then 32 lanes of picked
+
+    g = torch.Generator().manual_seed(26)
+    a = torch.randint(0, 2**32 - 1, (1, 64), generator=g, dtype=torch.int64)
+    b = torch.randint(0, 2**32 - 1, (1, 64), generator=g, dtype=torch.int64)
+    out = run(two_in_kernel(body, U32), a.to(torch.uint32), b.to(torch.uint32), torch.uint32, 64).numpy()[0]
+    x = a.numpy()[0].astype(np.uint64)
+    y = b.numpy()[0].astype(np.uint64)
+    total = x + y
+    np.testing.assert_array_equal(out[:32], (total & 0xFFFFFFFF)[:32])
+    bits = np.unpackbits(b.numpy()[0, :2].astype(np.uint32).view(np.uint8), bitorder="little")[:32]
+    carry = (total >> 32)[:32]
+    np.testing.assert_array_equal(out[32:], np.where(bits, 1, carry))
