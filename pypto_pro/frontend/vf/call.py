@@ -74,7 +74,8 @@ def call(p: "FunctionParser", node: ast.Call, fn: Callable, args: list, kwargs: 
                      "works on UB tiles passed to it")
     body[:0] = state.prologue
     tiles = tuple(state.tiles)
-    op = VfCall("vf_call", PipeType.V, tiles[0], tiles[1:], tuple(scalars), {"api": fn.__name__, "vf": fn.__name__, "access_scalars": True},
+    attrs = {"api": f"vector_function({fn.__name__!r})", "vf": fn.__name__, "access_scalars": True}
+    op = VfCall("vf_call", PipeType.V, tiles[0], tiles[1:], tuple(scalars), attrs,
                 p.loc(node), body=body, params=tuple(param_vars), tiles=tiles,
                 written=frozenset(state.written), read=frozenset(state.read))
     p.ctx.builder.emit(op)

@@ -183,3 +183,10 @@ def test_missing_mask_is_a_compile_error():
     with pytest.raises(CompileError) as exc:
         pl.jit(k)[None, 1](*args())
     assert "mask register is required" in str(exc.value)
+
+
+def test_cpp_backend_names_the_vector_function_it_cannot_emit(tmp_path):
+    kernel = pl.jit(k_synced, arch="a5")
+    out = kernel.emit()
+    text = (out / "kernel.cpp").read_text()
+    assert "#error \"pl.vector_function('double'): the PTO-ISA C++ backend does not emit VF bodies" in text
