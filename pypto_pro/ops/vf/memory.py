@@ -308,7 +308,7 @@ def _check_store_align(p, node, a):
     if not isinstance(src, RegValue):
         p.fail(a.node("src"), f"vf.store_align(): 'src' must be a register, got {p.describe(src)}")
     if src.is_mask:
-        p.fail(a.node("src"), "vf.store_align() of a mask register is not supported yet")
+        return _store_mask(p, node, a, ptr, src, extra)
     dist = c.enum_arg(p, a, "dist", StoreDist, StoreDist.NORM, allowed=_STORES)
     mode = c.enum_arg(p, a, "data_copy_mode", DataCopyMode, DataCopyMode.NORM)
     if dist.name not in ("INTLV", "INTLV_B32") and not (extra and isinstance(extra[0], RegValue)
@@ -348,6 +348,42 @@ def _check_store_align(p, node, a):
     if post:  # the stride is the offset argument, in elements (64-bit types: doubled, as the page says)
         c.advance(p, node, cur, c._mul(p, node, elements, Const(2 if w == 8 else 1, DT_INT64)))
     return None
+
+
+def _store_mask(p, node, a, ptr, src, extra):
+    """A mask register to UB: NORM writes its 256 bits (32 bytes), PACK every other bit (16 bytes)."""
+    dist = c.enum_arg(p, a, "dist", StoreDist, StoreDist.NORM, allowed=("NORM", "PACK"))
+    if len(extra) > 1:
+        p.fail(node, "vf.store_align(dst, mask_reg[, offset]) takes one offset after a mask register")
+    post = _want_bool(p, a, "post_update")
+    offset = extra[0] if extra else None
+    if post:
+        addr, cur = c.post_address(p, node, ptr, write=True)
+    else:
+        elements = convert(offset.offset, DT_INT64) if isinstance(offset, AddrValue) else \
+            _offset_value(p, node, ptr, offset) if offset is not None else Const(0, DT_INT64)
+        addr = c.address(p, node, ptr, elements, write=True)
+    nbytes = VL // 8 if dist.name == "NORM" else VL // 16
+    c.emit(p, node, "psts", (), (c.read(src), addr), api="store_align", dist=dist.name, nbytes=nbytes,
+           align=nbytes)
+    if post and offset is not None:
+        c.advance(p, node, cur, _offset_value(p, node, ptr, offset))
+    return None
+
+
+def _sim_psts(instr):
+    src, mref = instr.args
+    tile, nbytes, pack, align = mref.tile, instr.attrs["nbytes"], instr.attrs["dist"] == "PACK", instr.attrs["align"]
+
+    def run(rf, mem, bases, off):
+        at = bases[tile] + off
+        _aligned(instr, at, align)
+        bits = rf.m[src.reg.uid][::2] if pack else rf.m[src.reg.uid]
+        mem[at:at + nbytes] = np.packbits(bits, bitorder="little")
+    return run
+
+
+vf_instr("psts", FAMILY, _sim_psts, "VSTS", mem=span(1, True), cpp=_cpp("psts(src, dst, offset, DIST)"))
 
 
 def _store_intlv(p, node, a, ptr, even, extra, dist: str):

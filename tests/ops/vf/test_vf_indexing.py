@@ -162,3 +162,22 @@ def test_unified_load_store_addc_and_mask_gen():
     bits = np.unpackbits(b.numpy()[0, :2].astype(np.uint32).view(np.uint8), bitorder="little")[:32]
     carry = (total >> 32)[:32]
     np.testing.assert_array_equal(out[32:], np.where(bits, 1, carry))
+
+
+def test_mask_store_and_load_round_trip():
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=F32)
+        few = vf.create_mask(pattern=pl.MaskPattern.VL8, dtype=F32)
+        vf.store_align(tb, few)                  # 256 predicate bits -> tb's first 32 bytes
+        vf.mem_bar(mode=pl.MemBarMode.VST_VLD)
+        back = vf.create_mask(pattern=pl.MaskPattern.ALLF, dtype=F32)
+        back = vf.load_align(tb, 0)              # a mask target: the bits come back
+        x = vf.load_align(ta, 0)
+        y = vf.abs(x, back)
+        vf.store_align(to, y, m)
+
+    a = data(F32, 64, 27)
+    b = torch.zeros(1, 64)
+    out = run(two_in_kernel(body, F32), a, b, torch.float32, 64)
+    assert torch.equal(out[0, :8], a[0, :8].abs()) and (out[0, 8:] == 0).all()
