@@ -2,7 +2,9 @@
 
 ``reduce_sum`` adds the active lanes by a binary tree of adjacent pairs (fp16 in fp32, one rounding
 at the end), ``reduce_max`` / ``reduce_min`` take the extreme; the result is element 0 and every
-other lane is 0. With ``datablock=True`` each 32-byte block is reduced into its own first element.
+other lane is 0. With ``datablock=True`` (``vcgadd`` / ``vcgmax`` / ``vcgmin``) each 32-byte block is
+reduced and the 8 results are lanes 0..7 (as PTO-ISA's a5 TQuant stores them: the lower 8 lanes);
+the page's "each block's first element" disagrees, the instruction's use in PTO-ISA decides here.
 An empty mask gives 0 (the sum page; assumed for max / min). Comparisons write a mask register:
 lane ``i`` active when the mask selects it and the comparison holds; ``vf.select`` takes
 ``src_true[i]`` where the mask is active, else ``src_false[i]``.
@@ -73,14 +75,14 @@ def _declare(name: str, kind: str, types: tuple) -> None:
                 xs = np.where(act, x.astype(acc if not dt.is_float() else np.float32), fill)
                 res = xs.max(axis=1) if kind == "max" else xs.min(axis=1)
                 res = np.where(act.any(axis=1), res, 0)
-            out = np.zeros((n // per, per), t)
-            out[:, 0] = res.astype(t) if dt.is_float() else res.astype(np.int64).astype(t)
-            view(rf.v[uid], dt)[:] = out.reshape(-1)
+            out = np.zeros(n, t)  # the results from lane 0 on (one per block with datablock=True)
+            out[:res.size] = res.astype(t) if dt.is_float() else res.astype(np.int64).astype(t)
+            view(rf.v[uid], dt)[:] = out
         return run
 
     vf_api(FAMILY, name, "src, mask, datablock=False, merge_mode=None",
-           f"Reduce the active lanes of src ({kind}) into element 0 (per 32-byte block with datablock=True); "
-           "the other lanes are 0.", check)
+           f"Reduce the active lanes of src ({kind}) into element 0 (datablock=True: one result per 32-byte "
+           "block, in lanes 0..7); the other lanes are 0.", check)
     vf_instr(op, FAMILY, build, "VREDUCE", cpp=lambda i: f"{op}(dst, src, mask)")
 
 
