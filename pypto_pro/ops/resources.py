@@ -121,9 +121,10 @@ def check_mutex_ids(p: "FunctionParser", a: Args, ids: Any, depth: int | None,
             p.fail(element_node(node, len(ids), i), f"mutex_ids {list(ids)} repeat id {m}; each slot needs its own")
     if depth is not None and len(ids) != depth:
         p.fail(node, f"{len(ids)} mutex_ids for a group of depth {depth}; give one per slot")
+    shared_ok = p.ctx.arch.name == "a5"  # hardware buffer locks: groups may share one (the real parser allows it)
     for i, m in enumerate(ids):
         owner = p.ctx.mutex_owner.get((side, m))
-        if owner is not None:
+        if owner is not None and not shared_ok:
             where = f" (line {owner.loc.line})" if owner.loc else ""
             p.fail(element_node(node, len(ids), i), f"mutex id {m} is already used by '{owner.name}'{where}")
     return tuple(ids)
@@ -186,7 +187,7 @@ def _make_tile_group(p: "FunctionParser", node: ast.Call, a: Args) -> GroupValue
     buf = place(p, node, tt, addr_list, mutex, True, a.node("addrs"))
     buf.fwd_ids, buf.bwd_ids = cross["fwd_ids"], cross["bwd_ids"]
     for m in mutex or ():
-        p.ctx.mutex_owner[(mutex_side(tt), m)] = buf
+        p.ctx.mutex_owner.setdefault((mutex_side(tt), m), buf)
     for k in ("fwd_ids", "bwd_ids"):
         for e in cross[k] or ():
             p.ctx.cross_owner[e] = buf

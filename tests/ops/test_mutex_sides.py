@@ -1,5 +1,7 @@
 """Mutex (buffer) ids belong to one AI core: a Cube-side (L1) tile group and a Vector-side (UB) one
-may use the same ids, as the real flash-attention kernels do; two groups of one side may not."""
+may use the same ids, as the real flash-attention kernels do. On a5 (hardware buffer locks) groups of
+one side may share ids too (the real parser checks only within one group); a2a3 emulates the locks per
+group, so there two groups of one side may not."""
 import pytest
 
 import pypto_pro.language as pl
@@ -20,8 +22,27 @@ def test_cube_and_vector_groups_may_share_ids():
     kernel.compile()
 
 
-def test_two_vector_groups_may_not():
-    @pl.jit(arch="a5")
+def test_two_vector_groups_may_share_on_a5_and_run():
+    import torch
+
+    @pl.jit(arch="a5", auto_mutex=True)
+    def kernel(x: T16, y: T16):
+        a = pl.make_tile_group(type=VEC, addrs=0x0, mutex_ids=[0, 1])
+        b = pl.make_tile_group(type=VEC, addrs=0x0, mutex_ids=[0, 1])  # a view of the same slots and locks
+        with pl.section_vector():
+            ta = a.next()
+            pl.load(ta, x, [0, 0])
+            tb = b.next()
+            pl.adds(tb, tb, 1.0)
+            pl.store(y, tb, [0, 0])
+    x = torch.randn(16, 16).half()
+    y = torch.zeros(16, 16).half()
+    kernel.options(check="raise")[None, 1](x, y)
+    assert torch.equal(y, x + 1)
+
+
+def test_two_vector_groups_may_not_on_a2a3():
+    @pl.jit(arch="a2a3")
     def kernel(x: T16):
         with pl.section_vector():
             a = pl.make_tile_group(type=VEC, addrs=0x0, mutex_ids=[0, 1])  # noqa: F841
