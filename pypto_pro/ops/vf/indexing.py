@@ -135,10 +135,12 @@ _NARROWER = {v: k for k, v in _WIDER.items()}
 def _declare_pack(name: str) -> None:
     def check(p, node, a):
         r = a["src"]
-        if isinstance(r, RegValue) and r.is_mask:
-            p.fail(a.node("src"), f"vf.{name}() of a mask register is not supported yet")
-        r = c.reg(p, a, "src", NUMERIC)
         part = c.enum_arg(p, a, "part", PackPart, PackPart.LOWER)
+        if isinstance(r, RegValue) and r.is_mask:  # ppack: even bits -> one half; punpack: one half doubled
+            d = c.dst(p, c.MASK, r.dtype)
+            c.emit(p, node, f"p{name}", (d,), (c.read(r),), upper=part.name == "UPPER", api=name)
+            return d
+        r = c.reg(p, a, "src", NUMERIC)
         table = _NARROWER if name == "pack" else _WIDER
         default = table.get(r.dtype)
         dt = c.dtype_arg(p, a, "dtype", default)
@@ -167,6 +169,21 @@ def _declare_pack(name: str) -> None:
                 out[:] = part.astype(np_of(dt))
         return run
 
+    def build_mask(instr):
+        src, uid, upper = instr.args[0], instr.dsts[0].uid, instr.attrs["upper"]
+
+        def run(rf, mem, bases):
+            bits = rf.m[src.reg.uid]
+            out = np.zeros(bits.size, np.bool_)
+            half = slice(128, 256) if upper else slice(0, 128)
+            if name == "pack":
+                out[half] = bits[0::2]
+            else:
+                out[:] = np.repeat(bits[half], 2)
+            rf.m[uid][:] = out
+        return run
+
+    vf_instr(f"p{name}", FAMILY, build_mask, "VMASK", cpp=lambda i: f"p{name}(dst, src, PART)")
     vf_api(FAMILY, name, "src, dtype=None, part=None",
            f"{name}: narrow / widen the elements into / from one half of the register (PackPart).", check)
     vf_instr(f"v{name}", FAMILY, build, "VCVT", cpp=lambda i: f"v{name}(dst, src, PART)")

@@ -181,3 +181,30 @@ def test_mask_store_and_load_round_trip():
     b = torch.zeros(1, 64)
     out = run(two_in_kernel(body, F32), a, b, torch.float32, 64)
     assert torch.equal(out[0, :8], a[0, :8].abs()) and (out[0, 8:] == 0).all()
+
+
+def test_mask_interleave_pack_unpack():
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=F32)
+        low = vf.create_mask(pattern=pl.MaskPattern.H, dtype=F32)      # lanes 0..31
+        m3 = vf.create_mask(pattern=pl.MaskPattern.M3, dtype=F32)      # lanes 0, 3, 6, ...
+        i0, i1 = vf.interleave(low, m3)                                # i0[2k] = low[k], i0[2k+1] = m3[k]
+        packed = vf.pack(i0, part=pl.PackPart.LOWER)
+        back = vf.unpack(packed, part=pl.PackPart.LOWER)               # pack then unpack: i0's even bits doubled
+        x = vf.load_align(ta, 0)
+        y = vf.abs(x, i0)
+        z = vf.neg(x, back)
+        s = vf.add(y, z, m)
+        vf.store_align(to, s, m)
+
+    a = data(F32, 64, 28)
+    out = run(two_in_kernel(body, F32), a, a, torch.float32, 64).numpy()[0]
+    k = np.arange(64)
+    low, m3 = k < 32, k % 3 == 0
+    i0 = np.empty(64, bool)
+    i0[0::2], i0[1::2] = low[:32], m3[:32]
+    bits = np.repeat(i0, 4)                 # b32 granularity: 4 bits per element
+    back = np.repeat(bits[0::2][:128], 2)[0::4]
+    x = a.numpy()[0]
+    np.testing.assert_array_equal(out, np.where(i0, np.abs(x), 0) + np.where(back, -x, 0))
