@@ -23,6 +23,12 @@ FAMILY = "vf_arithmetic"
 _DOC = "For each active lane i: dst[i] = {}; inactive lanes are zeroed (mode=ZEROING) or kept (MERGING)."
 
 
+def _f64(fn):
+    """A transcendental evaluated in float64 and rounded once to the lane type (as the tile ops do:
+    reproducible, independent of NumPy's CPU-specific fp32 kernels)."""
+    return lambda x: fn(x.astype(np.float64))
+
+
 def _idiv(a, b):
     if a.dtype.kind == "f":
         return a / b
@@ -55,12 +61,13 @@ for _name, _fn, _cost, _types, _text in (
         ("abs", np.abs, "VADD", NUMERIC, "|src[i]|"),
         ("neg", np.negative, "VMIN", NUMERIC, "-src[i]"),
         ("relu", lambda a: np.maximum(a, a.dtype.type(0)), "VMIN", NUMERIC, "max(src[i], 0)"),
-        ("log2", np.log2, "VEXP", FLOATS, "log2(src[i])"),
-        ("log10", np.log10, "VEXP", FLOATS, "log10(src[i])")):
+        ("log2", _f64(np.log2), "VEXP", FLOATS, "log2(src[i])"),
+        ("log10", _f64(np.log10), "VEXP", FLOATS, "log10(src[i])")):
     declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
 
-for _name, _fn, _cost, _text in (("exp", np.exp, "VEXP", "e^src[i]"), ("ln", np.log, "VEXP", "ln(src[i])"),
-                                 ("log", np.log, "VEXP", "ln(src[i])"), ("sqrt", np.sqrt, "VSQRT", "sqrt(src[i])")):
+for _name, _fn, _cost, _text in (("exp", _f64(np.exp), "VEXP", "e^src[i]"), ("ln", _f64(np.log), "VEXP", "ln(src[i])"),
+                                 ("log", _f64(np.log), "VEXP", "ln(src[i])"),
+                                 ("sqrt", _f64(np.sqrt), "VSQRT", "sqrt(src[i])")):
     declare_unary(FAMILY, _name, _fn, _cost, FLOATS, _DOC.format(_text),
                   params="src, mask, mode=None, precision=None", instr=f"v{_name}")
 
@@ -188,7 +195,7 @@ def _sim_exp_sub(instr):
         if dt is D.DT_FP16:  # 64 results from the even / odd fp16 lanes
             a, b, act = a[part], b[part], act[part]
         with np.errstate(all="ignore"):
-            res = np.exp(a - b, dtype=np.float32)
+            res = np.exp((a - b).astype(np.float64)).astype(np.float32)  # fp32 difference, one rounding of exp
         merge(view(rf.v[uid], D.DT_FP32), res, act, False)
     return run
 
