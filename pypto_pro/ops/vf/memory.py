@@ -164,11 +164,15 @@ vf_instr("vdup_reg", FAMILY, _sim_vdup_reg, "VDUP", cpp=_cpp("vdup(dst, src, mas
 _LOAD = {"NORM": (VL, 0, 32), "BRC": (None, 0, 0), "BRC_B8": (1, 1, 1), "BRC_B16": (2, 2, 2),
          "BRC_B32": (4, 4, 4), "US": (VL // 2, 0, 32), "US_B8": (VL // 2, 1, 32), "US_B16": (VL // 2, 2, 32),
          "DS": (2 * VL, 0, 32), "DS_B8": (2 * VL, 1, 32), "DS_B16": (2 * VL, 2, 32),
-         "UNPK": (VL // 2, 0, 32), "UNPK_B8": (VL // 2, 1, 32), "UNPK_B16": (VL // 2, 2, 32), "UNPK_B32": (VL // 2, 4, 32),
+         "UNPK": (VL // 2, 0, 32), "UNPK4": (VL // 4, 1, 32), "BLK": (32, 1, 32),
+         "E2B": (None, 0, 0), "E2B_B16": (VL // 16, 2, VL // 16), "E2B_B32": (VL // 8, 4, VL // 8),
+         "UNPK_B8": (VL // 2, 1, 32), "UNPK_B16": (VL // 2, 2, 32), "UNPK_B32": (VL // 2, 4, 32),
          "DINTLV_B8": (2 * VL, 1, 32), "DINTLV_B16": (2 * VL, 2, 32), "DINTLV_B32": (2 * VL, 4, 32)}
 
 
 def _load_kind(dist: str, w: int) -> tuple[int, int, int]:
+    if dist == "E2B":  # the register's width picks E2B_B16 / E2B_B32
+        dist = "E2B_B16" if w == 2 else "E2B_B32"
     if dist == "UNPK":  # the register's lanes take the half-width elements (UNPK_B8 for b16 lanes ...)
         return VL // 2, max(1, w // 2), 32
     nbytes, dw, align = _LOAD[dist]
@@ -267,6 +271,12 @@ def _sim_vlds(instr):
             out.view(ut)[:] = np.repeat(raw.view(ut), 2)
         elif dist.startswith("DS"):
             out.view(ut)[:] = raw.view(ut)[::2]
+        elif dist == "UNPK4":  # each u8 into a b32 lane, zero-extended
+            out.view(np.uint32)[:] = raw.astype(np.uint32)
+        elif dist == "BLK":  # one 32-byte block repeated
+            out[:] = np.tile(raw, VL // 32)
+        elif dist.startswith("E2B"):  # each element repeated over a 32-byte block
+            out.view(ut)[:] = np.repeat(raw.view(ut), 32 // dw)
         elif dist.startswith("UNPK"):
             wide = _UINT[2 * dw] if 2 * dw in _UINT else None
             out.view(wide)[:] = raw.view(ut).astype(wide)

@@ -1,8 +1,9 @@
 """VF carries, mask generation from data and the special registers (``vf_computation/{basic_arithmetic,
-mask_operations,data_movement}``): ``vf.addc``, ``vf.mask_gen_with_reg_tensor``, ``vf.clear_spr``.
+mask_operations,data_movement}``): ``vf.addc``, ``vf.subc``, ``vf.mask_gen_with_reg_tensor``, ``vf.clear_spr``.
 
-- ``addc(src0, src1, carry_src, mask) -> (carry, dst)``: ``{carry, dst} = src0 + src1 + carry_src`` on 32-bit
-  lanes (the carry a mask: set where the sum overflows 32 bits);
+- ``addc(src0, src1, carry_in, mask) -> (carry, dst)``: ``{carry, dst} = src0 + src1 + carry_in`` on 32-bit
+  lanes (the carry a mask: set where the sum overflows 32 bits); ``subc`` likewise with a borrow (set
+  where ``src0 < src1 + borrow_in``);
 - ``mask_gen_with_reg_tensor(src, offset)``: the bits of one block of the register (8 bytes for b32
   types, 16 for b16) spread over the 256-bit mask, each bit repeated for its element's width;
 - ``clear_spr()``: AR (the byte count ``vf.squeeze(STORE_REG)`` leaves) becomes 0.
@@ -20,16 +21,21 @@ from pypto_pro.ops.vf.decl import vf_api, vf_instr
 FAMILY = "vf_special"
 
 
-def _check_addc(p, node, a):
-    regs = [c.reg(p, a, n, (D.DT_INT32, D.DT_UINT32)) for n in ("src0", "src1")]
-    dt = c.same_dtype(p, a, ("src0", "src1"), regs)
-    cin = c.mask(p, a, "carry_in")
-    m = c.mask(p, a, "mask")
-    merging = c.enum_arg(p, a, "mode", MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
-    carry, d = c.dst(p, c.MASK, dt, 0), c.dst(p, c.VREG, dt, 1)
-    c.emit(p, node, "vaddc", (carry, d), (*map(c.read, regs), c.read(cin), c.read(m)), dtype=dt, merging=merging,
-           lanes=lanes(dt), api="addc")
-    return carry, d
+def _check_carry(name: str, op: str, borrow: bool):
+    def check(p, node, a):
+        regs = [c.reg(p, a, n, (D.DT_INT32, D.DT_UINT32)) for n in ("src0", "src1")]
+        dt = c.same_dtype(p, a, ("src0", "src1"), regs)
+        cin = c.mask(p, a, "borrow_in" if borrow else "carry_in")
+        m = c.mask(p, a, "mask")
+        merging = c.enum_arg(p, a, "mode", MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+        flag, d = c.dst(p, c.MASK, dt, 0), c.dst(p, c.VREG, dt, 1)
+        c.emit(p, node, op, (flag, d), (*map(c.read, regs), c.read(cin), c.read(m)), dtype=dt, merging=merging,
+               borrow=borrow, lanes=lanes(dt), api=name)
+        return flag, d
+    return check
+
+
+_check_addc = _check_carry("addc", "vaddc", False)
 
 
 def _sim_addc(instr):
@@ -37,19 +43,31 @@ def _sim_addc(instr):
     dt, merging = instr.attrs["dtype"], instr.attrs["merging"]
     u_carry, u_dst = (r.uid for r in instr.dsts)
 
+    borrow = instr.attrs.get("borrow", False)
+
     def run(rf, mem, bases):
-        a = view(rf.v[x.reg.uid], D.DT_UINT32).astype(np.uint64)
-        b = view(rf.v[y.reg.uid], D.DT_UINT32).astype(np.uint64)
-        total = a + b + active(rf.m[cin.reg.uid], dt).astype(np.uint64)
+        a = view(rf.v[x.reg.uid], D.DT_UINT32).astype(np.int64)
+        b = view(rf.v[y.reg.uid], D.DT_UINT32).astype(np.int64)
+        cin_v = active(rf.m[cin.reg.uid], dt).astype(np.int64)
         act = active(rf.m[mk.reg.uid], dt)
+        if borrow:  # {borrow, dst} = a - b - borrow_in: the flag is set where a < b + borrow_in
+            total = a - b - cin_v
+            flag = total < 0
+        else:
+            total = a + b + cin_v
+            flag = total > 0xFFFFFFFF
         merge(view(rf.v[u_dst], D.DT_UINT32), (total & 0xFFFFFFFF).astype(np.uint32), act, merging)
-        set_active(rf.m[u_carry], (total >> 32).astype(np.bool_) & act, dt)
+        set_active(rf.m[u_carry], flag & act, dt)
     return run
 
 
 vf_api(FAMILY, "addc", "src0, src1, carry_in, mask, mode=None",
        "{carry, dst} = src0 + src1 + carry_in on 32-bit lanes: returns (carry mask, dst).", _check_addc)
 vf_instr("vaddc", FAMILY, _sim_addc, "VADD", cpp=lambda i: "vaddc(carry, dst, src0, src1, carry_in, mask)")
+vf_api(FAMILY, "subc", "src0, src1, borrow_in, mask, mode=None",
+       "{borrow, dst} = src0 - src1 - borrow_in on 32-bit lanes: returns (borrow mask, dst).",
+       _check_carry("subc", "vsubc", True))
+vf_instr("vsubc", FAMILY, _sim_addc, "VADD", cpp=lambda i: "vsubc(borrow, dst, src0, src1, borrow_in, mask)")
 
 
 def _check_mask_gen(p, node, a):

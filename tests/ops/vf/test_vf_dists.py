@@ -139,3 +139,46 @@ def test_shift_right_is_arithmetic_for_signed():
     a = torch.randint(-2**30, 2**30, (1, 64), dtype=torch.int32)
     out = run(two_in_kernel(body, pl.DT_INT32), a, a, torch.int32, 64)
     assert torch.equal(out, a >> 3)
+
+
+@pytest.mark.parametrize("dist", ["BLK", "E2B_B32", "UNPK4"])
+def test_block_and_expanding_loads(dist):
+    d = getattr(pl.LoadDist, dist)
+
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=U32)
+        x = vf.load_align(ta, 0, dist=d)
+        vf.store_align(to, x, m)
+
+    g = torch.Generator().manual_seed(38)
+    a = torch.randint(0, 2**32 - 1, (1, 64), generator=g, dtype=torch.int64).to(torch.uint32)
+    out = run(two_in_kernel(body, U32), a, a, torch.uint32, 64).numpy()[0]
+    src = a.numpy()[0]
+    if dist == "BLK":
+        ref = np.tile(src[:8], 8)
+    elif dist == "E2B_B32":
+        ref = np.repeat(src[:8], 8)
+    else:
+        ref = src.view(np.uint8)[:64].astype(np.uint32)
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_subc_borrows():
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=U32)
+        none = vf.create_mask(pattern=pl.MaskPattern.ALLF, dtype=U32)
+        x = vf.load_align(ta, 0)
+        y = vf.load_align(tb, 0)
+        borrow, d = vf.subc(x, y, none, m)
+        b = vf.unsqueeze(borrow, dtype=U32)
+        s = vf.add(d, b, m)
+        vf.store_align(to, s, m)
+
+    g = torch.Generator().manual_seed(39)
+    a = torch.randint(0, 2**32 - 1, (1, 64), generator=g, dtype=torch.int64)
+    b = torch.randint(0, 2**32 - 1, (1, 64), generator=g, dtype=torch.int64)
+    out = run(two_in_kernel(body, U32), a.to(torch.uint32), b.to(torch.uint32), torch.uint32, 64).numpy()[0]
+    diff = a.numpy()[0] - b.numpy()[0]
+    np.testing.assert_array_equal(out.astype(np.int64), ((diff & 0xFFFFFFFF) + (diff < 0)) & 0xFFFFFFFF)
