@@ -35,7 +35,7 @@ BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maxim
 @pytest.mark.parametrize("dt", [pl.DT_FP32, pl.DT_FP16, pl.DT_INT32])
 def test_binary_masked_and_unmasked_lanes(op, dt):
     if op == "div" and not dt.is_float():
-        pytest.skip("integer division is covered separately")
+        pytest.skip("integer division truncates: test_int32_div_truncates_toward_zero")
     n = lanes(dt)
     a, b = data(dt, n, 1), data(dt, n, 2, positive=op == "div")
     out = run(two_in_kernel(binary_body(op, dt, pl.MaskPattern.VL8), dt), a, b, TORCH[dt], n)
@@ -329,3 +329,11 @@ def test_de_interleave_and_interleave_round_trip():
     out = run(two_in_kernel(body, dt), a, b, torch.float32, 64)
     both = torch.cat([a[0], b[0]])
     assert torch.equal(out[0], both[0::2] - both[1::2])
+
+
+def test_int32_div_truncates_toward_zero():
+    dt = pl.DT_INT32
+    a = torch.tensor([[-7, 7, -7, 7] * 16], dtype=torch.int32)
+    b = torch.tensor([[2, -2, -2, 2] * 16], dtype=torch.int32)
+    out = run(two_in_kernel(binary_body("div", dt, ALL), dt), a, b, torch.int32, 64)
+    assert torch.equal(out, torch.tensor([[-3, -3, 3, 3] * 16], dtype=torch.int32))
