@@ -177,6 +177,8 @@ def _check_exp_sub(p, node, a):
     dt = c.same_dtype(p, a, ("src", "max_val"), regs)
     m = c.mask(p, a, "mask")
     layout = c.enum_arg(p, a, "layout", CastLayout, CastLayout.ZERO)
+    if c.dtype_arg(p, a, "dtype", D.DT_FP32) is not D.DT_FP32:
+        p.fail(a.node("dtype"), "vf.exp_sub(): the result is DT_FP32 (dtype= may only say so)")
     d = c.dst(p, c.VREG, D.DT_FP32)
     c.emit(p, node, "vexpsub", (d,), (*map(c.read, regs), c.read(m)), dtype=dt, odd=layout.name == "ONE",
            lanes=lanes(D.DT_FP32), api="exp_sub")
@@ -200,7 +202,7 @@ def _sim_exp_sub(instr):
     return run
 
 
-vf_api(FAMILY, "exp_sub", "src, max_val, mask, layout=None",
+vf_api(FAMILY, "exp_sub", "src, max_val, mask, layout=None, dtype=None",  # dtype: on the page, not in _vf_api.py
        "For each active lane i: dst[i] = e^(src[i] - max_val[i]) in fp32 (fp16 sources: the even / odd lanes "
        "by layout).", _check_exp_sub)
 vf_instr("vexpsub", FAMILY, _sim_exp_sub, "VEXP", cpp=lambda i: "vexpdif(dst, src, max, mask, PART)")
