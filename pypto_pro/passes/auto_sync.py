@@ -74,11 +74,18 @@ def _lock_body(body: list[Stmt]) -> list[Stmt]:
         if isinstance(s, TileOp):
             seen: list[tuple[Buffer, Expr]] = []
             slots: set[tuple[int, int]] = set()
+            ids: set[tuple] = set()  # a5 groups may share buffer ids: lock each id once per op
             for t in s.tile_operands():  # every distinct slot: an op may read one slot and write another
                 root = _managed(t)
                 if root is not None and (root.uid, id(t.slot)) not in slots:
                     slots.add((root.uid, id(t.slot)))
-                    seen.append((root, slot_id(root.mutex_ids, t.slot)))
+                    ev = slot_id(root.mutex_ids, t.slot)
+                    key = ("c", ev.value) if isinstance(ev, Const) else ("v", ev.uid) if isinstance(ev, Var) else None
+                    if key is not None and key in ids:
+                        continue
+                    if key is not None:
+                        ids.add(key)
+                    seen.append((root, ev))
             for root, ev in seen:
                 out.append(SyncOp("lock", s.pipe, None, ev, s.loc, origin=f"acquire {root.name}"))
             out.append(s)

@@ -49,3 +49,22 @@ def test_two_vector_groups_may_not_on_a2a3():
             b = pl.make_tile_group(type=VEC, addrs=0x4000, mutex_ids=[1, 2])  # noqa: F841
     with pytest.raises(CompileError, match="mutex id 1 is already used by 'a'"):
         kernel.compile()
+
+
+def test_one_op_on_two_groups_sharing_an_id_locks_it_once():
+    import torch
+
+    @pl.jit(arch="a5", auto_mutex=True)
+    def kernel(x: T16, y: T16):
+        a = pl.make_tile_group(type=VEC, addrs=0x0, mutex_ids=[4])
+        b = pl.make_tile_group(type=VEC, addrs=0x2000, mutex_ids=[4])
+        with pl.section_vector():
+            ta = a.next()
+            tb = b.next()
+            pl.load(ta, x, [0, 0])
+            pl.add(tb, ta, ta)  # one V op on both groups: buffer id 4 is taken once
+            pl.store(y, tb, [0, 0])
+    x = torch.randn(16, 16).half()
+    y = torch.zeros(16, 16).half()
+    kernel.options(check="raise")[None, 1](x, y)
+    assert torch.equal(y, x + x)
