@@ -112,18 +112,21 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                 continue
             for tile, off, n, write in f(*sc):
                 t = accs[tile]
-                size = t.st.buffer.slot_bytes
-                if off < 0 or off + n > size:
+                base = bases[tile]
+                if base + off < 0 or base + off + n > ub.size:  # past a tile is fine (the chip does it), past UB not
                     where = instrs[k]
-                    raise fault(where, f"vf.{where.attrs.get('api', where.op)} in '{fname}' accesses bytes {off}..{off + n} of tile "
-                                       f"'{t.label}', outside its {size} bytes")
+                    raise fault(where, f"vf.{where.attrs.get('api', where.op)} in '{fname}' accesses UB bytes "
+                                       f"{base + off}..{base + off + n} (tile '{t.label}' + {off}), outside the "
+                                       f"{ub.size}-byte UB")
                 nbytes += n
                 done = own.get(tile)
                 if write:
                     if done is None:
-                        done = own[tile] = np.zeros(size, np.bool_)
-                    done[off:off + n] = True
-                elif done is not None and done[off:off + n].all():
+                        done = own[tile] = np.zeros(t.st.buffer.slot_bytes, np.bool_)
+                    if off + n > done.size:
+                        done = own[tile] = np.concatenate([done, np.zeros(off + n - done.size, np.bool_)])
+                    done[max(0, off):off + n] = True
+                elif done is not None and off + n <= done.size and done[off:off + n].all():
                     continue  # reads back what this body stored: not a read of what others wrote
                 rb = t.row_bytes
                 r0, r1 = off // rb, (off + n - 1) // rb + 1

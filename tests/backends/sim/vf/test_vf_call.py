@@ -91,7 +91,7 @@ def test_vf_reading_a_tile_nothing_wrote_is_reported():
 @pl.vector_function
 def past_end(src, dst):
     m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
-    x = vf.load_align(src, 64)  # one register past the 64-element tile
+    x = vf.load_align(src, 64 * 1024)  # 256 KiB past the tile: beyond the UB
     vf.store_align(dst, x, m)
 
 
@@ -108,12 +108,37 @@ def k_past_end(a: F32, out: F32):
         pl.store(out, to, [0, 0])
 
 
-def test_access_outside_the_tile_is_a_located_simulation_error():
+def test_access_outside_the_ub_is_a_located_simulation_error():
     a, out = args()
     with pytest.raises(SimulationError) as exc:
         pl.jit(k_past_end)[None, 1](a, out)
-    assert f"test_vf_call.py:{line_of('# one register past')}" in str(exc.value)
-    assert "vf.load_align" in str(exc.value) and "outside" in str(exc.value)
+    assert f"test_vf_call.py:{line_of('# 256 KiB past the tile')}" in str(exc.value)
+    assert "vf.load_align" in str(exc.value) and "outside the" in str(exc.value)
+
+
+@pl.vector_function
+def into_next_tile(src, dst):
+    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    x = vf.load_align(src, 0)
+    vf.store_align(dst, x, x, m, dist=pl.StoreDist.INTLV)  # 512 bytes: dst and the tile after it
+
+
+def test_a_store_past_its_tile_writes_the_next_one_as_on_the_chip():
+    def k(a: F32, out: F32):
+        ta = pl.make_tile(TT, addr=0, size=256)
+        t0 = pl.make_tile(TT, addr=256, size=256)
+        t1 = pl.make_tile(TT, addr=512, size=256)
+        with pl.section_vector():
+            pl.load(ta, a, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            into_next_tile(ta, t0)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            pl.store(out, t1, [0, 0])
+    a, out = args()
+    pl.jit(k).options(check="raise")[None, 1](a, out)
+    assert torch.equal(out[0], a[0, 32:].repeat_interleave(2))
 
 
 @pl.vector_function
