@@ -116,3 +116,27 @@ def _sim_sprclr(instr):
 vf_api(FAMILY, "clear_spr", "", "Clear the AR special register (the byte count of vf.squeeze(STORE_REG)).",
        _check_clear_spr, results=0)
 vf_instr("sprclr", FAMILY, _sim_sprclr, "VNOP", cpp=lambda i: "sprclr(SPR_AR)")
+
+
+def _check_get_mask_spr(p, node, a):
+    from pypto_pro.language.enums import MaskWidth
+    w = c.enum_arg(p, a, "width", MaskWidth, MaskWidth.B32)
+    dt = D.DT_FP16 if w.name == "B16" else D.DT_FP32
+    d = c.dst(p, c.MASK, dt)
+    c.emit(p, node, "movemask", (d,), (), dtype=dt, api="get_mask_spr")
+    return d
+
+
+def _sim_movemask(instr):
+    uid, dt = instr.dsts[0].uid, instr.attrs["dtype"]
+    full = np.ones(lanes(dt), np.bool_)
+
+    def run(rf, mem, bases):  # MASK0 / MASK1 keep their kernel-start value: every bit set
+        set_active(rf.m[uid], full, dt)
+    return run
+
+
+vf_api(FAMILY, "get_mask_spr", "width=None",
+       "The {MASK1, MASK0} vector-mask SPR as a mask register (MoveMask). pl.set_vec_mask is not in this "
+       "release, so the SPR holds its kernel-start value (all bits set): every lane active.", _check_get_mask_spr)
+vf_instr("movemask", FAMILY, _sim_movemask, "VMASK", cpp=lambda i: "movemask(dst)")

@@ -208,3 +208,17 @@ def test_mask_interleave_pack_unpack():
     back = np.repeat(bits[0::2][:128], 2)[0::4]
     x = a.numpy()[0]
     np.testing.assert_array_equal(out, np.where(i0, np.abs(x), 0) + np.where(back, -x, 0))
+
+
+def test_get_mask_spr_is_all_active_without_set_vec_mask():
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=F32)
+        spr = vf.get_mask_spr(width=pl.MaskWidth.B32)
+        x = vf.load_align(ta, 0)
+        y = vf.neg(x, spr)
+        vf.store_align(to, y, m)
+
+    a = data(F32, 64, 29)
+    out = run(two_in_kernel(body, F32), a, a, torch.float32, 64)
+    assert torch.equal(out, -a)
