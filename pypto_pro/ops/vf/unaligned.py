@@ -64,13 +64,16 @@ vf_api(FAMILY, "load_unalign_pre", "ureg, src_ptr",
 def _check_load_unalign(p, node, a):
     _align_reg(p, a, "ureg")
     ptr = c.tile_ptr(p, a, "src_ptr")
-    post = a["stride"] is not None  # the C++ vldus form with a stride is the POST_UPDATE one
+    if not isinstance(a["post_update"], bool):
+        p.fail(a.node("post_update"), "vf.load_unalign(): 'post_update' must be a compile-time bool")
+    post = a["stride"] is not None or a["post_update"]  # the C++ vldus form with a stride is the POST_UPDATE one
     addr, cur = c.post_address(p, node, ptr, False) if post else (c.address(p, node, ptr, Const(0, DT_INT64), False),
                                                                   None)
     d = c.dst(p, c.VREG, ptr.dtype)
     c.emit(p, node, "vldus", (d,), (addr,), api="load_unalign", dtype=ptr.dtype, lanes=lanes(ptr.dtype))
     if post:
-        c.advance(p, node, cur, c.scalar(p, a, "stride", DT_INT64))
+        step = c.scalar(p, a, "stride", DT_INT64) if a["stride"] is not None else Const(lanes(ptr.dtype), DT_INT64)
+        c.advance(p, node, cur, step)
     return d
 
 
@@ -83,7 +86,7 @@ def _sim_vldus(instr):
     return run
 
 
-vf_api(FAMILY, "load_unalign", "ureg, src_ptr, stride=None",
+vf_api(FAMILY, "load_unalign", "ureg, src_ptr, stride=None, post_update=False",  # post_update: on the page
        "Load a register from any UB address (vldus); with stride the pointer moves by stride elements.",
        _check_load_unalign)
 vf_instr("vldus", FAMILY, _sim_vldus, "VLDS", mem=lambda i: (lambda off, t=i.args[0].tile: ((t, off, VL, False),)),

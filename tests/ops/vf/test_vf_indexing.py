@@ -222,3 +222,19 @@ def test_get_mask_spr_is_all_active_without_set_vec_mask():
     a = data(F32, 64, 29)
     out = run(two_in_kernel(body, F32), a, a, torch.float32, 64)
     assert torch.equal(out, -a)
+
+
+def test_load_unalign_post_update_walks_a_cursor():
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=F32)
+        ureg = vf.load_unalign_init()
+        vf.load_unalign_pre(ureg, ta)
+        x = vf.load_unalign(ureg, ta, 0, post_update=True)   # stride 0: the cursor stays
+        y = vf.load_unalign(ureg, ta, 0, post_update=True)
+        s = vf.add(x, y, m)
+        vf.store_align(to, s, m)
+
+    a = data(F32, 64, 40)
+    out = run(two_in_kernel(body, F32), a, a, torch.float32, 64)
+    assert torch.equal(out, a + a)
