@@ -63,6 +63,9 @@ class CallParser:
             return resources.group_method(self, node, func, args, kwargs)
         if isinstance(func, InlineFunction):
             return self.inline_call(node, func, args, kwargs)
+        if getattr(func, "__pypto_vector_function__", False):  # @pl.vector_function: a VF call (frontend/vf)
+            from pypto_pro.frontend.vf.call import call as vf_call
+            return vf_call(self, node, func, args, kwargs)
         if getattr(func, "__pypto_kernel__", False):
             self.fail(node, "a @pl.jit kernel cannot be called from another kernel; call a plain helper function")
         if getattr(func, "__pypto_inline__", False) or (isinstance(node.func, ast.Name) and _is_helper(func)):

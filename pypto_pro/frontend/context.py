@@ -33,7 +33,7 @@ class KernelContext:
         self.kernel_name = kernel_name
         self.builder = Builder()
         self.buffers: list[Buffer] = []
-        self.mutex_owner: dict[int, Buffer] = {}
+        self.mutex_owner: dict[tuple[str, int], Buffer] = {}  # (core side, id) -> tile group
         self.section: SectionKind | None = None
         self.sections_seen: set[SectionKind] = set()
         self.inline_depth = 0

@@ -19,6 +19,7 @@ from pypto_pro.language.resources import addptr, make_ptr, make_tensor, make_tup
 from pypto_pro.language.scalars import const, constexpr
 from pypto_pro.language.simt import Simt as simt  # noqa: N813  (the real pl.simt namespace)
 from pypto_pro.language.tile_type import TileType
+from pypto_pro.language.vf import Vf, vector_function
 from pypto_pro.language.types import DYNAMIC, STATIC, Constexpr, DTypeVar, MemRef, Ptr, Scalar, Tensor, Tile
 
 globals().update({d.name: d for d in _dtypes.ALL_DTYPES})

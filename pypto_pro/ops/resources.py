@@ -17,6 +17,7 @@ from pypto_pro.frontend.operands import Args, element_node, want_index, want_int
 from pypto_pro.frontend.values import BoundGroupMethod, GroupValue, TileValue
 from pypto_pro.ir.expr import BinOp, Const, Expr, Var
 from pypto_pro.ir.nodes import Assign, Buffer, SetValidShape, TileRef
+from pypto_pro.language.enums import MemorySpace
 from pypto_pro.language.tile_type import DYNAMIC_VALID, TileType, _is_runtime
 from pypto_pro.ops.decl import api
 
@@ -96,7 +97,14 @@ def _make_tile(p: "FunctionParser", node: ast.Call, a: Args) -> TileValue:
     return TileValue(TileRef(buf, Const(0)))
 
 
-def check_mutex_ids(p: "FunctionParser", a: Args, ids: Any, depth: int | None) -> tuple[int, ...] | None:
+def mutex_side(tt) -> str:
+    """Which core's buffer ids a tile's mutex ids are: the Vector core's for UB tiles, the Cube core's
+    otherwise (each AI core has its own ids, so the real tests reuse an id across the two sections)."""
+    return "vector" if tt.target_memory is MemorySpace.Vec else "cube"
+
+
+def check_mutex_ids(p: "FunctionParser", a: Args, ids: Any, depth: int | None,
+                    side: str = "vector") -> tuple[int, ...] | None:
     if ids is None:
         return None
     node = a.node("mutex_ids")
@@ -113,9 +121,10 @@ def check_mutex_ids(p: "FunctionParser", a: Args, ids: Any, depth: int | None) -
             p.fail(element_node(node, len(ids), i), f"mutex_ids {list(ids)} repeat id {m}; each slot needs its own")
     if depth is not None and len(ids) != depth:
         p.fail(node, f"{len(ids)} mutex_ids for a group of depth {depth}; give one per slot")
+    shared_ok = p.ctx.arch.name == "a5"  # hardware buffer locks: groups may share one (the real parser allows it)
     for i, m in enumerate(ids):
-        owner = p.ctx.mutex_owner.get(m)
-        if owner is not None:
+        owner = p.ctx.mutex_owner.get((side, m))
+        if owner is not None and not shared_ok:
             where = f" (line {owner.loc.line})" if owner.loc else ""
             p.fail(element_node(node, len(ids), i), f"mutex id {m} is already used by '{owner.name}'{where}")
     return tuple(ids)
@@ -172,7 +181,7 @@ def _make_tile_group(p: "FunctionParser", node: ast.Call, a: Args) -> GroupValue
         addr_list = [addrs + i * tt.nbytes for i in range(n)]
     else:
         p.fail(a.node("addrs"), f"addrs must be a base address or a list of addresses, got {p.describe(addrs)}")
-    mutex = check_mutex_ids(p, a, ids, len(addr_list))
+    mutex = check_mutex_ids(p, a, ids, len(addr_list), mutex_side(tt))
     cross = {k: check_cross_ids(p, a, k, len(addr_list)) for k in ("fwd_ids", "bwd_ids")}
     if (cross["fwd_ids"] is None) != (cross["bwd_ids"] is None):
         missing = "bwd_ids" if cross["bwd_ids"] is None else "fwd_ids"
@@ -181,7 +190,7 @@ def _make_tile_group(p: "FunctionParser", node: ast.Call, a: Args) -> GroupValue
     buf = place(p, node, tt, addr_list, mutex, True, a.node("addrs"))
     buf.fwd_ids, buf.bwd_ids = cross["fwd_ids"], cross["bwd_ids"]
     for m in mutex or ():
-        p.ctx.mutex_owner[m] = buf
+        p.ctx.mutex_owner.setdefault((mutex_side(tt), m), buf)
     for k in ("fwd_ids", "bwd_ids"):
         for e in cross[k] or ():
             p.ctx.cross_owner[e] = buf

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from pypto_pro.arch.model import ArchModel
 from pypto_pro.errors import CompileError
-from pypto_pro.ir.expr import BinOp, Const, Expr, ListIndex, Var
+from pypto_pro.ir.expr import BinOp, BoolOp, Compare, Const, Expr, ListIndex, Var
 from pypto_pro.ir.nodes import (LOOPS, Assign, Break, Buffer, Continue, For, If, KernelIR, Return, Stmt, SyncOp,
                                 TileOp, TileRef, While, child_bodies, jumps_out, with_bodies)
 from pypto_pro.language.enums import PipeType
@@ -73,24 +73,42 @@ def _lock_body(body: list[Stmt]) -> list[Stmt]:
     for s in body:
         if isinstance(s, TileOp):
             seen: list[tuple[Buffer, Expr]] = []
-            slots: set[tuple[int, str]] = set()  # (group, lock id) of every distinct slot
+            slots: set[tuple[int, int]] = set()
+            ids: set[tuple] = set()  # a5 groups may share buffer ids: lock each id once per op
             for t in s.tile_operands():  # every distinct slot: an op may read one slot and write another
                 root = _managed(t)
-                if root is None:
-                    continue
-                ev = slot_id(root.mutex_ids, t.slot)  # two g.current() operands of a one-id group: one lock
-                key = (root.uid, repr(ev) if isinstance(ev, Const) else f"slot {id(t.slot)}")
-                if key not in slots:
-                    slots.add(key)
+                if root is not None and (root.uid, id(t.slot)) not in slots:
+                    slots.add((root.uid, id(t.slot)))
+                    ev = slot_id(root.mutex_ids, t.slot)
+                    key = ("c", ev.value) if isinstance(ev, Const) else ("v", ev.uid) if isinstance(ev, Var) else None
+                    if key is not None and key in ids:
+                        continue
+                    if key is not None:
+                        ids.add(key)
                     seen.append((root, ev))
-            for root, ev in seen:
-                out.append(SyncOp("lock", s.pipe, None, ev, s.loc, origin=f"acquire {root.name}"))
+            guards = [_distinct_from(ev, [e for r, e in seen[:i] if set(r.mutex_ids) & set(root.mutex_ids)])
+                      for i, (root, ev) in enumerate(seen)]  # only ids whose tables intersect can coincide
+            for (root, ev), guard in zip(seen, guards):
+                _guarded(out, guard, SyncOp("lock", s.pipe, None, ev, s.loc, origin=f"acquire {root.name}"), s.loc)
             out.append(s)
-            for root, ev in seen:
-                out.append(SyncOp("unlock", s.pipe, None, ev, s.loc, origin=f"release {root.name}"))
+            for (root, ev), guard in zip(seen, guards):
+                _guarded(out, guard, SyncOp("unlock", s.pipe, None, ev, s.loc, origin=f"release {root.name}"), s.loc)
         else:
             out.append(with_bodies(s, _lock_body))
     return out
+
+
+def _distinct_from(ev: Expr, earlier: list[Expr]) -> Expr | None:
+    """The run-time condition that buffer id ``ev`` differs from the ids an op already locks (groups
+    sharing ids on a5 may select the same id at run time); None when it always does."""
+    conds = [Compare("!=", ev, e) for e in earlier if not (isinstance(ev, Const) and isinstance(e, Const))]
+    if not conds:
+        return None
+    return conds[0] if len(conds) == 1 else BoolOp("and", tuple(conds))
+
+
+def _guarded(out: list[Stmt], guard: Expr | None, op: SyncOp, loc) -> None:
+    out.append(op if guard is None else If(guard, [op], [], loc))
 
 
 # ---- a2a3: event pairs --------------------------------------------------------------------------

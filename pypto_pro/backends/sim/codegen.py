@@ -261,5 +261,11 @@ class ProgramSource:
                 self.instructions.append(s)
                 ev = ex(s.event) if s.event is not None else "0"
                 self.lines.append(f"{pad}ops[{k}]({ev})  # {sync_str(s).strip()}")
+            else:
+                self.statement(s, pad, loc)
         if all(line.lstrip().startswith("#") for line in self.lines[start:]):
             self.lines.append(f"{pad}pass")
+
+    def statement(self, s: Stmt, pad: str, loc: str) -> bool:
+        """A statement kind only a subclass generates (a VF body's instructions); False: none."""
+        return False

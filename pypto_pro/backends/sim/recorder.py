@@ -117,6 +117,8 @@ def _static_cost_info(stmt: TileOp) -> tuple:
         return ("scalar",)
     if cost.kind == "simt":  # priced by its dispatcher from what its threads execute (Prepared.priced)
         return ("simt",)
+    if cost.kind == "vf":  # a VF call: its dispatch counts the cycles of the body it runs (prep.k)
+        return ("vf",)
     items = [t.tile_type.dtype.itemsize for t in (stmt.dst, *stmt.srcs) if isinstance(t, TileRef)]
     return ("vector", cost, max(items))
 
@@ -218,6 +220,8 @@ class Recorder:
             return cycles, 0.0, 0, ideal, 0.0, 0.0, None, nbytes, None, cls
         if cls == "scalar":  # one S-pipe instruction (assumed: as long as an issue slot, arch issue_cycles)
             return self.issue_cycles, 0.0, 0, 0.0, 0.0, 0.0, None, nbytes, None, cls
+        if cls == "vf":
+            return prep.k, 0.0, prep.cols, prep.k, 0.0, 0.0, None, nbytes, None, cls
         _, cost, item = info
         head, body, tail = self.cost.vector_parts(cost, prep.rows, prep.cols, item, prep.full_cols)
         flops = prep.rows * prep.cols if cost.flops else 0

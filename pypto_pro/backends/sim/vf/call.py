@@ -1,0 +1,179 @@
+"""The simulator rule of a VF call (``VfCall``): one V-pipe instruction that runs a VF body.
+
+The body (scalar statements plus :class:`pypto_pro.ir.vf.VfInstr`) is generated once as Python, as
+the kernel's own scalar code is (``backends/sim/codegen.py``); each VF instruction becomes a call
+``T((k, (scalars...)))`` that appends to a *trace*. At dispatch (program order) the body runs on its
+scalar arguments only, so the trace is the sequence of VF instructions the core will execute, with
+their run-time scalars: from it come the UB footprint (bounds, the race / stale / never-written
+checks, the schedule) and the cycle count (``arch/costs_a5_vf.py``). The numerics replay the trace
+on the core's register file and UB bytes when the instruction runs; with ``defer`` they run on a
+copy of UB and the bytes the body stores are written back at the commit (the instruction's end).
+
+The register file (``regfile.py``) is one per VF call site and core: registers keep what the
+previous run of the same call left in them, as the hardware does; a register never written holds
+the poison byte 0xFF.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from pypto_pro.arch.costs_a5_vf import VF_COSTS, VF_START
+from pypto_pro.backends.sim.codegen import ProgramSource, var_name
+from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, fault
+from pypto_pro.backends.sim.scalar_math import HELPERS
+from pypto_pro.backends.sim.vf.regfile import RegFile
+from pypto_pro.ir.nodes import Stmt
+from pypto_pro.ir.vf import ALIGN, MASK, VREG, VfCall, VfInstr, walk_instrs
+
+
+class VfSource(ProgramSource):
+    """Python source of one VF body: ``body(T, <scalar params>)``; VF instructions append to ``T``."""
+
+    def __init__(self, call: VfCall):
+        super().__init__(None)  # type: ignore[arg-type]
+        self.call = call
+        self.vf_instrs: list[VfInstr] = []
+
+    def generate(self) -> str:
+        helpers = ", ".join(f"{h} as _{h}" for h in HELPERS)
+        params = ", ".join(var_name(v) for v in self.call.params)
+        self.lines = [f"# VF body of {self.call.attrs.get('vf')} (pypto_pro/backends/sim/vf/call.py)",
+                      f"from pypto_pro.backends.sim.scalar_math import {helpers}",
+                      f"def body(T{', ' + params if params else ''}):"]
+        self.block(self.call.body, 1)
+        self.lines.append("    return None")
+        return "\n".join(self.lines) + "\n"
+
+    def statement(self, s: Stmt, pad: str, loc: str) -> bool:
+        if not isinstance(s, VfInstr):
+            return False
+        k = len(self.vf_instrs)
+        self.vf_instrs.append(s)
+        args = "".join(f"{self.expr(e)}, " for e in s.scalar_exprs())
+        self.lines.append(f"{pad}T(({k}, ({args})))  # vf.{s.op}{loc[3:] and ' @ ' + loc[4:]}")
+        return True
+
+
+def _ub_of(view: np.ndarray) -> np.ndarray:
+    """The whole memory array a tile view lives in (CoreMemory's per-space uint8 array)."""
+    base = view
+    while base.base is not None:
+        base = base.base
+    return base
+
+
+def rule(op: VfCall, env: SimEnv) -> Callable:
+    """The dispatcher of one VF call site (see module docstring)."""
+    from pypto_pro.ops.vf.decl import VF_INSTRS
+    gen = VfSource(op)
+    source = gen.generate()
+    namespace: dict = {}
+    exec(compile(source, f"<pypto_pro sim VF: {op.attrs.get('vf')}>", "exec"), namespace)  # noqa: S102
+    body = namespace["body"]
+    instrs = gen.vf_instrs
+    decls = [VF_INSTRS[i.op] for i in instrs]
+    runs = [d.sim(i) for d, i in zip(decls, instrs)]
+    foots = [d.mem(i) if d.mem is not None else None for d, i in zip(decls, instrs)]
+    costs = [VF_COSTS[d.cost_key(i)].value for d, i in zip(decls, instrs)]
+    lanes = [i.attrs.get("lanes", 0) for i in instrs]
+    accs = [TileAccess(env.states[t.buffer.uid]) for t in op.tiles]
+    ntiles = len(accs)
+    ub = _ub_of(accs[0].views[0])
+    rf = RegFile()
+    regs = {r.uid: r for i in instrs for r in i.dsts}
+    for i in instrs:
+        for a in i.args:
+            r = getattr(a, "reg", None)
+            if r is not None:
+                regs.setdefault(r.uid, r)
+    rf.prepare([u for u, r in regs.items() if r.kind == VREG], [u for u, r in regs.items() if r.kind == MASK],
+               [u for u, r in regs.items() if r.kind == ALIGN])
+    core = accs[0].st.core
+    fname = op.attrs.get("vf")
+
+    def dispatch(*args) -> Prepared:
+        slots, scalars = args[:ntiles], args[ntiles:]
+        trace: list = []
+        body(trace.append, *scalars)
+        bases = [t.addrs[s] for t, s in zip(accs, slots)]
+        boxes: dict[tuple[int, bool], list[int]] = {}  # (tile, write) -> [row0, row1, byte0, byte1]
+        own: dict[int, np.ndarray] = {}  # tile -> bytes this body has stored so far
+        cycles = VF_START.value
+        work = 0
+        nbytes = 0
+        for k, sc in trace:
+            cycles += costs[k]
+            work += lanes[k]
+            f = foots[k]
+            if f is None:
+                continue
+            for tile, off, n, write in f(*sc):
+                t = accs[tile]
+                base = bases[tile]
+                if base + off < 0 or base + off + n > ub.size:  # past a tile is fine (the chip does it), past UB not
+                    where = instrs[k]
+                    raise fault(where, f"vf.{where.attrs.get('api', where.op)} in '{fname}' accesses UB bytes "
+                                       f"{base + off}..{base + off + n} (tile '{t.label}' + {off}), outside the "
+                                       f"{ub.size}-byte UB")
+                nbytes += n
+                done = own.get(tile)
+                if write:
+                    if done is None:
+                        done = own[tile] = np.zeros(t.st.buffer.slot_bytes, np.bool_)
+                    if off + n > done.size:
+                        done = own[tile] = np.concatenate([done, np.zeros(off + n - done.size, np.bool_)])
+                    done[max(0, off):off + n] = True
+                elif done is not None and off + n <= done.size and done[off:off + n].all():
+                    continue  # reads back what this body stored: not a read of what others wrote
+                rb = t.row_bytes
+                r0, r1 = off // rb, (off + n - 1) // rb + 1
+                b0, b1 = (off % rb, off % rb + n) if r1 - r0 == 1 else (0, rb)
+                box = boxes.get((tile, write))
+                if box is None:
+                    boxes[(tile, write)] = [r0, r1, b0, b1]
+                else:
+                    box[0], box[1], box[2], box[3] = min(box[0], r0), max(box[1], r1), min(box[2], b0), max(box[3], b1)
+        accesses = []
+        commits = []
+        written = []
+        for (i, write), (r0, r1, b0, b1) in boxes.items():
+            t, s = accs[i], slots[i]
+            rb = t.row_bytes
+            if not write:  # a load reads whole registers: what it may read unwritten is the tile's padding
+                vr, vc = t.valid[s]
+                r1, b1 = min(r1, max(vr, r0 + 1)), min(b1, max(vc * t.item, b0 + 1))
+            lo = t.addrs[s] + r0 * rb + b0
+            rows, used = r1 - r0, b1 - b0
+            key = (t.space, lo, lo + (rows - 1) * rb + used, core)
+            accesses.append((key, write, t.labels[s], rows, rb, used))
+            if write:
+                commits.append(((core, t.space), lo, rows, rb, used))
+                written.append((lo, lo + (rows - 1) * rb + used))
+
+        def execute(mem: np.ndarray) -> None:
+            for k, sc in trace:
+                runs[k](rf, mem, bases, *sc)
+
+        def run(defer: bool):
+            if not defer:
+                execute(ub)
+                return None
+            before = ub.copy()
+            scratch = before.copy()
+            execute(scratch)
+
+            def commit() -> None:  # only the bytes the body changed (another pipe may write the rest)
+                for a, b in written:
+                    changed = scratch[a:b] != before[a:b]
+                    ub[a:b][changed] = scratch[a:b][changed]
+            return commit
+        return Prepared(1, max(1, work), True, tuple(accesses), (), nbytes, run, tuple(commits),
+                        k=int(round(cycles)))
+    dispatch.vf_source = source  # type: ignore[attr-defined]
+    return dispatch
+
+
+__all__ = ["rule", "VfSource", "walk_instrs"]

@@ -1,0 +1,105 @@
+"""The register file of one Vector core's VF unit, byte-exact, and the lane helpers of VF numerics.
+
+* a vector register (``RegTensor``) is 256 bytes (VL); its lanes are ``256 / sizeof(T)`` elements of
+  the dtype it is read as (a 4-bit type packs two elements per byte and is moved as b8);
+* a predicate (``MaskReg``) is 256 bits, one per register byte: element ``i`` of a ``w``-byte type
+  is active when bit ``w * i`` is set (``pset_b32(PAT_ALL)`` sets every bit; PTO-ISA's mask
+  granularity: b8 / b16 / b32 use every 1st / 2nd / 4th bit);
+* an alignment register holds the pending bytes of an unaligned store sequence;
+* the AR special-purpose register (``vf.clear_spr``, ``vf.squeeze`` with ``STORE_REG``).
+
+Registers keep whatever the previous VF left in them (the hardware does not clear them); a register
+never written in this launch holds the poison byte 0xFF, like on-chip memory.
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from pypto_pro.language.dtypes import DataType
+
+VL = 256          # bytes per vector register
+POISON = 0xFF
+
+
+class RegFile:
+    """Vector, mask and alignment registers of one core, by register uid, and the SPRs."""
+
+    __slots__ = ("v", "m", "align", "ar")
+
+    def __init__(self) -> None:
+        self.v: dict[int, np.ndarray] = {}
+        self.m: dict[int, np.ndarray] = {}
+        self.align: dict[int, dict] = {}
+        self.ar = 0
+
+    def prepare(self, vregs, masks, aligns) -> None:
+        """Allocate the registers a VF body uses (first use in this launch: poison)."""
+        for uid in vregs:
+            if uid not in self.v:
+                self.v[uid] = np.full(VL, POISON, np.uint8)
+        for uid in masks:
+            if uid not in self.m:
+                self.m[uid] = np.ones(VL, np.bool_)
+        for uid in aligns:
+            self.align.setdefault(uid, {})
+
+
+_NP: dict[str, np.dtype] = {}
+
+
+def np_of(dt: DataType) -> np.dtype:
+    """NumPy dtype of one register element of ``dt`` (b8 storage for the 4-bit and HF8 types)."""
+    t = _NP.get(dt.name)
+    if t is None:
+        t = np.dtype(np.uint8) if dt.np_dtype is None or dt.name == "DT_HF8" else np.dtype(dt.np_dtype)
+        _NP[dt.name] = t
+    return t
+
+
+def width(dt: DataType) -> int:
+    """Bytes per lane (4-bit types are moved and masked as b8)."""
+    return max(1, dt.bits // 8)
+
+
+def lanes(dt: DataType) -> int:
+    return VL // width(dt)
+
+
+def view(reg: np.ndarray, dt: DataType) -> np.ndarray:
+    """The register's 256 bytes as ``dt`` lanes (a view: writes go to the register)."""
+    return reg.view(np_of(dt))
+
+
+def active(mask: np.ndarray, dt: DataType) -> np.ndarray:
+    """Element predicate of a mask for ``dt`` lanes: bit ``w * i`` (a view)."""
+    w = width(dt)
+    return mask[::w] if w > 1 else mask
+
+
+def set_active(mask: np.ndarray, act: np.ndarray, dt: DataType) -> None:
+    """Write an element predicate into a mask: every bit of element ``i`` takes ``act[i]``."""
+    w = width(dt)
+    if w == 1:
+        mask[:] = act
+    else:
+        mask[:] = np.repeat(act, w)
+
+
+def merge(dst: np.ndarray, result: np.ndarray, act: np.ndarray, merging: bool) -> None:
+    """Write ``result`` into the active lanes of ``dst``; inactive lanes keep ``dst`` (MERGING) or
+    become 0 (ZEROING)."""
+    if merging:
+        np.copyto(dst, result, where=act)
+    else:
+        np.copyto(dst, result)
+        dst[~act] = 0
+
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F32 = np.dtype(np.float32)
+
+
+def compute_dtype(t: np.dtype) -> np.dtype:
+    """Where lanes of ``t`` are computed: fp32 for bf16 (one rounding back), the type itself otherwise."""
+    return F32 if t == BF16 else t

@@ -1,0 +1,241 @@
+"""VF arithmetic, logical and composite instructions (``vf_computation/{basic_arithmetic,
+logical_computation,composite_computation}``): ``vf.add`` ... ``vf.exp_sub``, lane-wise on the
+active lanes (``ops/vf/lanes.py`` for the shared numerics).
+
+Fused instructions (``mul_add_dst``, ``mul_dst_add``, ``axpy``) round once: they compute in float64
+and round to the register type (exact for fp32 / fp16 products, as one FMA). ``exp_sub`` on fp16
+sources computes in fp32 and produces fp32 from the even (``CastLayout.ZERO``) or odd (``ONE``)
+lanes, as the page's figure shows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pypto_pro.backends.sim.vf.regfile import active, lanes, merge, view
+from pypto_pro.language import dtypes as D
+from pypto_pro.language.enums import CastLayout
+from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf.decl import vf_api, vf_instr
+from pypto_pro.ops.vf.lanes import (FLOATS, INTS, NUMERIC, accumulator, declare_binary, declare_scalar,
+                                    declare_unary, merge_mode, sim_lanewise)
+
+FAMILY = "vf_arithmetic"
+_DOC = "For each active lane i: dst[i] = {}; inactive lanes are zeroed (mode=ZEROING) or kept (MERGING)."
+
+
+def _f64(fn):
+    """A transcendental evaluated in float64 and rounded once to the lane type (as the tile ops do:
+    reproducible, independent of NumPy's CPU-specific fp32 kernels)."""
+    return lambda x: fn(x.astype(np.float64))
+
+
+def _idiv(a, b):
+    if a.dtype.kind == "f":
+        return a / b
+    q = np.abs(a.astype(np.int64)) // np.where(b == 0, 1, np.abs(b.astype(np.int64)))
+    return np.where(b == 0, -1, np.sign(a.astype(np.int64)) * np.sign(b.astype(np.int64)) * q)
+
+
+for _name, _fn, _cost, _types, _text in (
+        ("add", np.add, "VADD", NUMERIC, "src0[i] + src1[i]"),
+        ("sub", np.subtract, "VADD", NUMERIC, "src0[i] - src1[i]"),
+        ("mul", np.multiply, "VMUL", NUMERIC, "src0[i] * src1[i]"),
+        ("div", _idiv, "VDIV", NUMERIC, "src0[i] / src1[i]"),
+        ("max", np.maximum, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
+        ("min", np.minimum, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
+        ("abs_sub", lambda a, b: np.abs(a - b), "VADD", NUMERIC, "|src0[i] - src1[i]|")):
+    declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+
+_LOGIC = " (mask registers: the predicate operation, under the mask)"
+declare_binary(FAMILY, "and_", np.bitwise_and, "VADD", INTS, _DOC.format("src0[i] & src1[i]") + _LOGIC,
+               on_masks=np.logical_and)
+declare_binary(FAMILY, "or_", np.bitwise_or, "VADD", INTS, _DOC.format("src0[i] | src1[i]") + _LOGIC,
+               on_masks=np.logical_or)
+declare_binary(FAMILY, "xor", np.bitwise_xor, "VADD", INTS, _DOC.format("src0[i] ^ src1[i]") + _LOGIC,
+               params="src0, src1, mask, mode=None, dtype=None", on_masks=np.logical_xor)
+declare_unary(FAMILY, "not_", np.invert, "VADD", INTS, _DOC.format("~src[i]") + _LOGIC, on_masks=np.logical_not)
+declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS, _DOC.format("trunc(src[i]) (the same float type)"),
+              instr="vtrc")
+
+for _name, _fn, _cost, _types, _text in (
+        ("abs", np.abs, "VADD", NUMERIC, "|src[i]|"),
+        ("neg", np.negative, "VMIN", NUMERIC, "-src[i]"),
+        ("relu", lambda a: np.maximum(a, a.dtype.type(0)), "VMIN", NUMERIC, "max(src[i], 0)"),
+        ("log2", _f64(np.log2), "VEXP", FLOATS, "log2(src[i])"),
+        ("log10", _f64(np.log10), "VEXP", FLOATS, "log10(src[i])")):
+    declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+
+for _name, _fn, _cost, _text in (("exp", _f64(np.exp), "VEXP", "e^src[i]"), ("ln", _f64(np.log), "VEXP", "ln(src[i])"),
+                                 ("log", _f64(np.log), "VEXP", "ln(src[i])"),
+                                 ("sqrt", _f64(np.sqrt), "VSQRT", "sqrt(src[i])")):
+    declare_unary(FAMILY, _name, _fn, _cost, FLOATS, _DOC.format(_text),
+                  params="src, mask, mode=None, precision=None", instr=f"v{_name}")
+
+for _name, _fn, _cost, _types, _text in (
+        ("adds", np.add, "VADD", NUMERIC, "src[i] + scalar"),
+        ("subs", np.subtract, "VADD", NUMERIC, "src[i] - scalar"),
+        ("muls", np.multiply, "VMUL", NUMERIC, "src[i] * scalar"),
+        ("maxs", np.maximum, "VMIN", NUMERIC, "max(src[i], scalar)"),
+        ("mins", np.minimum, "VMIN", NUMERIC, "min(src[i], scalar)")):
+    declare_scalar(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+
+declare_scalar(FAMILY, "leaky_relu", lambda a, s: np.where(a >= 0, a, a * s), "VMUL", FLOATS,
+               _DOC.format("src[i] >= 0 ? src[i] : src[i] * alpha"), scalar_name="alpha", instr="vlrelu")
+
+
+def _check_prelu(p, node, a):
+    regs = [c.reg(p, a, n, FLOATS) for n in ("src", "slope")]
+    dt = c.same_dtype(p, a, ("src", "slope"), regs)
+    m = c.mask(p, a, "mask")
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vprelu", (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+           lanes=lanes(dt), api="prelu")
+    return d
+
+
+vf_api(FAMILY, "prelu", "src, slope, mask, mode=None", _DOC.format("src[i] >= 0 ? src[i] : src[i] * slope[i]"),
+       _check_prelu)
+vf_instr("vprelu", FAMILY, sim_lanewise(lambda a, b: np.where(a >= 0, a, a * b)), "VMUL",
+         cpp=lambda i: "vprelu(dst, src, slope, mask, MODE)")
+
+
+# ---- shifts: a scalar or a per-lane register amount -------------------------------------------------
+
+
+def _declare_shift(name: str, fn, doc: str, params: str) -> None:
+    def check(p, node, a):
+        r = c.reg(p, a, "src", INTS)
+        m = c.mask(p, a, "mask")
+        d = c.dst(p, c.VREG, r.dtype)
+        amount = a["shift"]
+        from pypto_pro.frontend.vf.values import RegValue
+        if isinstance(amount, RegValue):
+            s = c.reg(p, a, "shift", INTS)
+            c.emit(p, node, f"v{name}_v", (d,), (c.read(r), c.read(s), c.read(m)), dtype=r.dtype,
+                   merging=merge_mode(p, a), lanes=lanes(r.dtype), api=name)
+        else:
+            s = c.scalar(p, a, "shift", D.DT_INT32)
+            c.emit(p, node, f"v{name}_s", (d,), (c.read(r), c.read(m), s), dtype=r.dtype, merging=merge_mode(p, a),
+                   lanes=lanes(r.dtype), api=name)
+        return d
+    vf_api(FAMILY, name, params, doc, check)
+
+    def scalar_fn(x, s):
+        bits, n = x.dtype.itemsize * 8, int(s)
+        if 0 <= n < bits:
+            return fn(x, x.dtype.type(n))
+        if name == "shift_left" or x.dtype.kind == "u":
+            return np.zeros_like(x)
+        return fn(x, x.dtype.type(bits - 1))  # an arithmetic shift by >= width keeps the sign
+
+    vf_instr(f"v{name}_s", FAMILY, sim_lanewise(scalar_fn), "VADD", cpp=lambda i: f"v{name[6:]}s(dst, src, n, mask)")
+    vf_instr(f"v{name}_v", FAMILY, sim_lanewise(lambda x, s: fn(x, s.astype(x.dtype))), "VADD",
+             cpp=lambda i: f"v{name[6:]}(dst, src, shift, mask)")
+
+
+_declare_shift("shift_left", np.left_shift, _DOC.format("src[i] << shift"), "src, shift, mask, mode=None")
+_declare_shift("shift_right", np.right_shift, _DOC.format("src[i] >> shift (arithmetic for signed types)"),
+               "src, shift, mask, mode=None, dtype=None")
+
+
+# ---- fused and composite ---------------------------------------------------------------------------
+
+
+def _fused(fn):
+    """A fused multiply-add: exact product and sum in float64, one rounding to the register type."""
+    return lambda *xs: fn(*(x.astype(np.float64) if x.dtype.kind == "f" else x for x in xs))
+
+
+def _declare_accumulating(name: str, text: str, fn, scalar: bool = False) -> None:
+    op = f"v{name}"
+
+    def check(p, node, a):
+        if scalar:
+            r = c.reg(p, a, "src", NUMERIC)
+            regs, dt = [r], r.dtype
+        else:
+            regs = [c.reg(p, a, n, NUMERIC) for n in ("src0", "src1")]
+            dt = c.same_dtype(p, a, ("src0", "src1"), regs)
+        m = c.mask(p, a, "mask")
+        acc = accumulator(p, node, dt)
+        args = (c.read(acc), *map(c.read, regs), c.read(m))
+        if scalar:
+            args += (c.scalar(p, a, "scalar", dt),)
+        c.emit(p, node, op, (acc,), args, dtype=dt, merging=merge_mode(p, a), lanes=lanes(dt), api=name)
+        return acc
+    vf_api(FAMILY, name, ("src, scalar" if scalar else "src0, src1") + ", mask, mode=None", _DOC.format(text), check)
+    vf_instr(op, FAMILY, sim_lanewise(_fused(fn)), "VMUL", cpp=lambda i: f"{op}(dst, src0, src1, mask)")
+
+
+_declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda d, a, b: a * b + d)
+_declare_accumulating("mul_dst_add", "dst[i] * src0[i] + src1[i] (one rounding)", lambda d, a, b: d * a + b)
+_declare_accumulating("axpy", "scalar * src[i] + dst[i] (one rounding)", lambda d, a, s: s * a + d, scalar=True)
+
+
+def _check_exp_sub(p, node, a):
+    regs = [c.reg(p, a, n, (D.DT_FP16, D.DT_FP32)) for n in ("src", "max_val")]
+    dt = c.same_dtype(p, a, ("src", "max_val"), regs)
+    m = c.mask(p, a, "mask")
+    layout = c.enum_arg(p, a, "layout", CastLayout, CastLayout.ZERO)
+    if c.dtype_arg(p, a, "dtype", D.DT_FP32) is not D.DT_FP32:
+        p.fail(a.node("dtype"), "vf.exp_sub(): the result is DT_FP32 (dtype= may only say so)")
+    d = c.dst(p, c.VREG, D.DT_FP32)
+    c.emit(p, node, "vexpsub", (d,), (*map(c.read, regs), c.read(m)), dtype=dt, odd=layout.name == "ONE",
+           lanes=lanes(D.DT_FP32), api="exp_sub")
+    return d
+
+
+def _sim_exp_sub(instr):
+    x, y, mk = instr.args
+    dt, uid = instr.attrs["dtype"], instr.dsts[0].uid
+    part = slice(1, None, 2) if instr.attrs["odd"] else slice(0, None, 2)
+
+    def run(rf, mem, bases):
+        a = view(rf.v[x.reg.uid], dt).astype(np.float32)
+        b = view(rf.v[y.reg.uid], dt).astype(np.float32)
+        act = active(rf.m[mk.reg.uid], dt)
+        if dt is D.DT_FP16:  # 64 results from the even / odd fp16 lanes
+            a, b, act = a[part], b[part], act[part]
+        with np.errstate(all="ignore"):
+            res = np.exp((a - b).astype(np.float64)).astype(np.float32)  # fp32 difference, one rounding of exp
+        merge(view(rf.v[uid], D.DT_FP32), res, act, False)
+    return run
+
+
+vf_api(FAMILY, "exp_sub", "src, max_val, mask, layout=None, dtype=None",  # dtype: on the page, not in _vf_api.py
+       "For each active lane i: dst[i] = e^(src[i] - max_val[i]) in fp32 (fp16 sources: the even / odd lanes "
+       "by layout).", _check_exp_sub)
+vf_instr("vexpsub", FAMILY, _sim_exp_sub, "VEXP", cpp=lambda i: "vexpdif(dst, src, max, mask, PART)")
+
+
+def _check_mull(p, node, a):
+    regs = [c.reg(p, a, n, (D.DT_INT32, D.DT_UINT32)) for n in ("src0", "src1")]
+    dt = c.same_dtype(p, a, ("src0", "src1"), regs)
+    m = c.mask(p, a, "mask")
+    lo, hi = c.dst(p, c.VREG, dt, 0), c.dst(p, c.VREG, dt, 1)
+    c.emit(p, node, "vmull", (lo, hi), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+           lanes=lanes(dt), api="mull")
+    return lo, hi
+
+
+def _sim_mull(instr):
+    x, y, mk = instr.args
+    dt, merging = instr.attrs["dtype"], instr.attrs["merging"]
+    u_lo, u_hi = (d.uid for d in instr.dsts)
+    signed = dt is D.DT_INT32
+
+    def run(rf, mem, bases):
+        a = view(rf.v[x.reg.uid], dt).astype(np.int64 if signed else np.uint64)
+        b = view(rf.v[y.reg.uid], dt).astype(np.int64 if signed else np.uint64)
+        prod = [int(i) * int(j) for i, j in zip(a, b)]  # exact 64-bit products
+        lo = np.array([q & 0xFFFFFFFF for q in prod], np.uint64).astype(np.uint32)
+        hi = np.array([(q >> 32) & 0xFFFFFFFF for q in prod], np.uint64).astype(np.uint32)
+        act = active(rf.m[mk.reg.uid], dt)
+        merge(view(rf.v[u_lo], D.DT_UINT32), lo, act, merging)
+        merge(view(rf.v[u_hi], D.DT_UINT32), hi, act, merging)
+    return run
+
+
+vf_api(FAMILY, "mull", "src0, src1, mask, mode=None",
+       "The 64-bit product of 32-bit lanes: (low 32 bits, high 32 bits) as two registers.", _check_mull)
+vf_instr("vmull", FAMILY, _sim_mull, "VMUL", cpp=lambda i: "vmull(dst_lo, dst_hi, src0, src1, mask)")

@@ -1,0 +1,143 @@
+"""VF type conversion (``vf_computation/type_conversion``): ``vf.astype``, ``vf.bit_cast``.
+
+``astype`` converts lane by lane with ``round_mode`` (default ``CAST_RINT``) using the tile cast's
+numerics (``backends/sim/numerics.cast``: float -> int rounds then saturates, NaN -> 0; int -> int
+saturates). When the widths differ, one instruction covers the lanes of the wider type: widening
+reads the even (``CastLayout.ZERO``) or odd (``ONE``) narrow lanes (every 4th from ``ZERO..THREE``
+for a 4x change); narrowing writes the results there and zeroes the other narrow lanes. The mask
+selects at the source's granularity. ``bit_cast`` is a view: the same register read as another type.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pypto_pro.backends.sim.numerics import cast as tile_cast
+from pypto_pro.backends.sim.vf.regfile import active, lanes, np_of, view
+from pypto_pro.frontend.vf.values import RegValue
+from pypto_pro.language import dtypes as D
+from pypto_pro.language.enums import CastLayout, MergeMode, VFRoundMode
+from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf.decl import vf_api, vf_instr
+from pypto_pro.ops.vf.lanes import NUMERIC
+
+FAMILY = "vf_type_conversion"
+_MODES = {"CAST_RINT": "rint", "CAST_ROUND": "round", "CAST_FLOOR": "floor", "CAST_CEIL": "ceil",
+          "CAST_TRUNC": "trunc"}
+_CASTABLE = {np.dtype(t) for t in (np.float16, np.float32, np.int8, np.uint8, np.int16, np.int32)} | \
+    {np.dtype(D.DT_BF16.np_dtype)}
+
+
+def _check_astype(p, node, a):
+    r = c.reg(p, a, "src", NUMERIC)
+    m = c.mask(p, a, "mask")
+    dt = c.dtype_arg(p, a, "dtype")
+    if dt is None:
+        p.fail(node, "vf.astype(): dtype= (the destination type) is required")
+    if dt not in NUMERIC:
+        p.fail(a.node("dtype"), f"vf.astype(): converting to {dt.name} is not supported yet")
+    ws, wd = c.width(r.dtype), c.width(dt)
+    ratio = max(ws, wd) // min(ws, wd)
+    if ratio not in (1, 2, 4):
+        p.fail(node, f"vf.astype(): {r.dtype.name} -> {dt.name} changes the width {ratio}x (1x, 2x or 4x only)")
+    layout = c.enum_arg(p, a, "layout", CastLayout, CastLayout.ZERO)
+    part = {"ZERO": 0, "ONE": 1, "TWO": 2, "THREE": 3}[layout.name]
+    if part >= ratio and ratio > 1:
+        p.fail(a.node("layout"), f"vf.astype(): layout {layout.name} needs a 4x width change")
+    rm = c.enum_arg(p, a, "round_mode", VFRoundMode, VFRoundMode.CAST_RINT)
+    if rm.name not in _MODES:
+        p.fail(a.node("round_mode"), f"vf.astype(): round_mode {rm.name} is not supported yet "
+                                     f"(supported: {', '.join(_MODES)})")
+    if c.enum_arg(p, a, "mode", MergeMode, MergeMode.ZEROING) is MergeMode.MERGING:
+        p.fail(a.node("mode"), "vf.astype(): mode=MERGING is not supported (the page: ZEROING only)")
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vcvt", (d,), (c.read(r), c.read(m)), src=r.dtype, dtype=dt, part=part, ratio=ratio,
+           widen=wd > ws, round=_MODES[rm.name], lanes=lanes(dt if wd > ws else r.dtype), api="astype")
+    return d
+
+
+def convert_lanes(x: np.ndarray, dst: np.dtype, mode: str) -> np.ndarray:
+    out = np.empty(x.shape, dst)
+    if x.dtype in _CASTABLE and dst in _CASTABLE:
+        tile_cast(out.reshape(1, -1), x.reshape(1, -1), mode)
+    elif dst.kind in "iu":
+        with np.errstate(all="ignore"):
+            wide = x.astype(np.float64) if x.dtype.kind == "f" else x.astype(np.int64)
+            info = np.iinfo(dst)
+            out[:] = np.clip(np.nan_to_num(wide), info.min, info.max).astype(dst)
+    else:
+        out[:] = x.astype(np.float64).astype(dst)
+    return out
+
+
+def _sim_vcvt(instr):
+    src, mk = instr.args
+    at = instr.attrs
+    sdt, ddt, part, ratio, widen, mode = at["src"], at["dtype"], at["part"], at["ratio"], at["widen"], at["round"]
+    uid = instr.dsts[0].uid
+    dt_np = np_of(ddt)
+
+    def run(rf, mem, bases):
+        x = view(rf.v[src.reg.uid], sdt)
+        act = active(rf.m[mk.reg.uid], sdt)
+        if widen and ratio > 1:
+            x, act = x[part::ratio], act[part::ratio]
+        res = np.where(act, convert_lanes(x, dt_np, mode), dt_np.type(0))
+        out = view(rf.v[uid], ddt)
+        if not widen and ratio > 1:
+            out[:] = 0
+            out[part::ratio] = res
+        else:
+            out[:] = res
+    return run
+
+
+vf_api(FAMILY, "astype", "src, mask, dtype=None, layout=None, round_mode=None, saturate=None, mode=None",
+       "Convert the active lanes to dtype with round_mode (vcvt); layout places the narrow lanes.", _check_astype)
+vf_instr("vcvt", FAMILY, _sim_vcvt, "VCVT", cpp=lambda i: "vcvt(dst, src, mask, ROUND, SAT, PART)")
+
+
+def _check_bit_cast(p, node, a):
+    r = a["src"]
+    if not isinstance(r, RegValue) or r.is_mask:
+        p.fail(a.node("src"), f"vf.bit_cast(): 'src' must be a vector register, got {p.describe(r)}")
+    dt = c.dtype_arg(p, a, "dtype")
+    if dt is None or dt.bits < 8:
+        p.fail(a.node("dtype"), "vf.bit_cast(): dtype= must be a type of 8 bits or more")
+    return RegValue(r.reg, dt)
+
+
+vf_api(FAMILY, "bit_cast", "src, *, dtype",
+       "The same register read as dtype (no instruction: a reinterpretation of its 256 bytes).", _check_bit_cast)
+
+
+def _check_muls_cast(p, node, a):
+    r = c.reg(p, a, "src", (D.DT_FP32,))
+    m = c.mask(p, a, "mask")
+    dt = c.dtype_arg(p, a, "dtype", D.DT_FP16)
+    if dt not in (D.DT_FP16, D.DT_BF16):
+        p.fail(a.node("dtype"), f"vf.muls_cast(): the result is DT_FP16 or DT_BF16, got {dt.name}")
+    layout = c.enum_arg(p, a, "layout", CastLayout, CastLayout.ZERO)
+    s = c.scalar(p, a, "scalar", D.DT_FP32)
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vmulscvt", (d,), (c.read(r), c.read(m), s), dtype=dt, odd=layout.name == "ONE",
+           lanes=lanes(D.DT_FP32), api="muls_cast")
+    return d
+
+
+def _sim_muls_cast(instr):
+    src, mk = instr.args[:2]
+    dt, uid, odd = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["odd"]
+    t = np_of(dt)
+
+    def run(rf, mem, bases, scalar):
+        x = view(rf.v[src.reg.uid], D.DT_FP32).astype(np.float64) * float(np.float32(scalar))
+        act = active(rf.m[mk.reg.uid], D.DT_FP32)
+        out = view(rf.v[uid], dt)
+        out[:] = 0
+        out[1 if odd else 0::2] = np.where(act, x, 0.0).astype(t)  # one rounding of the exact product
+    return run
+
+
+vf_api(FAMILY, "muls_cast", "src, scalar, mask, dtype=None, layout=None",
+       "fp32 src * scalar rounded once to fp16 / bf16 into the even (ZERO) or odd (ONE) lanes.", _check_muls_cast)
+vf_instr("vmulscvt", FAMILY, _sim_muls_cast, "VCVT", cpp=lambda i: "vmulscvt(dst, src, scalar, mask, PART)")

@@ -1,0 +1,278 @@
+"""VF index generation, compaction and indexed access (``vf_computation/{sorting_and_indexing,
+comparison_and_selection,advanced_computation,data_movement}``): ``vf.arange``, ``vf.squeeze``,
+``vf.unsqueeze``, ``vf.pack``, ``vf.unpack``, ``vf.gather``, ``vf.scatter``.
+
+- ``arange(start)``: ``dst[i] = start + i`` (``DECREASE_ORDER``: ``start - i``), wrapping at the type;
+- ``squeeze(src, mask)``: the active elements packed from lane 0, the rest 0; with
+  ``SqueezeMode.STORE_REG`` their byte count goes to the AR register (a following
+  ``vf.store_unalign`` without a count stores that many bytes);
+- ``unsqueeze(mask)``: lane ``i`` is 1 where the mask is active, else 0;
+- ``pack(src, part)``: the low half of every element into the lower / upper half of the register
+  (the other half 0); ``unpack(src, part)``: the lower / upper half of the elements widened (zero- or
+  sign-extended by the source type);
+- ``gather(tile, index, mask)``: ``dst[i] = tile[index[i]]`` (elements); ``scatter(tile, src, index,
+  mask)``: ``tile[index[i]] = src[i]`` on the active lanes. An index outside the tile is a located
+  simulation error; their footprint is the whole tile (the indices are data).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pypto_pro.backends.sim.kit import fault
+from pypto_pro.backends.sim.vf.regfile import active, lanes, merge, np_of, view
+from pypto_pro.frontend.vf.values import RegValue
+from pypto_pro.ir.expr import Const
+from pypto_pro.language import dtypes as D
+from pypto_pro.language.enums import IndexOrder, PackPart, SqueezeMode
+from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf.decl import vf_api, vf_instr
+from pypto_pro.ops.vf.lanes import INTS, NUMERIC
+
+FAMILY = "vf_indexing"
+_INDEX_TYPES = (D.DT_INT8, D.DT_INT16, D.DT_INT32, D.DT_UINT8, D.DT_UINT16, D.DT_UINT32, D.DT_FP16, D.DT_FP32)
+
+
+def _check_arange(p, node, a):
+    dt = c.dtype_arg(p, a, "dtype", D.DT_INT32)
+    if dt not in _INDEX_TYPES:
+        p.fail(a.node("dtype"), f"vf.arange(): dtype {dt.name} is not supported")
+    order = c.enum_arg(p, a, "index_order", IndexOrder, IndexOrder.INCREASE_ORDER)
+    start = c.scalar(p, a, "start", D.DT_INT64 if not dt.is_float() else dt)
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vci", (d,), (start,), dtype=dt, down=order.name == "DECREASE_ORDER", lanes=lanes(dt),
+           api="arange")
+    return d
+
+
+def _sim_vci(instr):
+    dt, uid, down = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["down"]
+    t = np_of(dt)
+    idx = np.arange(lanes(dt), dtype=np.int64)
+
+    def run(rf, mem, bases, start):
+        vals = start - idx if down else start + idx
+        out = view(rf.v[uid], dt)
+        out[:] = vals.astype(np.float64).astype(t) if dt.is_float() else vals.astype(t)  # integers wrap
+    return run
+
+
+vf_api(FAMILY, "arange", "start, dtype=None, index_order=None", "dst[i] = start + i (DECREASE_ORDER: start - i).",
+       _check_arange)
+vf_instr("vci", FAMILY, _sim_vci, "VDUP", cpp=lambda i: "vci(dst, start, ORDER)")
+
+
+def _check_squeeze(p, node, a):
+    r = c.reg(p, a, "src")
+    m = c.mask(p, a, "mask")
+    mode = c.enum_arg(p, a, "gather_mode", SqueezeMode, None)
+    dt = c.dtype_arg(p, a, "dtype", r.dtype)
+    if c.width(dt) != c.width(r.dtype):
+        p.fail(a.node("dtype"), f"vf.squeeze(): dtype {dt.name} must have the width of {r.dtype.name}")
+    d = c.dst(p, c.VREG, dt)
+    if mode is not None and mode.name == "STORE_REG":
+        p.vf.ar_set = True
+    c.emit(p, node, "vsqz", (d,), (RegRead_as(r, dt), c.read(m)), dtype=dt,
+           store_reg=mode is not None and mode.name == "STORE_REG", lanes=lanes(dt), api="squeeze")
+    return d
+
+
+def RegRead_as(r: RegValue, dt):  # noqa: N802 - a register operand read as another same-width type
+    from pypto_pro.ir.vf import RegRead
+    return RegRead(r.reg, dt)
+
+
+def _sim_vsqz(instr):
+    src, mk = instr.args
+    dt, uid, store_reg = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["store_reg"]
+    w = c.width(dt)
+
+    def run(rf, mem, bases):
+        x = view(rf.v[src.reg.uid], dt)
+        act = active(rf.m[mk.reg.uid], dt)
+        picked = x[act].copy()
+        out = view(rf.v[uid], dt)
+        out[:] = 0
+        out[:picked.size] = picked
+        if store_reg:
+            rf.ar = picked.size * w
+    return run
+
+
+vf_api(FAMILY, "squeeze", "src, mask, gather_mode=None, dtype=None",
+       "The active elements packed from lane 0 (the rest 0); STORE_REG also sets AR to their byte count.",
+       _check_squeeze)
+vf_instr("vsqz", FAMILY, _sim_vsqz, "VREDUCE", cpp=lambda i: "vsqz(dst, src, mask, MODE)")
+
+
+def _check_unsqueeze(p, node, a):
+    m = c.mask(p, a, "mask")
+    dt = c.dtype_arg(p, a, "dtype", D.DT_UINT32)
+    if dt not in INTS:
+        p.fail(a.node("dtype"), f"vf.unsqueeze(): dtype must be an integer type, got {dt.name}")
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vusqz", (d,), (c.read(m),), dtype=dt, lanes=lanes(dt), api="unsqueeze")
+    return d
+
+
+def _sim_vusqz(instr):
+    mk, dt, uid = instr.args[0], instr.attrs["dtype"], instr.dsts[0].uid
+    t = np_of(dt)
+
+    def run(rf, mem, bases):
+        view(rf.v[uid], dt)[:] = active(rf.m[mk.reg.uid], dt).astype(t)
+    return run
+
+
+vf_api(FAMILY, "unsqueeze", "mask, dtype=None", "Lane i = 1 where the mask is active, else 0.", _check_unsqueeze)
+vf_instr("vusqz", FAMILY, _sim_vusqz, "VDUP", cpp=lambda i: "vusqz(dst, mask)")
+
+
+_WIDER = {D.DT_INT8: D.DT_INT16, D.DT_UINT8: D.DT_UINT16, D.DT_INT16: D.DT_INT32, D.DT_UINT16: D.DT_UINT32,
+          D.DT_INT32: D.DT_INT64, D.DT_UINT32: D.DT_UINT64}
+_NARROWER = {v: k for k, v in _WIDER.items()}
+
+
+def _declare_pack(name: str) -> None:
+    def check(p, node, a):
+        r = a["src"]
+        part = c.enum_arg(p, a, "part", PackPart, PackPart.LOWER)
+        if isinstance(r, RegValue) and r.is_mask:  # ppack: even bits -> one half; punpack: one half doubled
+            d = c.dst(p, c.MASK, r.dtype)
+            c.emit(p, node, f"p{name}", (d,), (c.read(r),), upper=part.name == "UPPER", api=name)
+            return d
+        r = c.reg(p, a, "src", NUMERIC)
+        table = _NARROWER if name == "pack" else _WIDER
+        default = table.get(r.dtype)
+        dt = c.dtype_arg(p, a, "dtype", default)
+        if dt is None or (c.width(dt) * 2 != c.width(r.dtype) if name == "pack" else
+                          c.width(dt) != 2 * c.width(r.dtype)):
+            p.fail(node, f"vf.{name}(): {r.dtype.name} -> {getattr(dt, 'name', '?')} must "
+                         f"{'halve' if name == 'pack' else 'double'} the element width (give dtype=)")
+        d = c.dst(p, c.VREG, dt)
+        c.emit(p, node, f"v{name}", (d,), (c.read(r),), dtype=dt, upper=part.name == "UPPER", lanes=lanes(dt), api=name)
+        return d
+
+    def build(instr):
+        src, dt, uid, upper = instr.args[0], instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["upper"]
+        n = lanes(dt)
+
+        def run(rf, mem, bases):
+            x = view(rf.v[src.reg.uid], src.dtype)
+            out = view(rf.v[uid], dt)
+            if name == "pack":  # the low half of each element's bits into one half of the register
+                low = rf.v[src.reg.uid].reshape(x.size, -1)[:, :c.width(dt)].reshape(-1).view(np_of(dt))
+                out[:] = 0
+                half = slice(n // 2, n) if upper else slice(0, n // 2)
+                out[half] = low
+            else:
+                part = x[x.size // 2:] if upper else x[:x.size // 2]
+                out[:] = part.astype(np_of(dt))
+        return run
+
+    def build_mask(instr):
+        src, uid, upper = instr.args[0], instr.dsts[0].uid, instr.attrs["upper"]
+
+        def run(rf, mem, bases):
+            bits = rf.m[src.reg.uid]
+            out = np.zeros(bits.size, np.bool_)
+            half = slice(128, 256) if upper else slice(0, 128)
+            if name == "pack":
+                out[half] = bits[0::2]
+            else:
+                out[:] = np.repeat(bits[half], 2)
+            rf.m[uid][:] = out
+        return run
+
+    vf_instr(f"p{name}", FAMILY, build_mask, "VMASK", cpp=lambda i: f"p{name}(dst, src, PART)")
+    vf_api(FAMILY, name, "src, dtype=None, part=None",
+           f"{name}: narrow / widen the elements into / from one half of the register (PackPart).", check)
+    vf_instr(f"v{name}", FAMILY, build, "VCVT", cpp=lambda i: f"v{name}(dst, src, PART)")
+
+
+_declare_pack("pack")
+_declare_pack("unpack")
+
+
+def _whole_tile(p, node, ptr, write: bool):
+    addr = c.address(p, node, ptr, Const(0, D.DT_INT64), write)
+    return addr, ptr.ref.buffer.slot_bytes  # the footprint is the rest of the tile from the pointer
+
+
+def _check_gather(p, node, a):
+    ptr = c.tile_ptr(p, a, "src")
+    idx = c.reg(p, a, "indices", INTS)
+    m = c.mask(p, a, "mask", required=False)
+    mode = a["data_copy_mode"]
+    if mode is not None and getattr(mode, "name", "") != "NORM":
+        p.fail(a.node("data_copy_mode"), f"vf.gather(): data_copy_mode={mode.name} is not supported yet")
+    if c.width(idx.dtype) != c.width(ptr.dtype):
+        p.fail(a.node("indices"), f"vf.gather(): indices of {idx.dtype.name} for a tile of {ptr.dtype.name}: "
+                                  "the index width must be the element width")
+    addr, size = _whole_tile(p, node, ptr, False)
+    d = c.dst(p, c.VREG, idx.dtype)
+    c.emit(p, node, "vgather", (d,), (c.read(idx), c.read(m), addr), dtype=idx.dtype, size=size, lanes=lanes(idx.dtype),
+           api="gather")
+    return d
+
+
+def _sim_vgather(instr):
+    idx, mk, mref = instr.args
+    dt, uid, size, tile = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["size"], mref.tile
+    t, w = np_of(dt), c.width(dt)
+
+    def run(rf, mem, bases, off):
+        at = bases[tile] + off
+        data = mem[at:at + size - off].view(t)
+        ix = view(rf.v[idx.reg.uid], idx.dtype).astype(np.int64)
+        act = np.ones(ix.size, np.bool_) if mk is None else active(rf.m[mk.reg.uid], dt)
+        bad = act & ((ix < 0) | (ix >= data.size))
+        if bad.any():
+            raise fault(instr, f"vf.gather: index {int(ix[bad][0])} is outside the tile's {data.size} elements")
+        res = np.zeros(ix.size, t)
+        res[act] = data[ix[act]]
+        merge(view(rf.v[uid], dt), res, act, False)
+    return run
+
+
+vf_api(FAMILY, "gather", "src, indices, mask=None, data_copy_mode=None",
+       "dst[i] = src[indices[i]] (elements of the tile) on the active lanes.", _check_gather)
+vf_instr("vgather", FAMILY, _sim_vgather, "VLDS",
+         mem=lambda i: (lambda off, t=i.args[2].tile, n=i.attrs["size"]: ((t, off, n - off, False),)),
+         cpp=lambda i: "vgather2(dst, src, index, mask)")
+
+
+def _check_scatter(p, node, a):
+    ptr = c.tile_ptr(p, a, "base_ptr")
+    src = c.reg(p, a, "src")
+    idx = c.reg(p, a, "index", INTS)
+    m = c.mask(p, a, "mask")
+    addr, size = _whole_tile(p, node, ptr, True)
+    c.emit(p, node, "vscatter", (), (c.read(src), c.read(idx), c.read(m), addr), dtype=src.dtype, size=size,
+           lanes=lanes(src.dtype), api="scatter")
+    return None
+
+
+def _sim_vscatter(instr):
+    src, idx, mk, mref = instr.args
+    dt, size, tile = instr.attrs["dtype"], instr.attrs["size"], mref.tile
+    t = np_of(dt)
+
+    def run(rf, mem, bases, off):
+        at = bases[tile] + off
+        data = mem[at:at + size - off].view(t)
+        x = view(rf.v[src.reg.uid], dt)
+        ix = view(rf.v[idx.reg.uid], idx.dtype).astype(np.int64)
+        n = min(x.size, ix.size)
+        act = active(rf.m[mk.reg.uid], dt)[:n]
+        bad = act & ((ix[:n] < 0) | (ix[:n] >= data.size))
+        if bad.any():
+            raise fault(instr, f"vf.scatter: index {int(ix[:n][bad][0])} is outside the tile's {data.size} elements")
+        data[ix[:n][act]] = x[:n][act]
+    return run
+
+
+vf_api(FAMILY, "scatter", "base_ptr, src, index, mask",
+       "tile[index[i]] = src[i] on the active lanes (vscatter).", _check_scatter, results=0)
+vf_instr("vscatter", FAMILY, _sim_vscatter, "VSTS",
+         mem=lambda i: (lambda off, t=i.args[3].tile, n=i.attrs["size"]: ((t, off, n - off, True),)),
+         cpp=lambda i: "vscatter(src, dst, index, mask)")

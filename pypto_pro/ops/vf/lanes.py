@@ -1,0 +1,152 @@
+"""The generic lane-wise VF instruction: ``dst[i] = f(src...[i], scalars...)`` on the active lanes.
+
+Used by the arithmetic, logical, comparison and composite families. Numerics per lane, as the
+real pages define them: a float op computes in its own type and rounds once (bf16 computes in fp32
+and rounds back); integers wrap at their width; inactive lanes become 0 (``MergeMode.ZEROING``,
+the default) or keep the destination's value (``MERGING``).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from pypto_pro.backends.sim.vf.regfile import active, compute_dtype, lanes, merge, np_of, view
+from pypto_pro.frontend.vf.values import RegValue
+from pypto_pro.ir.vf import RegRead
+from pypto_pro.language import dtypes as D
+from pypto_pro.language.enums import MergeMode
+from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf.decl import vf_api, vf_instr
+
+FLOATS = (D.DT_FP16, D.DT_BF16, D.DT_FP32)
+INTS = (D.DT_INT8, D.DT_UINT8, D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32)
+INTS64 = INTS + (D.DT_INT64, D.DT_UINT64)
+NUMERIC = FLOATS + INTS
+
+Numerics = Callable[..., np.ndarray]   # (*operand lanes in the compute dtype, *scalars) -> result lanes
+
+
+def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
+    """The sim builder of a lane-wise instruction: register operands (``RegRead``) then an optional mask
+    (the last ``RegRead`` of a mask register) then scalars, as the check emitted them."""
+    def build(instr):
+        d = instr.dsts[0]
+        odt = instr.attrs[out_dtype_attr]
+        merging = instr.attrs.get("merging", False)
+        regs = [a for a in instr.args if isinstance(a, RegRead) and a.reg.kind == c.VREG]
+        mk = next((a for a in instr.args if isinstance(a, RegRead) and a.reg.kind == c.MASK), None)
+        ct = compute_dtype(np_of(odt))
+        cts = [compute_dtype(np_of(r.dtype)) for r in regs]
+        ot = np_of(odt)
+
+        def run(rf, mem, bases, *scalars):
+            ins = [view(rf.v[r.reg.uid], r.dtype).astype(t, copy=False) for r, t in zip(regs, cts)]
+            with np.errstate(all="ignore"):
+                res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)))
+            if res.dtype != ot:
+                res = res.astype(ct, copy=False).astype(ot)
+            out = view(rf.v[d.uid], odt)
+            if mk is None:
+                out[:] = res
+            else:
+                merge(out, res, active(rf.m[mk.reg.uid], odt), merging)
+        return run
+    return build
+
+
+def merge_mode(p, a, name: str = "mode") -> bool:
+    return c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+
+
+def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
+                   params: str = "src0, src1, mask, mode=None", instr: str | None = None,
+                   on_masks: Callable | None = None) -> None:
+    """``dst = vf.<name>(src0, src1, mask, mode=None)``: two registers of one dtype. ``on_masks(a, b)``:
+    the predicate form (``pand`` ...) when the operands are mask registers, under the mask."""
+    op = instr or f"v{name.rstrip('_')}"
+    pop = f"p{name.rstrip('_')}"
+
+    def check(p, node, a):
+        if on_masks is not None and isinstance(a["src0"], RegValue) and a["src0"].is_mask:
+            return mask_logic(p, node, a, pop, ("src0", "src1"), name)
+        regs = [c.reg(p, a, n, dtypes) for n in ("src0", "src1")]
+        dt = c.same_dtype(p, a, ("src0", "src1"), regs)
+        m = c.mask(p, a, "mask")
+        d = c.dst(p, c.VREG, dt)
+        c.emit(p, node, op, (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+               lanes=lanes(dt), api=name)
+        return d
+    vf_api(family, name, params, doc, check)
+    vf_instr(op, family, sim_lanewise(fn), cost, cpp=lambda i, s=op: f"{s}(dst, src0, src1, mask, MODE)")
+    if on_masks is not None:
+        vf_instr(pop, family, sim_mask_logic(on_masks), "VMASK", cpp=lambda i, s=pop: f"{s}(dst, src0, src1, mask)")
+
+
+def mask_logic(p, node, a, op: str, names: tuple[str, ...], api: str) -> RegValue:
+    """A predicate instruction: every operand and the result are mask registers; lanes the last mask
+    does not select are 0."""
+    ms = [c.mask(p, a, n) for n in names]
+    sel = c.mask(p, a, "mask")
+    d = c.dst(p, c.MASK, ms[0].dtype)
+    c.emit(p, node, op, (d,), (*map(c.read, ms), c.read(sel)), api=api)
+    return d
+
+
+def sim_mask_logic(fn: Callable) -> Callable:
+    def build(instr):
+        *ins, sel = instr.args
+        uid = instr.dsts[0].uid
+
+        def run(rf, mem, bases):
+            rf.m[uid][:] = fn(*(rf.m[r.reg.uid] for r in ins)) & rf.m[sel.reg.uid]
+        return run
+    return build
+
+
+def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
+                  params: str = "src, mask, mode=None", instr: str | None = None,
+                  on_masks: Callable | None = None) -> None:
+    op = instr or f"v{name.rstrip('_')}"
+    pop = f"p{name.rstrip('_')}"
+
+    def check(p, node, a):
+        if on_masks is not None and isinstance(a["src"], RegValue) and a["src"].is_mask:
+            return mask_logic(p, node, a, pop, ("src",), name)
+        r = c.reg(p, a, "src", dtypes)
+        m = c.mask(p, a, "mask")
+        d = c.dst(p, c.VREG, r.dtype)
+        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a),
+               lanes=lanes(r.dtype), api=name)
+        return d
+    vf_api(family, name, params, doc, check)
+    vf_instr(op, family, sim_lanewise(fn), cost, cpp=lambda i, s=op: f"{s}(dst, src, mask, MODE)")
+    if on_masks is not None:
+        vf_instr(pop, family, sim_mask_logic(on_masks), "VMASK", cpp=lambda i, s=pop: f"{s}(dst, src, mask)")
+
+
+def declare_scalar(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
+                   scalar_name: str = "scalar", instr: str | None = None) -> None:
+    """``dst = vf.<name>(src, scalar, mask, mode=None)``: the scalar converted to the register dtype."""
+    op = instr or f"v{name}"
+
+    def check(p, node, a):
+        r = c.reg(p, a, "src", dtypes)
+        m = c.mask(p, a, "mask")
+        s = c.scalar(p, a, scalar_name, r.dtype)
+        d = c.dst(p, c.VREG, r.dtype)
+        c.emit(p, node, op, (d,), (c.read(r), c.read(m), s), dtype=r.dtype, merging=merge_mode(p, a),
+               lanes=lanes(r.dtype), api=name)
+        return d
+    vf_api(family, name, f"src, {scalar_name}, mask, mode=None", doc, check)
+    vf_instr(op, family, sim_lanewise(fn), cost, cpp=lambda i, s=op: f"{s}(dst, src, scalar, mask, MODE)")
+
+
+def accumulator(p, node, dt) -> RegValue:
+    """The destination of an accumulating instruction (``axpy``, ``mul_add_dst``): the register the
+    assignment's target already names (its old value is an operand)."""
+    cur = p.target_value()
+    if not (isinstance(cur, RegValue) and cur.reg.kind == c.VREG and cur.dtype is dt):
+        p.fail(node, f"this instruction accumulates into its destination: the assignment's target must already "
+                     f"hold a register of {dt.name}")
+    return cur

@@ -1,0 +1,208 @@
+"""VF reductions and comparisons (``vf_computation/{reduction,comparison_and_selection}``).
+
+``reduce_sum`` adds the active lanes by a binary tree of adjacent pairs (fp16 in fp32, one rounding
+at the end), ``reduce_max`` / ``reduce_min`` take the extreme; the result is element 0 and every
+other lane is 0. With ``datablock=True`` (``vcgadd`` / ``vcgmax`` / ``vcgmin``) each 32-byte block is
+reduced and the 8 results are lanes 0..7 (as PTO-ISA's a5 TQuant stores them: the lower 8 lanes);
+the page's "each block's first element" disagrees, the instruction's use in PTO-ISA decides here.
+An empty mask gives 0 (the sum page; assumed for max / min). Comparisons write a mask register:
+lane ``i`` active when the mask selects it and the comparison holds; ``vf.select`` takes
+``src_true[i]`` where the mask is active, else ``src_false[i]``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, np_of, set_active, view
+from pypto_pro.frontend.vf.values import RegValue
+from pypto_pro.language import dtypes as D
+from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf.decl import vf_api, vf_instr
+from pypto_pro.ops.vf.lanes import NUMERIC, merge_mode, sim_lanewise
+
+FAMILY = "vf_reduction"
+_SUM_TYPES = (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32, D.DT_FP16, D.DT_FP32)
+_MAX_TYPES = _SUM_TYPES + (D.DT_BF16,)
+
+
+def tree_sum(x: np.ndarray, acc: np.dtype) -> np.ndarray:
+    """Sum of each row of ``x`` by a binary tree of adjacent pairs, in ``acc``."""
+    x = x.astype(acc)
+    while x.shape[-1] > 1:
+        if x.shape[-1] % 2:
+            x = np.concatenate([x, np.zeros(x.shape[:-1] + (1,), acc)], axis=-1)
+        x = x[..., 0::2] + x[..., 1::2]
+    return x[..., 0]
+
+
+def _declare(name: str, kind: str, types: tuple) -> None:
+    op = f"vc{kind}"
+
+    def check(p, node, a):
+        r = c.reg(p, a, "src", types)
+        m = c.mask(p, a, "mask")
+        if merge_mode(p, a, "merge_mode"):
+            p.fail(a.node("merge_mode"), f"vf.{name}(): merge_mode=MERGING is not supported (the page: ZEROING only)")
+        if not isinstance(a["datablock"], bool):
+            p.fail(a.node("datablock"), f"vf.{name}(): 'datablock' must be a compile-time bool")
+        d = c.dst(p, c.VREG, r.dtype)
+        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, datablock=a["datablock"],
+               lanes=lanes(r.dtype), api=name)
+        return d
+
+    def build(instr):
+        src, mk = instr.args
+        dt, uid, blocks = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["datablock"]
+        t = np_of(dt)
+        n = lanes(dt)
+        per = n if not blocks else 32 // c.width(dt)
+        if dt.is_float():
+            acc = np.dtype(np.float32)
+            low, high = -np.inf, np.inf
+        else:
+            acc = np.dtype(np.int64)
+            info = np.iinfo(t)
+            low, high = info.min, info.max
+
+        def run(rf, mem, bases):
+            x = view(rf.v[src.reg.uid], dt).reshape(-1, per)
+            act = active(rf.m[mk.reg.uid], dt).reshape(-1, per)
+            if kind == "add":
+                with np.errstate(all="ignore"):
+                    res = tree_sum(np.where(act, x, 0), acc)
+            else:
+                fill = low if kind == "max" else high
+                xs = np.where(act, x.astype(acc if not dt.is_float() else np.float32), fill)
+                res = xs.max(axis=1) if kind == "max" else xs.min(axis=1)
+                res = np.where(act.any(axis=1), res, 0)
+            out = np.zeros(n, t)  # the results from lane 0 on (one per block with datablock=True)
+            out[:res.size] = res.astype(t) if dt.is_float() else res.astype(np.int64).astype(t)
+            view(rf.v[uid], dt)[:] = out
+        return run
+
+    vf_api(FAMILY, name, "src, mask, datablock=False, merge_mode=None",
+           f"Reduce the active lanes of src ({kind}) into element 0 (datablock=True: one result per 32-byte "
+           "block, in lanes 0..7); the other lanes are 0.", check)
+    vf_instr(op, FAMILY, build, "VREDUCE", cpp=lambda i: f"{op}(dst, src, mask)")
+
+
+_declare("reduce_sum", "add", _SUM_TYPES)
+_declare("reduce_max", "max", _MAX_TYPES)
+_declare("reduce_min", "min", _MAX_TYPES)
+
+
+# ---- comparisons -------------------------------------------------------------------------------------
+
+_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "gt": np.greater, "le": np.less_equal,
+        "ge": np.greater_equal}
+
+
+def _declare_cmp(name: str) -> None:
+    fn = _CMP[name]
+
+    def check(p, node, a):
+        x = c.reg(p, a, "a", NUMERIC)
+        m = c.mask(p, a, "mask")
+        d = c.dst(p, c.MASK, x.dtype)
+        if isinstance(a["b"], RegValue):
+            y = c.reg(p, a, "b", NUMERIC)
+            c.same_dtype(p, a, ("a", "b"), [x, y])
+            c.emit(p, node, "vcmp", (d,), (c.read(x), c.read(y), c.read(m)), dtype=x.dtype, cmp=name, api=name)
+        else:
+            s = c.scalar(p, a, "b", x.dtype)
+            c.emit(p, node, "vcmps", (d,), (c.read(x), c.read(m), s), dtype=x.dtype, cmp=name, api=name)
+        return d
+    vf_api(FAMILY, name, "a, b, mask, cmp_dtype=None",
+           f"A mask: lane i active when mask selects it and a[i] {name} b[i] (b: a register or a scalar).", check)
+    return fn
+
+
+def _sim_cmp(instr):
+    dt, uid, fn = instr.attrs["dtype"], instr.dsts[0].uid, _CMP[instr.attrs["cmp"]]
+    regs = [r for r in instr.args if getattr(r, "reg", None) is not None and r.reg.kind == c.VREG]
+    mk = next(r for r in instr.args if getattr(r, "reg", None) is not None and r.reg.kind == c.MASK)
+    t = np_of(dt)
+
+    def run(rf, mem, bases, *scalar):
+        x = view(rf.v[regs[0].reg.uid], dt)
+        y = view(rf.v[regs[1].reg.uid], dt) if len(regs) > 1 else t.type(scalar[0])
+        with np.errstate(all="ignore"):
+            res = fn(x, y) & active(rf.m[mk.reg.uid], dt)
+        set_active(rf.m[uid], res, dt)
+    return run
+
+
+for _n in _CMP:
+    _declare_cmp(_n)
+vf_instr("vcmp", FAMILY, _sim_cmp, "VADD", cpp=lambda i: f"vcmp_{i.attrs['cmp']}(dst, src0, src1, mask)")
+vf_instr("vcmps", FAMILY, _sim_cmp, "VADD", cpp=lambda i: f"vcmps_{i.attrs['cmp']}(dst, src, scalar, mask)")
+
+
+def _check_select(p, node, a):
+    if isinstance(a["src_true"], RegValue) and a["src_true"].is_mask:
+        ms = [c.mask(p, a, n) for n in ("src_true", "src_false", "mask")]
+        d = c.dst(p, c.MASK, ms[0].dtype)
+        c.emit(p, node, "psel", (d,), tuple(map(c.read, ms)), api="select")
+        return d
+    regs = [c.reg(p, a, n) for n in ("src_true", "src_false")]
+    dt = c.same_dtype(p, a, ("src_true", "src_false"), regs)
+    m = c.mask(p, a, "mask")
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vsel", (d,), (*map(c.read, regs), c.read(m)), dtype=dt, lanes=lanes(dt), api="select")
+    return d
+
+
+def _sim_select(instr):
+    t_, f_, mk = instr.args
+    dt, uid = instr.attrs["dtype"], instr.dsts[0].uid
+
+    def run(rf, mem, bases):
+        act = active(rf.m[mk.reg.uid], dt)
+        view(rf.v[uid], dt)[:] = np.where(act, view(rf.v[t_.reg.uid], dt), view(rf.v[f_.reg.uid], dt))
+    return run
+
+
+def _sim_psel(instr):
+    t_, f_, sel = instr.args
+    uid = instr.dsts[0].uid
+
+    def run(rf, mem, bases):
+        rf.m[uid][:] = np.where(rf.m[sel.reg.uid], rf.m[t_.reg.uid], rf.m[f_.reg.uid])
+    return run
+
+
+vf_instr("psel", FAMILY, _sim_psel, "VMASK", cpp=lambda i: "psel(dst, src_true, src_false, mask)")
+vf_api(FAMILY, "select", "src_true, src_false, mask, mode=None",
+       "dst[i] = src_true[i] where the mask is active, else src_false[i] (vsel).", _check_select)
+vf_instr("vsel", FAMILY, _sim_select, "VADD", cpp=lambda i: "vsel(dst, src_true, src_false, mask)")
+
+__all__ = ["tree_sum", "sim_lanewise", "VL"]
+
+
+def _check_pair(p, node, a):
+    r = c.reg(p, a, "src", NUMERIC)
+    m = c.mask(p, a, "mask")
+    d = c.dst(p, c.VREG, r.dtype)
+    c.emit(p, node, "vcpadd", (d,), (c.read(r), c.read(m)), dtype=r.dtype, lanes=lanes(r.dtype), api="pair_reduce_sum")
+    return d
+
+
+def _sim_pair(instr):
+    src, mk = instr.args
+    dt, uid = instr.attrs["dtype"], instr.dsts[0].uid
+    t = np_of(dt)
+
+    def run(rf, mem, bases):
+        x = np.where(active(rf.m[mk.reg.uid], dt), view(rf.v[src.reg.uid], dt), t.type(0))
+        out = np.zeros(x.size, t)
+        with np.errstate(all="ignore"):
+            acc = np.float32 if dt.is_float() else t
+            out[:x.size // 2] = (x[0::2].astype(acc) + x[1::2].astype(acc)).astype(t)
+        view(rf.v[uid], dt)[:] = out
+    return run
+
+
+vf_api(FAMILY, "pair_reduce_sum", "src, mask, mode=None",
+       "dst[i] = src[2i] + src[2i+1] in the lower half of the lanes (inactive sources count 0; the upper half 0).",
+       _check_pair)
+vf_instr("vcpadd", FAMILY, _sim_pair, "VREDUCE", cpp=lambda i: "vcpadd(dst, src, mask)")

@@ -1,0 +1,243 @@
+"""Unaligned VF loads and stores (``vf_computation/data_movement``): ``vf.load_unalign_init``,
+``vf.load_unalign_pre``, ``vf.load_unalign``, ``vf.unalign_reg_for_store``, ``vf.store_unalign``,
+``vf.store_unalign_post``; and ``vf.move``.
+
+The hardware streams unaligned data through an alignment register (``UnalignReg``): a store writes
+the 32-byte-aligned part at once and keeps the tail in the register until the next store or the
+``store_unalign_post`` flush; a load primes the register with ``load_unalign_pre``. The simulator
+models the sequence's effect on memory: ``store_unalign(tile, src, ureg, count)`` writes the first
+``count`` elements of ``src`` at the pointer (``post_update=True`` then moves it by ``count``;
+without ``count`` the whole register), ``load_unalign`` reads 256 bytes at any address (with a
+stride, the pointer moves by it, in elements as the C++ ``vldus`` post-update counts them);
+``*_init`` / ``*_pre`` / ``*_post`` change no memory. (A VF load of the tail bytes between a store
+and its flush would see them already written here.)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pypto_pro.backends.sim.kit import fault
+from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, merge, view
+from pypto_pro.frontend.vf.values import RegValue
+from pypto_pro.ir.expr import Const
+from pypto_pro.ir.vf import VReg
+from pypto_pro.language.dtypes import DT_INT64
+from pypto_pro.language.enums import MergeMode
+from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf.decl import vf_api, vf_instr
+
+FAMILY = "vf_data_movement"
+
+
+def _align_reg(p, a, name: str) -> RegValue:
+    v = a[name]
+    if not isinstance(v, RegValue) or v.reg.kind != c.ALIGN:
+        p.fail(a.node(name), f"{a.display}(): '{name}' must be an unaligned register (vf.unalign_reg_for_store() / "
+                             f"vf.load_unalign_init()), got {p.describe(v)}")
+    return v
+
+
+def _new_align(p) -> RegValue:
+    names = p.target_names()
+    name = names[0] if names and names[0] else f"_ureg{p.vf.temps}"
+    p.vf.temps += 1
+    return RegValue(VReg(c.ALIGN, None, name), None)
+
+
+vf_api(FAMILY, "unalign_reg_for_store", "", "A new alignment register for a vf.store_unalign sequence.",
+       lambda p, node, a: _new_align(p))
+vf_api(FAMILY, "load_unalign_init", "", "A new alignment register for a vf.load_unalign sequence.",
+       lambda p, node, a: _new_align(p))
+
+
+def _check_load_pre(p, node, a):
+    _align_reg(p, a, "ureg")
+    c.tile_ptr(p, a, "src_ptr")
+    return None
+
+
+vf_api(FAMILY, "load_unalign_pre", "ureg, src_ptr",
+       "Prime the alignment register for unaligned loads from src_ptr (no effect on the data model).",
+       _check_load_pre, results=0)
+
+
+def _check_load_unalign(p, node, a):
+    _align_reg(p, a, "ureg")
+    ptr = c.tile_ptr(p, a, "src_ptr")
+    if not isinstance(a["post_update"], bool):
+        p.fail(a.node("post_update"), "vf.load_unalign(): 'post_update' must be a compile-time bool")
+    post = a["stride"] is not None or a["post_update"]  # the C++ vldus form with a stride is the POST_UPDATE one
+    addr, cur = c.post_address(p, node, ptr, False) if post else (c.address(p, node, ptr, Const(0, DT_INT64), False),
+                                                                  None)
+    d = c.dst(p, c.VREG, ptr.dtype)
+    c.emit(p, node, "vldus", (d,), (addr,), api="load_unalign", dtype=ptr.dtype, lanes=lanes(ptr.dtype))
+    if post:
+        step = c.scalar(p, a, "stride", DT_INT64) if a["stride"] is not None else Const(lanes(ptr.dtype), DT_INT64)
+        c.advance(p, node, cur, step)
+    return d
+
+
+def _sim_vldus(instr):
+    tile, uid = instr.args[0].tile, instr.dsts[0].uid
+
+    def run(rf, mem, bases, off):
+        at = bases[tile] + off
+        rf.v[uid][:] = mem[at:at + VL]
+    return run
+
+
+vf_api(FAMILY, "load_unalign", "ureg, src_ptr, stride=None, post_update=False",  # post_update: on the page
+       "Load a register from any UB address (vldus); with stride the pointer moves by stride elements.",
+       _check_load_unalign)
+vf_instr("vldus", FAMILY, _sim_vldus, "VLDS", mem=lambda i: (lambda off, t=i.args[0].tile: ((t, off, VL, False),)),
+         cpp=lambda i: "vldus(dst, ureg, src)")
+
+
+def _check_store_unalign(p, node, a):
+    ptr = c.tile_ptr(p, a, "dst_ptr")
+    src = c.reg(p, a, "src")
+    _align_reg(p, a, "align_reg")
+    if not isinstance(a["post_update"], bool):
+        p.fail(a.node("post_update"), "vf.store_unalign(): 'post_update' must be a compile-time bool")
+    w = c.width(src.dtype)
+    from_ar = a["stride"] is None and p.vf.ar_set  # after vf.squeeze(STORE_REG): AR holds the byte count
+    if from_ar and a["post_update"]:
+        p.fail(a.node("post_update"), "vf.store_unalign(): post_update=True with the AR byte count (no stride) is not "
+                                      "supported yet; pass the element count as stride")
+    count = c.scalar(p, a, "stride", DT_INT64) if a["stride"] is not None else Const(lanes(src.dtype), DT_INT64)
+    post = a["post_update"]
+    addr, cur = c.post_address(p, node, ptr, True) if post else (c.address(p, node, ptr, Const(0, DT_INT64), True),
+                                                                 None)
+    c.emit(p, node, "vstus", (), (c.read(src), addr, count), api="store_unalign", dtype=src.dtype, width=w,
+           lanes=lanes(src.dtype), from_ar=from_ar)
+    if post:
+        c.advance(p, node, cur, count)
+    return None
+
+
+def _count(instr, n: int, limit: int) -> int:
+    if not 0 <= n <= limit:
+        raise fault(instr, f"vf.store_unalign: {n} elements do not fit in one register ({limit} lanes)")
+    return n
+
+
+def _sim_vstus(instr):
+    src, mref, _ = instr.args
+    tile, w, n_lanes = mref.tile, instr.attrs["width"], instr.attrs["lanes"]
+
+    from_ar = instr.attrs["from_ar"]
+
+    def run(rf, mem, bases, off, count):
+        n = rf.ar if from_ar else _count(instr, count, n_lanes) * w
+        at = bases[tile] + off
+        mem[at:at + n] = rf.v[src.reg.uid][:n]
+    return run
+
+
+def _mem_vstus(instr):
+    tile, w = instr.args[1].tile, instr.attrs["width"]
+    return lambda off, count: ((tile, off, max(0, count) * w, True),)
+
+
+vf_api(FAMILY, "store_unalign", "dst_ptr, src, align_reg, stride=None, post_update=False",
+       "Store the first `stride` elements of src at any UB address (vstus); post_update moves the pointer.",
+       _check_store_unalign, results=0)
+vf_instr("vstus", FAMILY, _sim_vstus, "VSTS", mem=_mem_vstus, cpp=lambda i: "vstus(ureg, count, src, dst, POST_UPDATE)")
+
+
+def _check_store_post(p, node, a):
+    c.tile_ptr(p, a, "dst_ptr")
+    _align_reg(p, a, "align_reg")
+    c.emit(p, node, "vstas", (), (), api="store_unalign_post")
+    return None
+
+
+vf_api(FAMILY, "store_unalign_post", "dst_ptr, align_reg, stride=None, post_update=False",
+       "Flush the alignment register of a vf.store_unalign sequence (vstas).", _check_store_post, results=0)
+vf_instr("vstas", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VSTS", cpp=lambda i: "vstas(ureg, dst, 0)")
+
+
+def _check_move(p, node, a):
+    r = a["src"]
+    if isinstance(r, RegValue) and r.is_mask:
+        sel = c.mask(p, a, "mask", required=False)
+        d = c.dst(p, c.MASK, r.dtype)
+        c.emit(p, node, "pmov", (d,), (c.read(r), c.read(sel)), api="move")
+        return d
+    r = c.reg(p, a, "src")
+    m = c.mask(p, a, "mask", required=False)
+    merging = c.enum_arg(p, a, "mode", MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+    d = c.dst(p, c.VREG, r.dtype)
+    c.emit(p, node, "vmov", (d,), (c.read(r), c.read(m)), api="move", dtype=r.dtype, merging=merging,
+           lanes=lanes(r.dtype))
+    return d
+
+
+def _sim_vmov(instr):
+    src, mk = instr.args
+    dt, uid, merging = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["merging"]
+
+    def run(rf, mem, bases):
+        x = view(rf.v[src.reg.uid], dt).copy()
+        if mk is None:
+            view(rf.v[uid], dt)[:] = x
+        else:
+            merge(view(rf.v[uid], dt), x, active(rf.m[mk.reg.uid], dt), merging)
+    return run
+
+
+def _sim_pmov(instr):
+    (src, sel), uid = instr.args, instr.dsts[0].uid
+
+    def run(rf, mem, bases):
+        rf.m[uid][:] = rf.m[src.reg.uid] if sel is None else rf.m[src.reg.uid] & rf.m[sel.reg.uid]
+    return run
+
+
+vf_api(FAMILY, "move", "src, mask=None, mode=None", "Copy a register (the active lanes, by mode) or a mask.",
+       _check_move)
+vf_instr("vmov", FAMILY, _sim_vmov, "VDUP", cpp=lambda i: "vmov(dst, src, mask)")
+vf_instr("pmov", FAMILY, _sim_pmov, "VMASK", cpp=lambda i: "pmov(dst, src)")
+
+
+def _check_load(p, node, a):
+    ptr = c.tile_ptr(p, a, "src_ptr")
+    post = a["post_update"]
+    if not isinstance(post, bool):
+        p.fail(a.node("post_update"), "vf.load(): 'post_update' must be a compile-time bool")
+    addr, cur = c.post_address(p, node, ptr, False) if post else (c.address(p, node, ptr, Const(0, DT_INT64), False),
+                                                                  None)
+    d = c.dst(p, c.VREG, ptr.dtype)
+    c.emit(p, node, "vldus", (d,), (addr,), api="load", dtype=ptr.dtype, lanes=lanes(ptr.dtype))
+    if post:
+        step = a["stride"] if a["stride"] is not None else a["count"]
+        c.advance(p, node, cur, c.scalar(p, a, "stride" if a["stride"] is not None else "count", DT_INT64)
+                  if step is not None else Const(lanes(ptr.dtype), DT_INT64))
+    return d
+
+
+vf_api(FAMILY, "load", "src_ptr, stride=None, post_update=False, repeat_stride=None, count=None",
+       "Load a register from any UB address (an unaligned-load sequence in one call); post_update moves the "
+       "pointer's cursor by stride (default: count, else a register's lanes).", _check_load)
+
+
+def _check_store(p, node, a):
+    ptr = c.tile_ptr(p, a, "dst_ptr")
+    src = c.reg(p, a, "src")
+    post = a["post_update"]
+    if not isinstance(post, bool):
+        p.fail(a.node("post_update"), "vf.store(): 'post_update' must be a compile-time bool")
+    n = lanes(src.dtype)
+    count = c.scalar(p, a, "count", DT_INT64) if a["count"] is not None else Const(n, DT_INT64)
+    addr, cur = c.post_address(p, node, ptr, True) if post else (c.address(p, node, ptr, Const(0, DT_INT64), True),
+                                                                 None)
+    c.emit(p, node, "vstus", (), (c.read(src), addr, count), api="store", dtype=src.dtype, width=c.width(src.dtype),
+           lanes=n, from_ar=False)
+    if post:
+        c.advance(p, node, cur, count)
+    return None
+
+
+vf_api(FAMILY, "store", "dst_ptr, src, count=None, post_update=False, repeat_stride=0",
+       "Store the first count elements (default: all lanes) at any UB address (vstus + vstas in one call); "
+       "post_update moves the pointer's cursor by count.", _check_store, results=0)
