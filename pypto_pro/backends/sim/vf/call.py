@@ -60,7 +60,7 @@ class VfSource(ProgramSource):
 def _ub_of(view: np.ndarray) -> np.ndarray:
     """The whole memory array a tile view lives in (CoreMemory's per-space uint8 array)."""
     base = view
-    while base.base is not None:
+    while isinstance(base.base, np.ndarray):  # the chain ends at the space's array (its base: an mmap buffer)
         base = base.base
     return base
 
