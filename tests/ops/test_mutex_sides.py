@@ -70,6 +70,7 @@ def test_one_op_on_two_groups_sharing_an_id_locks_it_once():
     assert torch.equal(y, x + x)
 
 
+@pytest.mark.filterwarnings("ignore::pypto_pro.MemoryOverlapWarning")  # the fp16 ring aliases the fp32 one on purpose
 @pytest.mark.xfail(strict=True, raises=RaceError, reason="known gap: the lock of a run-time id shared by two groups "
                    "is taken once (no SyncError), but the race checker does not yet see the load of the next "
                    "round ordered after the cast through that id")
