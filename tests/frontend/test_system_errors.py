@@ -75,9 +75,9 @@ def flag_within_one_pipe(x: T32):
         pl.system.sync_src(set_pipe=P.V, wait_pipe=P.V, event_id=0)  # <- here
 
 
-@case(r"pl.system.bar_all\(\) must be inside `with pl.section_vector\(\):`")
-def bar_all_outside_section(x: T32):
-    pl.system.bar_all()  # <- here
+@case(r"pl.system.bar_mte2\(\) must be inside `with pl.section_vector\(\):`")
+def pipe_bar_outside_section(x: T32):
+    pl.system.bar_mte2()  # <- here (bar_all is taken anywhere, as real sort kernels call it before a section)
 
 
 @case(r"'pipe' must be a pl.PipeType, got", "3)")
