@@ -65,32 +65,16 @@ def row_reduce(numerics: Callable[..., None], tmp_written: bool = False) -> Call
     """One value per row of ``src``'s valid region into column 0 of ``dst`` (TROWSUM / TROWMAX ...).
     ``numerics(out_column, src_region)``; a ``tmp`` source (3rd tile) is scratch the instruction may
     overwrite (recorded as a write when ``tmp_written``)."""
-    def rule(op: TileOp, env: SimEnv) -> Callable:
-        ts = tiles(op, env)
-        d, a = ts[0], ts[1]
-        tmp = ts[2] if len(ts) > 2 else None
-
-        def dispatch(sd: int, sa: int, *rest) -> Prepared:
-            r, c = a.valid[sa]
-            if r == 0 or c == 0:
-                raise fault(op, f"pl.{op.attrs.get('api', op.op)}: source '{a.label}' has an empty valid region")
-            dr, dc = d.valid[sd]
-            if dr < r:
-                raise fault(op, f"pl.{op.attrs.get('api', op.op)}: destination '{d.label}' has {dr} valid rows, "
-                                f"the source {r}")
-            av = a.views[sa][:r, :c]
-            run = deferred(lambda out: numerics(out, av), d.views[sd][:r, :1])
-            acc = [a.access(sa, r, c, False), d.access(sd, r, 1, True)]
-            if tmp is not None and tmp_written:
-                acc.append(tmp.access(rest[0], r, c, True))
-            return Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run,
-                            (d.written(sd, r, 1),))
-        return dispatch
-    return rule
+    return _reduce(numerics, tmp_written, per_row=True)
 
 
 def col_reduce(numerics: Callable[..., None], tmp_written: bool = False) -> Callable:
     """One value per column of ``src``'s valid region into row 0 of ``dst`` (TCOLSUM / TCOLMAX ...)."""
+    return _reduce(numerics, tmp_written, per_row=False)
+
+
+def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> Callable:
+    """The row (``per_row``: an ``[r, 1]`` result) or column (a ``[1, c]`` result) reduction rule."""
     def rule(op: TileOp, env: SimEnv) -> Callable:
         ts = tiles(op, env)
         d, a = ts[0], ts[1]
@@ -101,16 +85,18 @@ def col_reduce(numerics: Callable[..., None], tmp_written: bool = False) -> Call
             if r == 0 or c == 0:
                 raise fault(op, f"pl.{op.attrs.get('api', op.op)}: source '{a.label}' has an empty valid region")
             dr, dc = d.valid[sd]
-            if dc < c:
-                raise fault(op, f"pl.{op.attrs.get('api', op.op)}: destination '{d.label}' has {dc} valid columns, "
-                                f"the source {c}")
+            have, need, what = (dr, r, "rows") if per_row else (dc, c, "columns")
+            if have < need:
+                raise fault(op, f"pl.{op.attrs.get('api', op.op)}: destination '{d.label}' has {have} valid {what}, "
+                                f"the source {need}")
+            orow, ocol = (r, 1) if per_row else (1, c)
             av = a.views[sa][:r, :c]
-            run = deferred(lambda out: numerics(out, av), d.views[sd][:1, :c])
-            acc = [a.access(sa, r, c, False), d.access(sd, 1, c, True)]
+            run = deferred(lambda out: numerics(out, av), d.views[sd][:orow, :ocol])
+            acc = [a.access(sa, r, c, False), d.access(sd, orow, ocol, True)]
             if tmp is not None and tmp_written:
                 acc.append(tmp.access(rest[0], r, c, True))
             return Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run,
-                            (d.written(sd, 1, c),))
+                            (d.written(sd, orow, ocol),))
         return dispatch
     return rule
 
