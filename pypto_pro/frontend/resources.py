@@ -173,13 +173,12 @@ def pl_make_tensor(p: "FunctionParser", node: ast.Call, a: Args) -> TensorValue:
 def pl_setval(p: "FunctionParser", node: ast.Call, a: Args) -> None:
     container, offset, value = a["container"], a["offset"], a["value"]
     if isinstance(container, TileValue):
-        p.fail(a.node("container"), "pl.setval on a tile is not supported yet in this release (GM tensors only)")
+        from pypto_pro.ops.tile_element import setval_tile
+        return setval_tile(p, node, a)
     if not isinstance(container, TensorValue):
-        p.fail(a.node("container"), f"pl.setval: 'container' must be a tensor, got {p.describe(container)}",
+        p.fail(a.node("container"), f"pl.setval: 'container' must be a tensor or a tile, got {p.describe(container)}",
                kind="type")
-    if p.ctx.section is None:
-        p.fail(node, "pl.setval must be inside `with pl.section_vector():` or `pl.section_cube():` (the scalar unit "
-                     "of that engine writes it)")
+    # outside the sections it is shared code: the scalar unit of every engine's program writes it (as the real one)
     param = container.param
     dtype = param.type.dtype
     if dtype.np_dtype is None or dtype.get_bit() < 8:

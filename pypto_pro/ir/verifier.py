@@ -57,6 +57,8 @@ def verify(kernel: KernelIR, stage: str) -> None:
                     check_operand(o, s)
                 for e in s.scalars:
                     check_expr(e, s)
+                if s.attrs.get("result") is not None:  # pl.getval defines its scalar
+                    defined.add(s.attrs["result"].uid)
             elif isinstance(s, SetValidShape):
                 for e in (s.rows, s.cols) + ((s.slot,) if s.slot is not None else ()):
                     check_expr(e, s)

@@ -12,7 +12,7 @@ from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import Args, element_node, want_index
 from pypto_pro.frontend.values import GroupValue, TileValue
 from pypto_pro.ir.expr import Const, Expr
-from pypto_pro.ir.nodes import SetValidShape
+from pypto_pro.ir.nodes import GMRef, SetValidShape
 from pypto_pro.ops.decl import SCALAR, api, instruction
 
 if TYPE_CHECKING:
@@ -58,13 +58,25 @@ def _check(p: "FunctionParser", node, a: Args) -> None:
 
 
 def _setval_sim(op, env):
+    if not isinstance(op.dst, GMRef):  # a Vec tile (ops/tile_element.py)
+        from pypto_pro.ops.tile_element import setval_sim
+        return setval_sim(op, env)
     return gm_views.scalar_write(op, env.gm.arrays, lambda m: fault(op, m, OutOfBoundsError))
 
 
 def _setval_cpp(op, ctx, arch: str) -> list[str]:
+    if not isinstance(op.dst, GMRef):
+        from pypto_pro.ops.tile_element import setval_tile_cpp
+        return setval_tile_cpp(op, ctx)
     from pypto_pro.backends.pto.ctypes_map import ctype
     from pypto_pro.backends.pto.storage import setval_lines
     return setval_lines(op, ctx.cexpr, ctype)
 
 
-instruction("setval", FAMILY, _setval_sim, SCALAR, _setval_cpp)
+def _setval_params(op, arch) -> dict[str, int]:
+    """One element written by the scalar unit."""
+    dtype = op.dst.param.type.dtype if isinstance(op.dst, GMRef) else op.dst.tile_type.dtype
+    return {"bytes": dtype.itemsize}
+
+
+instruction("setval", FAMILY, _setval_sim, SCALAR, _setval_cpp, params=_setval_params)

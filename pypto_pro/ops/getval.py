@@ -1,22 +1,27 @@
 """Scalar reads of global memory: ``pl.getval(container, offset)`` (and its sugar ``x[i, j]``) on a GM
-tensor (real page ``memory_vector_computation/transpose_and_element_access/getval.md``).
+tensor (real page ``memory_vector_computation/transpose_and_element_access/getval.md``); the tile
+form is ``ops/tile_element.py``.
 
-The simulator runs a block's scalar program before it times the instructions, so a scalar read
-must not depend on what the kernel's own instructions write: ``pl.getval`` reads GM tensors the
-kernel never writes (inputs: offsets, strides, lengths), and a read of a tensor that the kernel
-also writes, or of a tile, is a located CompileError ("not supported yet"), never a stale value.
+A read of a tensor that no instruction of the kernel writes (offsets, strides, lengths) is a plain
+scalar-side read at dispatch. A read of a tensor the kernel also writes (``pl.store``,
+``pl.setval``) is an S-pipe ``getval`` instruction: the scalar program waits for the block's
+scheduler to run it (``backends/sim/live.py``), so it sees what the schedule has written by then
+and the global-memory checker orders it against the writers (a ``MTE3 -> S`` sync, as on the chip).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from pypto_pro.errors import CompileError, SourceLocation
+import numpy as np
+
+from pypto_pro.errors import SourceLocation
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import Args
 from pypto_pro.frontend.values import TensorValue, TileValue
 from pypto_pro.ir.expr import Const, Expr
 from pypto_pro.ir.nodes import GMRef, TensorParam, TileOp, walk_stmts
+from pypto_pro.language.enums import PipeType
 from pypto_pro.ops.decl import api
 
 if TYPE_CHECKING:
@@ -41,9 +46,19 @@ class GmRead(Expr):
         return (self.offset,)
 
     def sim_code(self, writer: Callable[[Expr], str]) -> str:
-        """Python source of the read (``executor`` binds ``_gm_read`` to the launch's GM arrays)."""
+        """Python source of the read: ``_gm_read`` (bound by the executor to the launch's GM arrays) for a
+        tensor the kernel never writes, else a ``getval`` instruction (``writer.instruction``)."""
+        register = getattr(writer, "instruction", None)
+        base = getattr(self.param, "base", self.param)
+        if register is not None and (base.name in getattr(writer, "live_gm", ()) or hasattr(self.param, "view_exprs")):
+            return register(self.instruction())
         where = f"{self.loc.path}:{self.loc.line}" if self.loc else ""
         return f"_gm_read({self.param.index}, {writer(self.offset)}, {where!r})"
+
+    def instruction(self) -> TileOp:
+        """The S-pipe instruction of this read (its value is the call's result)."""
+        return TileOp("getval", PipeType.S, None, (GMRef(self.param, (self.offset,)),), (),
+                      {"result": None, "api": "getval"}, self.loc)
 
     def cpp_code(self, writer: Callable[[Expr], str]) -> str:
         return f"{self.param.name}[{writer(self.offset)}]"
@@ -59,14 +74,12 @@ def getval(container: Any, offset: Any) -> Any:
 def _getval_check(p: "FunctionParser", node, a: Args) -> Expr:
     c = a["container"]
     if isinstance(c, TileValue):
-        p.fail(a.node("container"), "pl.getval on a tile is not supported yet in this release (the simulator "
-                                    "schedules instructions after the scalar program runs); read a GM tensor")
+        from pypto_pro.ops.tile_element import getval_tile
+        return getval_tile(p, node, a)
     if not isinstance(c, TensorValue):
-        p.fail(a.node("container"), f"pl.getval: 'container' must be a tensor, got {p.describe(c)}", kind="type")
+        p.fail(a.node("container"), f"pl.getval: 'container' must be a tensor or a tile, got {p.describe(c)}",
+               kind="type")
     param = c.param
-    if hasattr(param, "view_exprs"):
-        p.fail(a.node("container"), "pl.getval on a pl.make_tensor / pl.set_stride view is not supported yet in this "
-                                    "release; read the tensor parameter")
     dtype = param.type.dtype
     if dtype.np_dtype is None or dtype.get_bit() < 8:
         p.fail(a.node("container"), f"pl.getval: {dtype.name} is a storage-only type; it has no scalar value")
@@ -107,26 +120,55 @@ def _stmt_exprs(s) -> list[Expr]:
             out.append(v)
         elif isinstance(v, (tuple, list)):
             out.extend(x for x in v if isinstance(x, Expr))
+    if isinstance(s, TileOp):
+        for o in (s.dst, *s.srcs):
+            if isinstance(o, GMRef):
+                out.extend(o.offsets)
     return out
 
 
-def check_reads(programs) -> None:
-    """Refuse a ``pl.getval`` of a tensor that an instruction of the kernel writes (see module doc)."""
-    written: set[str] = set()
-    reads: list[GmRead] = []
-    for prog in programs:
-        for s in walk_stmts(prog.body):
-            if isinstance(s, TileOp) and isinstance(s.dst, GMRef):
-                written.add(getattr(s.dst.param, "base", s.dst.param).name)
-            for e in _stmt_exprs(s):
-                reads.extend(_reads(e))
-            if isinstance(s, TileOp):
-                for o in (s.dst, *s.srcs):
-                    if isinstance(o, GMRef):
-                        for e in o.offsets:
-                            reads.extend(_reads(e))
-    for r in reads:
-        if r.param.name in written:
-            raise CompileError(f"pl.getval of tensor '{r.param.name}', which this kernel also writes, is not "
-                               "supported yet in this release (the simulator reads scalars before it runs the "
-                               "instructions)", r.loc)
+def gm_reads(body) -> list[GmRead]:
+    """Every ``pl.getval`` of a GM tensor in a program body."""
+    return [r for s in walk_stmts(body) for e in _stmt_exprs(s) for r in _reads(e)]
+
+
+def written_tensors(programs) -> frozenset[str]:
+    """Names of the GM tensors (bases of views) that an instruction of the kernel writes."""
+    return frozenset(getattr(s.dst.param, "base", s.dst.param).name for prog in programs
+                     for s in walk_stmts(prog.body) if isinstance(s, TileOp) and isinstance(s.dst, GMRef))
+
+
+def gm_read_sim(op: TileOp, env):
+    """The ``getval`` instruction on a GM tensor (or a view): one element, read when it runs."""
+    from pypto_pro.backends.sim import gm_views
+    from pypto_pro.backends.sim.kit import Prepared, fault
+    ref = op.srcs[0]
+    param = ref.param
+    is_view = hasattr(param, "view_exprs")
+    nview = len(param.view_exprs()) if is_view else 0
+    base_index = param.base.index if is_view else param.index
+    arrays = env.gm.arrays
+    item = param.type.dtype.itemsize
+
+    def dispatch(offset: int, *view) -> Prepared:
+        g = arrays[base_index]
+        if is_view:
+            rank = param.type.rank
+            g = gm_views.window(lambda m: fault(op, m, OutOfBoundsError), param, g, view[:rank],
+                                view[rank:2 * rank], view[-1])
+        if not 0 <= offset < g.size:
+            raise fault(op, f"pl.getval offset {offset} is outside '{param.name}' ({g.size} elements)", OutOfBoundsError)
+        index = tuple(int(i) for i in np.unravel_index(offset, g.shape))
+        if is_view:
+            cell = index[:-1] + (slice(index[-1], index[-1] + 1),)
+            gm = tuple((param.gm_index, param.name, r, False) for r in gm_views.row_rects(g, arrays[base_index], cell))
+        else:
+            gm = ((param.index, param.name, tuple((i, i + 1) for i in index), False),)
+        prep = Prepared(1, 1, True, (), gm, item, None)
+
+        def run(defer: bool) -> None:
+            prep.result = g[index].item()
+            return None
+        prep.run = run
+        return prep
+    return dispatch

@@ -16,8 +16,6 @@ def op_params(op: TileOp, arch: ArchModel) -> dict[str, int]:
     ins = INSTRUCTIONS.get(op.op)
     if ins is not None and ins.params is not None:  # the declaration gives its own (pl.simt.launch)
         return ins.params(op, arch)
-    if op.op == "setval":  # one scalar written to GM by the scalar unit
-        return {"bytes": op.dst.param.type.dtype.itemsize}  # type: ignore[union-attr]
     tile = op.dst if isinstance(op.dst, TileRef) else next((s for s in op.srcs if isinstance(s, TileRef)), None)
     if tile is None:  # no tile operand (pl.set_vec_mask, pl.printf, pl.dump_data of a tensor, ...)
         return {}

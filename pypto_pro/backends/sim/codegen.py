@@ -189,13 +189,22 @@ py_expr = TypedExprWriter()
 class ProgramSource:
     """Python source for one program plus the list of instructions its calls index into."""
 
-    def __init__(self, program: KernelIR):
+    def __init__(self, program: KernelIR, live_gm: frozenset[str] = frozenset()):
         self.program = program
         self.instructions: list[TileOp | SetValidShape | SyncOp] = []
         self.lines: list[str] = []
         self.storage = StorageCodegen()
         self.namespace = self.storage.namespace  # helpers the generated code calls (struct fields)
         self.expr = TypedExprWriter(self.storage)
+        # an instruction inside an expression (a pl.getval of a GM tensor the kernel writes: live_gm)
+        self.expr.instruction = self.inline  # type: ignore[attr-defined]
+        self.expr.live_gm = live_gm  # type: ignore[attr-defined]
+
+    def inline(self, stmt: TileOp) -> str:
+        """The call of an instruction whose value an expression uses."""
+        k = len(self.instructions)
+        self.instructions.append(stmt)
+        return f"ops[{k}]({', '.join(self.expr(e) for e in operand_exprs(stmt))})"
 
     def generate(self) -> str:
         p = self.program
@@ -253,7 +262,9 @@ class ProgramSource:
                 self.instructions.append(s)
                 args = ", ".join(ex(e) for e in operand_exprs(s))
                 what = s.op if isinstance(s, TileOp) else "set_validshape"
-                self.lines.append(f"{pad}ops[{k}]({args})  # {what}{loc[3:] and ' @ ' + loc[4:]}")
+                res = s.attrs.get("result") if isinstance(s, TileOp) else None  # a scalar read (getval)
+                lhs = f"{var_name(res)} = " if res is not None else ""
+                self.lines.append(f"{pad}{lhs}ops[{k}]({args})  # {what}{loc[3:] and ' @ ' + loc[4:]}")
             elif isinstance(s, (ArrayStore, ArrayInit)):
                 self.lines.append(f"{pad}{self.storage.statement(s, self.expr)}{loc}")
             elif isinstance(s, SyncOp):

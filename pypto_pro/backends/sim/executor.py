@@ -24,8 +24,9 @@ from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
+from pypto_pro.backends.sim.live import LiveBlock, LivePricing
 from pypto_pro.backends.sim.memory import CoreMemory
-from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker, Recorder, RecorderPlan, build_block
+from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker, Recorder, RecorderPlan, _read_now, build_block
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
 from pypto_pro.backends.sim.schedule_cache import RecordedSchedule, schedule_signature
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
@@ -70,7 +71,7 @@ class ProgramRunner:
     """
 
     def __init__(self, program: KernelIR, memories: dict[MemorySpace, tuple[CoreMemory, int]], core: int,
-                 remote: Callable[[int], dict] | None = None):
+                 remote: Callable[[int], dict] | None = None, live_gm: frozenset[str] = frozenset()):
         self.program = program
         self.core = core
         self.states = {}
@@ -85,7 +86,7 @@ class ProgramRunner:
                 self.states[b.uid] = SlotState([v for s in parts for v in s.views], [v for s in parts for v in s.valid],
                                                b, parts[0].core, parts[0].initial)
         self.gm = tile_ops.GMBinding(len(program.params), gm_views.program_views(program))
-        gen = ProgramSource(program)
+        gen = ProgramSource(program, live_gm)
         self.source = gen.generate()
         self.instructions = gen.instructions
         self.dispatchers: list[Callable | None] = [
@@ -93,7 +94,7 @@ class ProgramRunner:
             else None
             for s in gen.instructions]
         self.functional_ops = [self._functional(s, d) for s, d in zip(gen.instructions, self.dispatchers)]
-        self.recorder_plan = RecorderPlan(gen.instructions, self.dispatchers)
+        self.recorder_plan = RecorderPlan(gen.instructions, self.dispatchers, live_gm)
         namespace: dict[str, Any] = dict(gen.namespace)  # the program's helpers (struct field access)
         namespace["_gm_read"] = getval.reader(self.gm.arrays)  # pl.getval on a GM tensor
         exec(compile(self.source, f"<pypto_pro sim: {program.name}.{program.kind.value}>", "exec"), namespace)
@@ -105,6 +106,8 @@ class ProgramRunner:
             return _noop
         if isinstance(stmt, SetValidShape):
             return dispatch  # type: ignore[return-value]
+        if stmt.op == "getval":  # a scalar read: its value
+            return _read_now(dispatch)  # type: ignore[arg-type]
         return lambda *args: dispatch(*args).run(False)  # type: ignore[misc]
 
     def reset(self) -> None:
@@ -133,8 +136,9 @@ class SimExecutable:
         self.has_sync_all = any(isinstance(st, SyncOp) and (st.kind == "sync_all" or (
             st.kind in ("xset", "xwait") and st.attrs.get("sync_mode") is CrossCoreSyncMode.INTER_BLOCK))
             for p in programs.values() for st in walk_stmts(p.body))
-        getval.check_reads(programs.values())
+        self.live_gm = getval.written_tensors(programs.values())  # a getval of these waits for the schedule
         self.memories, self.runners = self._make_block(0)
+        self.live = any(r.recorder_plan.live for r in self.runners)  # live.py
 
     def _make_block(self, base: int) -> tuple[list[CoreMemory], list[ProgramRunner]]:
         """Memories and program runners of one block whose cores are numbered from ``base``."""
@@ -146,15 +150,17 @@ class SimExecutable:
             aic = CoreMemory(arch, tuple(cube_spaces) or (MemorySpace.Mat,))
             aivs = [CoreMemory(arch, (MemorySpace.Vec,)) for _ in range(self.subblocks)]
             shared = {s: (aic, base) for s in cube_spaces}
-            vec_runners = [ProgramRunner(vec, {**shared, MemorySpace.Vec: (aivs[k], base + k + 1)}, base + k + 1)
+            vec_runners = [ProgramRunner(vec, {**shared, MemorySpace.Vec: (aivs[k], base + k + 1)}, base + k + 1,
+                                         live_gm=self.live_gm)
                            for k in range(self.subblocks)] if vec is not None else []
             remote = (lambda sub: vec_runners[sub].states) if vec_runners else None
-            cube_runner = ProgramRunner(cube, {**shared, MemorySpace.Vec: (aivs[0], base + 1)}, base, remote)
+            cube_runner = ProgramRunner(cube, {**shared, MemorySpace.Vec: (aivs[0], base + 1)}, base, remote,
+                                        self.live_gm)
             return [aic, *aivs], [cube_runner, *vec_runners]
         if vec is not None:
             spaces = tuple({b.space for b in vec.buffers}) or (MemorySpace.Vec,)
             mem = CoreMemory(arch, spaces)
-            return [mem], [ProgramRunner(vec, {s: (mem, base) for s in MemorySpace}, base)]
+            return [mem], [ProgramRunner(vec, {s: (mem, base) for s in MemorySpace}, base, live_gm=self.live_gm)]
         return [], []
 
     def write_sources(self, directory: Path) -> None:
@@ -220,7 +226,12 @@ class SimExecutable:
         try:
             mode = check if timing or check == "off" else "off"
             if self.has_sync_all:
+                if self.live:
+                    raise SimulationError(f"{self.name}: pl.getval of a tile or of a tensor the kernel writes, in a "
+                                          "kernel whose blocks run together (sync_all), is not supported yet")
                 self._timed_together(report, block_num, arrays, dims, scalars, mode, trace)
+            elif self.live:
+                self._timed_live(report, block_num, dims, scalars, mode, trace)
             else:
                 self._timed(report, block_num, dims, scalars, mode, trace)
         finally:
@@ -308,6 +319,66 @@ class SimExecutable:
                 trace.append((b, core, start, insts, flows))
             core_free[core] = start + block_end
             logged[b] = []  # free the block's log as soon as it has run
+        report.cycles = max(core_free) if core_free else 0.0
+        report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
+        self._fill_report(report, stats, reporter, min(cores, block_num))
+
+    def _timed_live(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
+        """Kernels whose scalar code reads what the pipes write: each block is dispatched and scheduled
+        together (live.py); no schedule replay."""
+        reporter = Reporter(check)
+        checks = check != "off"
+        capacities = {(i, s): a.size for i, mem in enumerate(self.memories) for s, a in mem.arrays.items()}
+        onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
+        gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
+        stats = BlockStats()
+        cores = self.physical_cores
+        ncores_block = len(self.memories) if self.mixed else 1
+        cap = self.arch.gm_bandwidth_cap_gb_s
+        core_free = [0.0] * cores
+        pipe_busy = [0.0] * (ncores_block * len(PIPES))
+        objs = self.runners[0].gm.objs
+        l2 = L2Tracker(self.arch.l2)
+        pricing = LivePricing(l2, stats)
+        on_commit = onchip.committed if onchip is not None else None
+        for b in range(block_num):
+            core = b % cores
+            start = core_free[core]
+            wave = b // cores
+            active = min(cores, block_num - wave * cores)
+            port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
+            for mem in self.memories:
+                for arr in mem.arrays.values():
+                    arr.fill(POISON)
+            if onchip is not None:
+                onchip.reset_block()
+            hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
+            sched = CoreScheduler([], reporter, hook, b, checks, record_flows=trace is not None, cores=ncores_block,
+                                  defer=check != "raise", on_commit=on_commit)
+            block = LiveBlock(sched, pricing, len(self.runners))
+            recs = []
+            for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
+                r.reset()
+                rec = Recorder(r.recorder_plan, self.cost, port_bpc, on_commit, core=r.core,
+                               aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
+                block.begin(rec)
+                r.fn(ctx, rec.ops, _prange)
+                block.end(rec)
+                rec.account(stats)
+                for fault in rec.faults:
+                    reporter.report(fault)
+                recs.append(rec)
+            block_end = block.finish()
+            report.blocks_scheduled += 1
+            for rec in recs:
+                rec.release()
+            for i, v in enumerate(sched.busy):
+                pipe_busy[i] += v
+            report.blocks.append(BlockTiming(b, core, start, start + block_end,
+                                             {queue_name(i, self.mixed): v for i, v in enumerate(sched.busy) if v}))
+            if trace is not None:
+                trace.append((b, core, start, block.insts, sched.flows))
+            core_free[core] = start + block_end
         report.cycles = max(core_free) if core_free else 0.0
         report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
         self._fill_report(report, stats, reporter, min(cores, block_num))

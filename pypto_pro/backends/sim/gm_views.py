@@ -23,12 +23,16 @@ from pypto_pro.ir.views import PtrParam, TensorView
 
 def program_views(program: KernelIR) -> list[TensorView]:
     """The views the program's instructions use, by GM binding index."""
+    from pypto_pro.ops.getval import gm_reads
     seen: dict[int, TensorView] = {}
     for s in walk_stmts(program.body):
         if isinstance(s, TileOp):
             for o in (s.dst, *s.srcs):
                 if isinstance(o, GMRef) and isinstance(o.param, TensorView):
                     seen.setdefault(o.param.gm_index, o.param)
+    for r in gm_reads(program.body):  # pl.getval of a view
+        if isinstance(r.param, TensorView):
+            seen.setdefault(r.param.gm_index, r.param)
     return [seen[k] for k in sorted(seen)]
 
 

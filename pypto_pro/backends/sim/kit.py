@@ -67,7 +67,7 @@ class SimEnv:
 class Prepared:
     """A dispatched tile instruction: work size, memory touched, and its numerics."""
 
-    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits", "k", "priced")
+    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits", "k", "priced", "result")
 
     def __init__(self, rows: int, cols: int, full_cols: bool, accesses: tuple, gm: tuple, nbytes: int,
                  run: Callable[[bool], Callable | None], commits: tuple = (), k: int = 0,
@@ -82,6 +82,7 @@ class Prepared:
         self.nbytes = nbytes
         self.run = run
         self.commits = commits    # ((core, space), lo, rows, row_bytes, used_bytes) marked written at commit
+        self.result = None        # a scalar read (getval): the value, once its numerics ran
 
 
 def fault(op, message: str, cls: type[SimulationError] = SimulationError) -> SimulationError:

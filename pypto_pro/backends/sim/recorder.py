@@ -86,17 +86,31 @@ class BlockStats:
         self.instructions = 0
 
 
-class RecorderPlan:
-    """Per-program static part of recording: what each ``ops[k]`` call is (built once)."""
+def _read_now(dispatch: Callable) -> Callable:
+    def read(*args):
+        prep = dispatch(*args)
+        prep.run(False)
+        return prep.result
+    return read
 
-    def __init__(self, instructions: list, dispatchers: list[Callable | None]):
+
+class RecorderPlan:
+    """Per-program static part of recording: what each ``ops[k]`` call is (built once). ``live_gm``:
+    the GM tensors the kernel writes (a ``getval`` of any other tensor is read at dispatch)."""
+
+    def __init__(self, instructions: list, dispatchers: list[Callable | None], live_gm: frozenset[str] = frozenset()):
         self.entries: list[tuple] = []
+        self.live = False  # whether a scalar read waits for the schedule (live.py)
         for stmt, d in zip(instructions, dispatchers):
             if isinstance(stmt, SetValidShape):
                 self.entries.append(("valid", stmt, d, None))
             elif isinstance(stmt, SyncOp):
                 self.entries.append(("sync", stmt, None, None))
+            elif stmt.op == "getval" and not isinstance(stmt.srcs[0], TileRef) and \
+                    getattr(stmt.srcs[0].param, "base", stmt.srcs[0].param).name not in live_gm:
+                self.entries.append(("read", stmt, d, None))
             else:  # info: static cost class, pipe index, and cost entries by GM bandwidth share and size
+                self.live = self.live or stmt.op == "getval"
                 self.entries.append(("op", stmt, d, (_static_cost_info(stmt), PIPE_INDEX[stmt.pipe], {})))
 
 
@@ -165,6 +179,8 @@ class Recorder:
         self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
         self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
         self.dispatched = 0
+        self.built = 0      # log entries already built (a live block builds as it goes: live.py)
+        self.live: Callable | None = None  # (recorder, prepared read) -> value, in a live block
         self.sync_cycles = cost.sync
         self.issue_cycles = cost.issue
         self.plan = plan
@@ -178,7 +194,19 @@ class Recorder:
             return dispatch  # type: ignore[return-value]  # scalar-side state only
         if kind == "sync":
             return self._sync_logger(k, stmt)
-        return self._op_logger(k, stmt, dispatch, info)  # type: ignore[arg-type]
+        if kind == "read":  # a getval of a GM tensor no instruction writes: read at dispatch
+            return _read_now(dispatch)  # type: ignore[arg-type]
+        log_op = self._op_logger(k, stmt, dispatch, info)  # type: ignore[arg-type]
+        if stmt.op != "getval":
+            return log_op
+        preps = self.preps
+
+        def log_read(*args):  # an S-pipe read: the scalar program waits for its value (live.py)
+            log_op(*args)
+            if self.live is None:
+                raise SimulationError("internal: a getval instruction outside a live block")
+            return self.live(self, preps[-1])
+        return log_read
 
     def _builder(self, k: int) -> Callable:
         """The builder of call site ``k`` (made once per recorder)."""
@@ -480,18 +508,31 @@ class Recorder:
                 stats.vector_ideal_cycles += n * ideal
         self.used = []
 
-    def build(self) -> list[Inst]:
-        """The logged calls as records (fused syncs, pending waits flushed), in dispatch order."""
+    def build(self, final: bool = True) -> list[Inst]:
+        """The logged calls as records (fused syncs, pending waits flushed), in dispatch order. A live
+        block builds in steps (``final=False``: the calls logged since the last step, with the waits
+        before a not yet dispatched op kept pending; no later sync is fused into what was built, which
+        the scheduler may already have run); it returns the records of the step."""
         builders, make = self.builders, self._builder
-        for k, payload in self.log:
+        first = len(self.insts)
+        for k, payload in self.log[self.built:]:
             b = builders[k]
             if b is None:
                 b = make(k)
             b(payload)
-        for p in range(len(self.pending)):
-            if self.pending[p]:
-                self._flush(p)
-        return self.insts
+        self.built = len(self.log)
+        if final:
+            for p in range(len(self.pending)):
+                if self.pending[p]:
+                    self._flush(p)
+        else:
+            self.last[:] = [None] * len(self.last)
+        return self.insts[first:] if first else self.insts
+
+    def stall_until(self, t: float) -> None:
+        """The scalar unit waited for a read that ended at ``t``: later instructions issue after it."""
+        if self.issue_cycles and t > self.dispatched * self.issue_cycles:
+            self.dispatched = t / self.issue_cycles
 
     def release(self) -> None:
         """Drop the closures (they hold this recorder) so the records die by reference counting."""

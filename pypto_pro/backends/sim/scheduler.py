@@ -104,6 +104,8 @@ class CoreScheduler:
         self.dirty: list[bool] = [True] * nq  # heads whose cached start time must be recomputed (see run)
         self.end_time = 0.0
         self.port_free = 0.0
+        self._cache: list | None = None
+        self._uses_port: list[bool] = []
         if checks:
             self._check_double_locks()
 
@@ -196,15 +198,37 @@ class CoreScheduler:
         one head cannot make another's cached time stale: a buffer id is granted to one instruction
         at a time, and flags and signals are consumed only by the heads that wait for them.
         """
+        self._loop(None)
+        return self._finish_run()
+
+    def add(self, insts: list[Inst]) -> None:
+        """Append instructions the scalar unit dispatched after the scheduler started (a live block:
+        ``live.py``); each queue keeps dispatch order."""
+        for inst in insts:
+            self.queues[inst.pipe].append(inst)
+            self.dirty[inst.pipe] = True
+            for mid in inst.extra.acquires if inst.extra else ():
+                line = self.lock_queues.setdefault(mid, [])
+                if not line:
+                    self.lock_pos.setdefault(mid, 0)
+                line.append(inst)
+
+    def run_until(self, done: Callable[[], bool]) -> bool:
+        """Schedule until ``done()`` holds after a start; False when nothing dispatched so far can start."""
+        return self._loop(done)
+
+    def _loop(self, until: Callable[[], bool] | None) -> bool:
         queues, heads = self.queues, self.heads
-        pending = sum(len(q) for q in queues)
+        pending = sum(len(q) - h for q, h in zip(queues, heads))
         active = [p for p in range(self.nq) if queues[p]]
         start_time = self.start_time
         events = self.events
         steps = self.steps
-        cache: list = [None] * self.nq          # start time of each pipe's head; None: cannot start yet
+        if self._cache is None:
+            self._cache = [None] * self.nq      # start time of each pipe's head; None: cannot start yet
+            self._uses_port = [False] * self.nq
+        cache, uses_port = self._cache, self._uses_port
         dirty = self.dirty
-        uses_port = [False] * self.nq
         while True:
             best = None
             best_t = 0.0
@@ -232,6 +256,8 @@ class CoreScheduler:
                 self._finish(inst, snapshot, commit)
                 continue
             if best is None:
+                if until is not None:
+                    return False
                 if pending:
                     self._deadlock()
                 break
@@ -246,6 +272,12 @@ class CoreScheduler:
                 for o in active:
                     if uses_port[o]:
                         dirty[o] = True
+            if until is not None and until():
+                return True
+        return True
+
+    def _finish_run(self) -> float:
+        """The end-of-kernel checks; the block's end time."""
         if self.checks:
             for key, senders in self.xflags.items():
                 for pend in senders.values():
