@@ -136,8 +136,9 @@ def bar(p: "FunctionParser", node: ast.Call, a: Args) -> None:
 @handler("dcci")
 def dcci(p: "FunctionParser", node: ast.Call, a: Args) -> None:
     """Clean + invalidate the scalar data cache for a GM tensor or a Vec tile (system_ops.py dcci)."""
-    in_section(p, node, "pl.system.dcci")
     target, offset = a["target"], a["offset"]
+    if not isinstance(target, TensorValue):  # a GM tensor's line may be flushed by shared code too (the real jit)
+        in_section(p, node, "pl.system.dcci")
     cache_line = want_enum(p, a, "cache_line", CacheLine)
     dst = want_enum(p, a, "dst", DcciDst)
     attrs: dict[str, Any] = {"cache_line": cache_line, "dst": dst}

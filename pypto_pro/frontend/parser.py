@@ -111,9 +111,7 @@ def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | Non
         raise
     except RecursionError:
         raise CompileError("kernel nests too deeply to compile", src.loc(node)) from None
-    if not ctx.sections_seen and any(True for _ in ctx.builder.root):
-        raise CompileError("the kernel has no pl.section_vector() / pl.section_cube(); device code must be inside one",
-                           src.loc(node))
+    # a kernel without sections is shared code (the real jit gives it to both engines): split_sections
     constants = {k: v for k, v in (constexprs or {}).items()}
     constants.update(fold or {})
     kernel = KernelIR(fn.__name__, params, ctx.builder.root, ctx.buffers, src.path, constants=constants,

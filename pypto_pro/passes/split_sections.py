@@ -1,5 +1,6 @@
 """Splits a kernel into one program per engine: the Vector program (run on each AIV of a block)
-and the Cube program (run on the AIC). Code outside sections is shared by both."""
+and the Cube program (run on the AIC). Code outside sections is shared by both; a kernel without
+any section is a Vector program."""
 from __future__ import annotations
 
 import dataclasses
@@ -21,6 +22,10 @@ def _filter(body: list[Stmt], kind: SectionKind) -> list[Stmt]:
 
 def split_sections(kernel: KernelIR) -> dict[SectionKind, KernelIR]:
     kinds = [k for k in SectionKind if any(isinstance(s, Section) and s.kind is k for s in walk_stmts(kernel.body))]
+    if not kinds and kernel.body:
+        # no sections at all: the real jit compiles the body for both engines (every core runs it);
+        # here one Vector core per block runs it, which computes the same for scalar code and GM accesses
+        kinds = [SectionKind.VECTOR]
     programs: dict[SectionKind, KernelIR] = {}
     for kind in kinds:
         body = _filter(kernel.body, kind)

@@ -481,14 +481,6 @@ def nested_sections(x: T16):
             pass
 
 
-@case(r"the kernel has no pl.section_vector\(\) / pl.section_cube\(\)", "def")
-@pl.jit
-def no_section(x: T16):  # <- here
-    n = x.shape[0] // 128
-    for i in pl.range(0, n, 1):
-        pass
-
-
 # ---- mutex ids --------------------------------------------------------------------------------------------
 
 

@@ -103,6 +103,7 @@ class LiveBlock:
                     "such a read is not supported yet in this release")
             self.sched._deadlock()
         rec.stall_until(inst.end)
+        self.sched.read_done(inst)
         return prep.result
 
     def finish(self) -> float:

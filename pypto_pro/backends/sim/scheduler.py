@@ -105,6 +105,8 @@ class CoreScheduler:
         self.end_time = 0.0
         self.port_free = 0.0
         self._cache: list | None = None
+        self.after_read: dict[int, tuple] = {}  # core -> (clock of its last scalar read, queues joined since)
+        self.joins: dict[int, tuple] = {}       # seq -> a clock it joins as it starts (read_done)
         self._uses_port: list[bool] = []
         if checks:
             self._check_double_locks()
@@ -207,11 +209,20 @@ class CoreScheduler:
         for inst in insts:
             self.queues[inst.pipe].append(inst)
             self.dirty[inst.pipe] = True
+            after = self.after_read.get(inst.pipe // NPIPES)
+            if after is not None and inst.pipe not in after[1]:  # the first of its queue after the read
+                after[1].add(inst.pipe)
+                self.joins[inst.seq] = after[0]
             for mid in inst.extra.acquires if inst.extra else ():
                 line = self.lock_queues.setdefault(mid, [])
                 if not line:
                     self.lock_pos.setdefault(mid, 0)
                 line.append(inst)
+
+    def read_done(self, inst: Inst) -> None:
+        """The scalar unit of ``inst``'s core waited for the read ``inst``: whatever it dispatches later
+        happens after it (each queue's next instruction joins its clock)."""
+        self.after_read[inst.pipe // NPIPES] = (inst.vc, set())
 
     def run_until(self, done: Callable[[], bool]) -> bool:
         """Schedule until ``done()`` holds after a start; False when nothing dispatched so far can start."""
@@ -343,6 +354,10 @@ class CoreScheduler:
                             self.flows.append((setter, inst, f"cross-core {key[1]}"))
             if ex.xwaits:  # several pipes of a core may wait on one cross-core id: recompute every head
                 self.dirty[:] = [True] * self.nq
+        if self.joins:
+            after = self.joins.pop(inst.seq, None)
+            if after is not None:
+                vc[:] = map(max, vc, after)
         if inst.kind == BARRIER:  # pipe_barrier: every earlier instruction of this queue has finished
             drained[p] = vc[p]
         inst.drained = drained[p]
