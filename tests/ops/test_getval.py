@@ -1,10 +1,9 @@
-"""pl.getval / x[i, j] on a GM tensor: the read value drives addresses and scalar operands; reads the
-simulator cannot order (a tensor the kernel writes, a tile) are located compile errors."""
+"""pl.getval / x[i, j] on a GM tensor: the read value drives addresses and scalar operands (reads of
+tiles and of tensors the kernel writes: test_tile_element.py)."""
 import pytest
 import torch
 
 import pypto_pro.language as pl
-from pypto_pro.errors import CompileError
 from pypto_pro.errors_sim import OutOfBoundsError
 
 VEC = pl.MemorySpace.Vec
@@ -38,27 +37,6 @@ def test_getval_drives_a_load_out_of_bounds_fault():
     idx = torch.tensor([[0, 0, 0, 9, 0, 0, 0, 0]], dtype=torch.int32)
     with pytest.raises(OutOfBoundsError):
         pick_row(torch.zeros(4, 64), idx, torch.zeros(1, 64))
-
-
-def test_getval_of_a_tensor_the_kernel_writes_is_refused_at_the_read():
-    def k(x: pl.Tensor[[1, 64], pl.DT_FP32]):
-        t = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=VEC), addr=0, size=256)
-        with pl.section_vector():
-            v = x[0, 0]
-            pl.expands(t, v)
-            pl.store(x, t, [0, 0])
-    with pytest.raises(CompileError, match="also writes") as e:
-        pl.jit(k).compile()
-    assert e.value.line == k.__code__.co_firstlineno + 3
-
-
-def test_getval_of_a_tile_is_refused():
-    def k(x: pl.Tensor[[1, 64], pl.DT_FP32]):
-        t = pl.make_tile(pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=VEC), addr=0, size=256)
-        with pl.section_vector():
-            v = t[0, 1]
-    with pytest.raises(CompileError, match="on a tile is not supported yet"):
-        pl.jit(k).compile()
 
 
 @pl.jit

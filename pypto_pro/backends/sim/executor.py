@@ -129,7 +129,9 @@ class SimExecutable:
         self.arch = arch
         self.cost = CostModel(arch)
         cube = programs.get(SectionKind.CUBE)
-        self.mixed = cube is not None and any(isinstance(s, (TileOp, SyncOp)) for s in walk_stmts(cube.body))
+        # a Cube section, even an empty one, makes the real jit build a MIX kernel: each block is the AIC
+        # and its Vector cores (an empty Cube program then runs nothing)
+        self.mixed = cube is not None
         self.subblocks = int(arch.vector_cores_per_block.value) if self.mixed else 1
         self.programs = programs
         # every block resident at once, in one scheduler: a sync_all, or cross-core flags between blocks
