@@ -248,3 +248,40 @@ def test_no_warning_for_a_correct_kernel():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         copy_first.options(check="warn")(torch.rand(16, 64, dtype=torch.float16))
+
+
+def handoff(writer: int):
+    """Vector core ``writer`` sets an element and stores the tile; the other waits (INTER_SUBBLOCK),
+    loads it and reads the element: its read waits for another core's instructions."""
+    def k(buf: pl.Tensor[[8, 8], pl.DT_INT32], out: pl.Tensor[[1], pl.DT_INT32]):
+        t = pl.make_tile(pl.TileType(shape=[8, 8], dtype=pl.DT_INT32, target_memory=VEC), addr=0, size=256)
+        with pl.section_cube():
+            pass
+        with pl.section_vector():
+            sub = pl.get_subblock_idx()
+            if sub == writer:
+                pl.expands(t, 0)
+                pl.system.sync_src(set_pipe=P.V, wait_pipe=P.S, event_id=1)
+                pl.system.sync_dst(set_pipe=P.V, wait_pipe=P.S, event_id=1)
+                for _ in pl.range(0, 50):
+                    t[0, 0] = 41
+                t[0, 0] = 5654
+                pl.system.sync_src(set_pipe=P.S, wait_pipe=P.MTE3, event_id=2)
+                pl.system.sync_dst(set_pipe=P.S, wait_pipe=P.MTE3, event_id=2)
+                pl.store(buf, t, [0, 0])
+            pl.system.set_cross_core(pipe=P.MTE3, event_id=0, sync_mode=pl.CrossCoreSyncMode.INTER_SUBBLOCK)
+            pl.system.wait_cross_core(pipe=P.MTE2, event_id=0, sync_mode=pl.CrossCoreSyncMode.INTER_SUBBLOCK)
+            if sub != writer:
+                pl.load(t, buf, [0, 0])
+                pl.system.sync_src(set_pipe=P.MTE2, wait_pipe=P.S, event_id=5)
+                pl.system.sync_dst(set_pipe=P.MTE2, wait_pipe=P.S, event_id=5)
+                out[0] = t[0, 0]
+    return k
+
+
+@pytest.mark.parametrize("writer", [0, 1])
+def test_a_read_may_wait_for_the_other_vector_core(writer):
+    buf = torch.full((8, 8), 2341, dtype=torch.int32)
+    out = torch.full((1,), 2, dtype=torch.int32)
+    pl.jit(handoff(writer))(buf, out)
+    assert out.item() == 5654 and buf[0, 0] == 5654

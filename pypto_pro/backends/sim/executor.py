@@ -357,19 +357,19 @@ class SimExecutable:
             hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
             sched = CoreScheduler([], reporter, hook, b, checks, record_flows=trace is not None, cores=ncores_block,
                                   defer=check != "raise", on_commit=on_commit)
-            block = LiveBlock(sched, pricing, len(self.runners))
-            recs = []
+            block = LiveBlock(sched, pricing)
+            jobs = []
             for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
                 r.reset()
                 rec = Recorder(r.recorder_plan, self.cost, port_bpc, on_commit, core=r.core,
                                aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
-                block.begin(rec)
-                r.fn(ctx, rec.ops, _prange)
-                block.end(rec)
+                jobs.append((rec, lambda _r=r, _ctx=ctx, _rec=rec: _r.fn(_ctx, _rec.ops, _prange)))
+            block.dispatch(jobs)
+            recs = [rec for rec, _ in jobs]
+            for rec in recs:
                 rec.account(stats)
                 for fault in rec.faults:
                     reporter.report(fault)
-                recs.append(rec)
             block_end = block.finish()
             report.blocks_scheduled += 1
             for rec in recs:

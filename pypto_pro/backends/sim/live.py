@@ -22,15 +22,18 @@ Differences from the ordinary timed launch, all limited to live kernels: no sche
 block's dispatch depends on its own data); a sync that follows a read is a record of its own
 rather than fused into the op before it; L2 reuse is priced as each access is dispatched (the first
 access of a window pays the HBM fetch, later ones hit, as far as L2 holds the windows seen so far)
-instead of over the whole launch. Cores of a block dispatch one after another (the Cube core, then
-each Vector core); a read that waits for a core dispatched after it cannot complete and is reported.
+instead of over the whole launch. With several cores (AIC + AIVs) each core's program runs in a
+thread of its own, one at a time: the block is scheduled whenever every core is blocked on a read
+or done, so a read may wait for what any other core dispatches (a cross-core signal).
 """
 from __future__ import annotations
+
+import threading
+from typing import Callable
 
 from pypto_pro.backends.sim.inst import Inst
 from pypto_pro.backends.sim.recorder import L2Tracker, Recorder
 from pypto_pro.backends.sim.scheduler import CoreScheduler
-from pypto_pro.errors import SimulationError
 
 
 class LivePricing:
@@ -59,21 +62,64 @@ class LivePricing:
         return tuple(out)
 
 
-class LiveBlock:
-    """One block being dispatched and scheduled together (module doc)."""
+class _Abort(BaseException):
+    """Unwinds a core's program when its block stops (another core failed)."""
 
-    def __init__(self, sched: CoreScheduler, pricing: LivePricing, cores: int) -> None:
+
+class _Core:
+    """One core's program running in its own thread, handing control back at each read."""
+
+    def __init__(self, rec: Recorder, fn: Callable[[], None], back: threading.Event):
+        self.rec = rec
+        self.fn = fn
+        self.back = back            # set when this core blocks on a read or ends
+        self.go = threading.Event()  # set to let it run
+        self.prep = None            # the read it waits for
+        self.finished = False
+        self.error: BaseException | None = None
+        self.aborted = False
+        self.thread = threading.Thread(target=self._body, daemon=True)
+
+    def _body(self) -> None:
+        self.go.wait()
+        self.go.clear()
+        try:
+            self.fn()
+            self.finished = True
+        except _Abort:
+            return
+        except BaseException as exc:  # noqa: BLE001 - handed to the dispatching thread
+            self.error = exc
+        finally:
+            self.back.set()
+
+    def step(self) -> None:
+        """Let the core run until it blocks on a read or ends."""
+        self.back.clear()
+        self.go.set()
+        self.back.wait()
+
+    def wait_value(self):
+        self.back.set()
+        self.go.wait()
+        self.go.clear()
+        if self.aborted:
+            raise _Abort()
+        return self.prep.result
+
+
+class LiveBlock:
+    """One block being dispatched and scheduled together (module doc). With one core the program
+    drives the scheduler at each read; with several, each core's program runs in a thread of its
+    own, and this one schedules whenever every core is blocked on a read or done, so a read on one
+    core may wait for instructions another core dispatches later."""
+
+    def __init__(self, sched: CoreScheduler, pricing: LivePricing) -> None:
         self.sched = sched
         self.pricing = pricing
-        self.cores = cores          # cores of the block, dispatched in order
-        self.started = 0            # cores whose program has started
         self.insts: list[Inst] = []
         self.priced: dict[int, int] = {}  # id(recorder) -> its L2-priced records already priced
-
-    def begin(self, rec: Recorder) -> None:
-        """``rec``'s core starts its program."""
-        rec.live = self.read
-        self.started += 1
+        self.cores: dict[int, _Core] = {}  # id(recorder) -> its thread, with several cores
 
     def _add(self, rec: Recorder, final: bool) -> None:
         new = rec.build(final)
@@ -87,24 +133,62 @@ class LiveBlock:
             self.insts.append(inst)
         self.sched.add(new)
 
-    def end(self, rec: Recorder) -> None:
-        """``rec``'s core has dispatched its whole program."""
-        self._add(rec, True)
-
-    def read(self, rec: Recorder, prep):
-        """Run the schedule until the read ``prep`` (the last op ``rec`` logged) has run; its value."""
-        self._add(rec, False)
+    def _resume(self, rec: Recorder) -> None:
         inst = rec.op_insts[-1]
-        if not self.sched.run_until(lambda: prep.result is not None):
-            if self.started < self.cores:
-                raise SimulationError(
-                    f"{inst.where()}: pl.getval waits for instructions of a core of this block that the simulator "
-                    "dispatches later (it dispatches the Cube core, then each Vector core, one after another); "
-                    "such a read is not supported yet in this release")
-            self.sched._deadlock()
         rec.stall_until(inst.end)
         self.sched.read_done(inst)
+
+    def read(self, rec: Recorder, prep):
+        """The read ``prep`` (the last op ``rec`` logged): its value once the schedule has run it."""
+        core = self.cores.get(id(rec))
+        if core is not None:
+            core.prep = prep
+            return core.wait_value()
+        self._add(rec, False)
+        if not self.sched.run_until(lambda: prep.result is not None):
+            self.sched._deadlock()
+        self._resume(rec)
         return prep.result
+
+    def dispatch(self, jobs: list[tuple[Recorder, Callable[[], None]]]) -> None:
+        """Run every core's program (``jobs``: its recorder and a call that runs it)."""
+        for rec, _ in jobs:
+            rec.live = self.read
+        if len(jobs) == 1:
+            rec, fn = jobs[0]
+            fn()
+            self._add(rec, True)
+            return
+        back = threading.Event()
+        cores = [_Core(rec, fn, back) for rec, fn in jobs]
+        for c in cores:
+            self.cores[id(c.rec)] = c
+            c.thread.start()
+        try:
+            runnable = list(cores)
+            while True:
+                for c in runnable:
+                    c.step()
+                    if c.error is not None:
+                        raise c.error
+                    if c.finished:
+                        self._add(c.rec, True)
+                blocked = [c for c in cores if not c.finished]
+                if not blocked:
+                    return
+                for c in blocked:
+                    self._add(c.rec, False)
+                if not self.sched.run_until(lambda: any(c.prep.result is not None for c in blocked)):
+                    self.sched._deadlock()
+                runnable = [c for c in blocked if c.prep.result is not None]
+                for c in runnable:
+                    self._resume(c.rec)
+        finally:
+            for c in cores:
+                if c.thread.is_alive():
+                    c.aborted = True
+                    c.go.set()
+                    c.thread.join()
 
     def finish(self) -> float:
         """Schedule what is left; the block's end time."""
