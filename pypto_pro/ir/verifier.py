@@ -57,8 +57,9 @@ def verify(kernel: KernelIR, stage: str) -> None:
                     check_operand(o, s)
                 for e in s.scalars:
                     check_expr(e, s)
-                if s.attrs.get("result") is not None:  # pl.getval defines its scalar
-                    defined.add(s.attrs["result"].uid)
+                res = s.attrs.get("result")  # pl.getval / pl.ssbuf_load define their scalars
+                for v in res if isinstance(res, tuple) else (res,) if res is not None else ():
+                    defined.add(v.uid)
             elif isinstance(s, SetValidShape):
                 for e in (s.rows, s.cols) + ((s.slot,) if s.slot is not None else ()):
                     check_expr(e, s)

@@ -136,8 +136,10 @@ class ProgramEmitter:
                 seen.setdefault(s.var.uid, s.var)
             elif isinstance(s, For):
                 seen.setdefault(s.var.uid, s.var)
-            elif isinstance(s, TileOp) and s.attrs.get("result") is not None:  # pl.getval's register
-                seen.setdefault(s.attrs["result"].uid, s.attrs["result"])
+            elif isinstance(s, TileOp) and s.attrs.get("result") is not None:  # pl.getval's register(s)
+                res = s.attrs["result"]
+                for v in res if isinstance(res, tuple) else (res,):
+                    seen.setdefault(v.uid, v)
         params = {v.uid for v in self.p.param_vars.values()}
         decls = [v for uid, v in seen.items() if uid not in params]
         structs = self.storage.declarations(self.p, pad)

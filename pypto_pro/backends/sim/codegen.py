@@ -263,7 +263,10 @@ class ProgramSource:
                 args = ", ".join(ex(e) for e in operand_exprs(s))
                 what = s.op if isinstance(s, TileOp) else "set_validshape"
                 res = s.attrs.get("result") if isinstance(s, TileOp) else None  # a scalar read (getval)
-                lhs = f"{var_name(res)} = " if res is not None else ""
+                if isinstance(res, tuple):  # several scalars (ssbuf_load)
+                    lhs = "".join(f"{var_name(v)}, " for v in res) + "= "
+                else:
+                    lhs = f"{var_name(res)} = " if res is not None else ""
                 self.lines.append(f"{pad}{lhs}ops[{k}]({args})  # {what}{loc[3:] and ' @ ' + loc[4:]}")
             elif isinstance(s, (ArrayStore, ArrayInit)):
                 self.lines.append(f"{pad}{self.storage.statement(s, self.expr)}{loc}")

@@ -71,7 +71,8 @@ class ProgramRunner:
     """
 
     def __init__(self, program: KernelIR, memories: dict[MemorySpace, tuple[CoreMemory, int]], core: int,
-                 remote: Callable[[int], dict] | None = None, live_gm: frozenset[str] = frozenset()):
+                 remote: Callable[[int], dict] | None = None, live_gm: frozenset[str] = frozenset(),
+                 block: dict | None = None):
         self.program = program
         self.core = core
         self.states = {}
@@ -90,7 +91,7 @@ class ProgramRunner:
         self.source = gen.generate()
         self.instructions = gen.instructions
         self.dispatchers: list[Callable | None] = [
-            tile_ops.build(s, self.states, self.gm, remote, program.kind) if isinstance(s, (TileOp, SetValidShape))
+            tile_ops.build(s, self.states, self.gm, remote, program.kind, block) if isinstance(s, (TileOp, SetValidShape))
             else None
             for s in gen.instructions]
         self.functional_ops = [self._functional(s, d) for s, d in zip(gen.instructions, self.dispatchers)]
@@ -106,7 +107,7 @@ class ProgramRunner:
             return _noop
         if isinstance(stmt, SetValidShape):
             return dispatch  # type: ignore[return-value]
-        if stmt.op == "getval":  # a scalar read: its value
+        if "result" in stmt.attrs:  # a scalar read (getval, ssbuf_load): its value
             return _read_now(dispatch)  # type: ignore[arg-type]
         return lambda *args: dispatch(*args).run(False)  # type: ignore[misc]
 
@@ -147,22 +148,24 @@ class SimExecutable:
         arch, programs = self.arch, self.programs
         cube = programs.get(SectionKind.CUBE)
         vec = programs.get(SectionKind.VECTOR)
+        shared: dict = {}  # what the block's cores share (SSBUF)
         if self.mixed:
             cube_spaces = {b.space for p in programs.values() for b in p.buffers if b.space is not MemorySpace.Vec}
             aic = CoreMemory(arch, tuple(cube_spaces) or (MemorySpace.Mat,))
             aivs = [CoreMemory(arch, (MemorySpace.Vec,)) for _ in range(self.subblocks)]
-            shared = {s: (aic, base) for s in cube_spaces}
-            vec_runners = [ProgramRunner(vec, {**shared, MemorySpace.Vec: (aivs[k], base + k + 1)}, base + k + 1,
-                                         live_gm=self.live_gm)
+            mats = {s: (aic, base) for s in cube_spaces}
+            vec_runners = [ProgramRunner(vec, {**mats, MemorySpace.Vec: (aivs[k], base + k + 1)}, base + k + 1,
+                                         live_gm=self.live_gm, block=shared)
                            for k in range(self.subblocks)] if vec is not None else []
             remote = (lambda sub: vec_runners[sub].states) if vec_runners else None
-            cube_runner = ProgramRunner(cube, {**shared, MemorySpace.Vec: (aivs[0], base + 1)}, base, remote,
-                                        self.live_gm)
+            cube_runner = ProgramRunner(cube, {**mats, MemorySpace.Vec: (aivs[0], base + 1)}, base, remote,
+                                        self.live_gm, shared)
             return [aic, *aivs], [cube_runner, *vec_runners]
         if vec is not None:
             spaces = tuple({b.space for b in vec.buffers}) or (MemorySpace.Vec,)
             mem = CoreMemory(arch, spaces)
-            return [mem], [ProgramRunner(vec, {s: (mem, base) for s in MemorySpace}, base, live_gm=self.live_gm)]
+            return [mem], [ProgramRunner(vec, {s: (mem, base) for s in MemorySpace}, base, live_gm=self.live_gm,
+                                         block=shared)]
         return [], []
 
     def write_sources(self, directory: Path) -> None:

@@ -62,6 +62,7 @@ class SimEnv:
     gm: GMBinding
     remote: Callable[[int], dict[int, SlotState]] | None = None
     kind: SectionKind | None = None
+    block: dict | None = None  # state every core of the block shares (the SSBUF bytes: ops/ssbuf.py)
 
 
 class Prepared:

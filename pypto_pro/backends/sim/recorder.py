@@ -110,7 +110,7 @@ class RecorderPlan:
                     getattr(stmt.srcs[0].param, "base", stmt.srcs[0].param).name not in live_gm:
                 self.entries.append(("read", stmt, d, None))
             else:  # info: static cost class, pipe index, and cost entries by GM bandwidth share and size
-                self.live = self.live or stmt.op == "getval"
+                self.live = self.live or "result" in stmt.attrs  # getval, ssbuf_load
                 self.entries.append(("op", stmt, d, (_static_cost_info(stmt), PIPE_INDEX[stmt.pipe], {})))
 
 
@@ -197,7 +197,7 @@ class Recorder:
         if kind == "read":  # a getval of a GM tensor no instruction writes: read at dispatch
             return _read_now(dispatch)  # type: ignore[arg-type]
         log_op = self._op_logger(k, stmt, dispatch, info)  # type: ignore[arg-type]
-        if stmt.op != "getval":
+        if "result" not in stmt.attrs:
             return log_op
         preps = self.preps
 
