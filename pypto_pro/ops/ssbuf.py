@@ -8,8 +8,9 @@ The struct's bytes are its C layout (fields in declaration order, each aligned t
 ``int32_t`` / ``int64_t`` / ``float`` / ``bool``, arrays of them; the size rounded to the largest
 alignment), as the real C++ copies them. In the simulator the SSBUF is one byte array per block,
 shared by its cores; a load is a scalar read that waits for the block's schedule to reach it
-(``backends/sim/live.py``), so it returns what the stores before it in the schedule wrote. SSBUF
-accesses are not race-checked yet.
+(``backends/sim/live.py``), so it returns what the stores before it in the schedule wrote; the
+on-chip checker sees SSBUF accesses like a memory of the block, so a load not ordered after the
+store (no cross-core signal) is a race, and a load of bytes no store wrote a never-written read.
 """
 from __future__ import annotations
 
@@ -32,6 +33,20 @@ if TYPE_CHECKING:
 FAMILY = "memory_data_movement"
 # struct.md: "SSBUF容量有限（通常256字节）" (SSBUF capacity is limited, usually 256 bytes)
 SSBUF_BYTES = 256
+
+
+class _Space:
+    """The SSBUF as a memory of the on-chip checker (keyed by the block, not by a core)."""
+
+    name = "SSBUF"
+
+
+SSBUF = _Space()
+
+
+def checker_memory(base: int) -> tuple:
+    """The checker's (core, space) of the SSBUF of the block whose first core is ``base``."""
+    return (-1 - base, SSBUF)
 
 
 @api(FAMILY)
@@ -102,9 +117,15 @@ def _load_check(p: "FunctionParser", node, a: Args) -> None:
 # ---- simulator ------------------------------------------------------------------------------------
 
 
-def _ssbuf(env) -> np.ndarray:
+def _ssbuf(env) -> tuple[np.ndarray, int]:
+    """The block's SSBUF bytes and the core field of its checker key."""
     block = env.block if env.block is not None else {}
-    return block.setdefault("ssbuf", np.zeros(SSBUF_BYTES, np.uint8))
+    return block.setdefault("ssbuf", np.zeros(SSBUF_BYTES, np.uint8)), checker_memory(block.get("base", 0))[0]
+
+
+def _access(op: TileOp, core: int, offset: int, write: bool) -> tuple:
+    size = op.attrs["size"]
+    return ((SSBUF, offset, offset + size, core), write, f"SSBUF bytes {offset}..{offset + size}", 1, size, size)
 
 
 def _window(op: TileOp, offset: int) -> slice:
@@ -116,7 +137,7 @@ def _window(op: TileOp, offset: int) -> slice:
 
 
 def _store_sim(op: TileOp, env):
-    buf, layout, size = _ssbuf(env), op.attrs["layout"], op.attrs["size"]
+    (buf, core), layout, size = _ssbuf(env), op.attrs["layout"], op.attrs["size"]
 
     def dispatch(offset: int, *values) -> Prepared:
         where = _window(op, offset)
@@ -131,16 +152,17 @@ def _store_sim(op: TileOp, env):
                 commit()
                 return None
             return commit
-        return Prepared(1, 1, True, (), (), size, run)
+        return Prepared(1, 1, True, (_access(op, core, offset, True),), (), size, run,
+                        (((core, SSBUF), offset, 1, size, size),))
     return dispatch
 
 
 def _load_sim(op: TileOp, env):
-    buf, layout = _ssbuf(env), op.attrs["layout"]
+    (buf, core), layout = _ssbuf(env), op.attrs["layout"]
 
     def dispatch(offset: int) -> Prepared:
         where = _window(op, offset)
-        prep = Prepared(1, 1, True, (), (), op.attrs["size"], None)
+        prep = Prepared(1, 1, True, (_access(op, core, offset, False),), (), op.attrs["size"], None)
 
         def run(defer: bool) -> None:
             raw = buf[where].tobytes()

@@ -35,7 +35,7 @@ from pypto_pro.errors import SimulationError
 from pypto_pro.errors_sim import DeadlockError
 from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp, walk_stmts
 from pypto_pro.language.enums import CrossCoreSyncMode, MemorySpace, SectionKind
-from pypto_pro.ops import getval
+from pypto_pro.ops import getval, ssbuf
 
 POISON = 0xFF  # on-chip bytes at block start: NaN for every float dtype, -1 for ints
 
@@ -148,7 +148,7 @@ class SimExecutable:
         arch, programs = self.arch, self.programs
         cube = programs.get(SectionKind.CUBE)
         vec = programs.get(SectionKind.VECTOR)
-        shared: dict = {}  # what the block's cores share (SSBUF)
+        shared: dict = {"base": base}  # what the block's cores share (the SSBUF: ops/ssbuf.py)
         if self.mixed:
             cube_spaces = {b.space for p in programs.values() for b in p.buffers if b.space is not MemorySpace.Vec}
             aic = CoreMemory(arch, tuple(cube_spaces) or (MemorySpace.Mat,))
@@ -254,6 +254,7 @@ class SimExecutable:
         for i, mem in enumerate(self.memories):  # memory i belongs to core i of the block
             for s, a in mem.arrays.items():
                 capacities[(i, s)] = a.size
+        capacities[ssbuf.checker_memory(0)] = ssbuf.SSBUF_BYTES
         onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
         gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
         stats = BlockStats()
@@ -334,6 +335,7 @@ class SimExecutable:
         reporter = Reporter(check)
         checks = check != "off"
         capacities = {(i, s): a.size for i, mem in enumerate(self.memories) for s, a in mem.arrays.items()}
+        capacities[ssbuf.checker_memory(0)] = ssbuf.SSBUF_BYTES
         onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
         gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
         stats = BlockStats()
@@ -401,8 +403,9 @@ class SimExecutable:
         memories = [m for mems, _ in blocks for m in mems]
         reporter = Reporter(check)
         checks = check != "off"
-        onchip = OnChipChecker(reporter, {(i, s): a.size for i, m in enumerate(memories)
-                                          for s, a in m.arrays.items()}, self.arch.name) if checks else None
+        capacities = {(i, s): a.size for i, m in enumerate(memories) for s, a in m.arrays.items()}
+        capacities.update({ssbuf.checker_memory(b * per_block): ssbuf.SSBUF_BYTES for b in range(block_num)})
+        onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
         gmcheck = GlobalChecker(reporter, shared_clock=True, arch=self.arch.name) if checks else None
         on_commit = onchip.committed if onchip is not None else None
         stats = BlockStats()
