@@ -33,6 +33,9 @@ FAMILY = "transpose_and_element_access"
 def _tile_operand(p: "FunctionParser", node, tile, what: str) -> TileRef:
     ref = tile.ref
     in_section(p, node, SectionKind.VECTOR, f"{what} on a tile")
+    if p.ctx.arch.name != "a5":  # getval.md / setval.md: Ascend 950 only
+        p.fail(node, f"{what} on a tile is an Ascend 950 (a5) operation; on {p.ctx.arch.name} move the data through "
+                     "GM (pl.store, then pl.getval of the tensor after a MTE3 -> S sync)")
     if ref.buffer.space is not MemorySpace.Vec:
         p.fail(node, f"{what} needs a Vec tile; '{ref.buffer.name}' is in {ref.buffer.space.name}")
     dtype = ref.tile_type.dtype

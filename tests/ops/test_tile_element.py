@@ -285,3 +285,12 @@ def test_a_read_may_wait_for_the_other_vector_core(writer):
     out = torch.full((1,), 2, dtype=torch.int32)
     pl.jit(handoff(writer))(buf, out)
     assert out.item() == 5654 and buf[0, 0] == 5654
+
+
+def test_tile_element_access_is_an_a5_operation():
+    def k(a: pl.Tensor[[16, 64], pl.DT_FP16]):
+        t = pl.make_tile(T, addr=0, size=2048)
+        with pl.section_vector():
+            t[0, 0] = 1.0
+    with pytest.raises(CompileError, match="Ascend 950"):
+        pl.jit(k, arch="a2a3").compile()

@@ -247,16 +247,20 @@ class SimExecutable:
         report.timed = timing
         return report
 
-    def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
+    def _checkers(self, check: str) -> tuple:
+        """Reporter, on-chip and global checkers (None with check='off') and the commit hook of a
+        launch whose blocks run one after another on this executable's memories."""
         reporter = Reporter(check)
         checks = check != "off"
-        capacities = {}
-        for i, mem in enumerate(self.memories):  # memory i belongs to core i of the block
-            for s, a in mem.arrays.items():
-                capacities[(i, s)] = a.size
+        capacities = {(i, s): a.size for i, mem in enumerate(self.memories)  # memory i: core i of the block
+                      for s, a in mem.arrays.items()}
         capacities[ssbuf.checker_memory(0)] = ssbuf.SSBUF_BYTES
         onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
         gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
+        return reporter, checks, onchip, gmcheck, onchip.committed if onchip is not None else None
+
+    def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
+        reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
         stats = BlockStats()
         cores = self.physical_cores
         ncores_block = len(self.memories) if self.mixed else 1
@@ -265,7 +269,6 @@ class SimExecutable:
         pipe_busy = [0.0] * (ncores_block * len(PIPES))
         objs = self.runners[0].gm.objs
         l2 = L2Tracker(self.arch.l2)
-        on_commit = onchip.committed if onchip is not None else None
         logged: list[list[Recorder]] = []
         for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
             wave = b // cores
@@ -332,12 +335,7 @@ class SimExecutable:
     def _timed_live(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
         """Kernels whose scalar code reads what the pipes write: each block is dispatched and scheduled
         together (live.py); no schedule replay."""
-        reporter = Reporter(check)
-        checks = check != "off"
-        capacities = {(i, s): a.size for i, mem in enumerate(self.memories) for s, a in mem.arrays.items()}
-        capacities[ssbuf.checker_memory(0)] = ssbuf.SSBUF_BYTES
-        onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
-        gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
+        reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
         stats = BlockStats()
         cores = self.physical_cores
         ncores_block = len(self.memories) if self.mixed else 1
@@ -347,7 +345,6 @@ class SimExecutable:
         objs = self.runners[0].gm.objs
         l2 = L2Tracker(self.arch.l2)
         pricing = LivePricing(l2, stats)
-        on_commit = onchip.committed if onchip is not None else None
         for b in range(block_num):
             core = b % cores
             start = core_free[core]
