@@ -780,6 +780,13 @@ def error_inside_inline_helper(x: T32, z: T32):
         pl.store(z, a, [0, 0])
 
 
+@pl.jit
+def no_section(x: T16):  # a kernel without sections: shared code, a Vector program
+    n = x.shape[0] // 128
+    for i in pl.range(0, n, 1):
+        pass
+
+
 @case("a @pl.jit kernel cannot be called from another kernel; call a plain helper function", "no_section(")
 @pl.jit
 def kernel_calls_kernel(x: T16):
