@@ -80,8 +80,11 @@ def test_data_dependent_loops_differ_per_block(timing):
     for r, n in enumerate((3, 0, 64, 7)):
         a[r, :n] = 1.0
     out = torch.zeros(4, dtype=torch.int64)
-    count_positive.options(timing=timing)[None, 4](a, out)
+    k = count_positive.options(timing=timing)
+    k[None, 4](a, out)
     assert out.tolist() == [3, 0, 64, 7]
+    if timing:  # every block scheduled from its own data: none replays another's schedule
+        assert k.last_report.blocks_scheduled == 4
 
 
 def read_after_load(with_sync: bool):
@@ -279,11 +282,11 @@ def handoff(writer: int):
     return k
 
 
-@pytest.mark.parametrize("writer", [0, 1])
-def test_a_read_may_wait_for_the_other_vector_core(writer):
+@pytest.mark.parametrize("writer,timing", [(0, True), (1, True), (1, False)])
+def test_a_read_may_wait_for_the_other_vector_core(writer, timing):
     buf = torch.full((8, 8), 2341, dtype=torch.int32)
     out = torch.full((1,), 2, dtype=torch.int32)
-    pl.jit(handoff(writer))(buf, out)
+    pl.jit(handoff(writer), timing=timing)(buf, out)
     assert out.item() == 5654 and buf[0, 0] == 5654
 
 
