@@ -66,4 +66,4 @@ def make_tensor(ptr: Any, shape: Sequence[Any], stride: Sequence[Any] | None = N
 
 @intrinsic("setval")
 def setval(container: Any, offset: Any, value: Any) -> None:
-    """Write the scalar ``value`` at linear element ``offset`` of a GM tensor (S pipe)."""
+    """Write the scalar ``value`` at linear element ``offset`` of a GM tensor or a Vec tile (S pipe)."""

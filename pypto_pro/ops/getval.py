@@ -66,8 +66,8 @@ class GmRead(Expr):
 
 @api(FAMILY)
 def getval(container: Any, offset: Any) -> Any:
-    """Read the scalar at linear element ``offset`` of a GM tensor (``x[i, j]`` is the same read at the
-    row-major offset of the indices)."""
+    """Read the scalar at linear element ``offset`` of a GM tensor or a Vec tile, on the S pipe (``x[i, j]``
+    is the same read at the row-major offset of the indices)."""
 
 
 @getval.check
