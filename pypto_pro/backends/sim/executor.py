@@ -259,16 +259,17 @@ class SimExecutable:
         gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
         return reporter, checks, onchip, gmcheck, onchip.committed if onchip is not None else None
 
-    def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
-        reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
-        stats = BlockStats()
+    def _launch_totals(self) -> tuple:
+        """Statistics, physical cores, cores per block, GM bandwidth cap, each core's free time, busy
+        cycles per queue, GM object ids and the L2 tracker of a launch run block after block."""
         cores = self.physical_cores
         ncores_block = len(self.memories) if self.mixed else 1
-        cap = self.arch.gm_bandwidth_cap_gb_s
-        core_free = [0.0] * cores
-        pipe_busy = [0.0] * (ncores_block * len(PIPES))
-        objs = self.runners[0].gm.objs
-        l2 = L2Tracker(self.arch.l2)
+        return (BlockStats(), cores, ncores_block, self.arch.gm_bandwidth_cap_gb_s, [0.0] * cores,
+                [0.0] * (ncores_block * len(PIPES)), self.runners[0].gm.objs, L2Tracker(self.arch.l2))
+
+    def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
+        reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
+        stats, cores, ncores_block, cap, core_free, pipe_busy, objs, l2 = self._launch_totals()
         logged: list[list[Recorder]] = []
         for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
             wave = b // cores
@@ -336,14 +337,7 @@ class SimExecutable:
         """Kernels whose scalar code reads what the pipes write: each block is dispatched and scheduled
         together (live.py); no schedule replay."""
         reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
-        stats = BlockStats()
-        cores = self.physical_cores
-        ncores_block = len(self.memories) if self.mixed else 1
-        cap = self.arch.gm_bandwidth_cap_gb_s
-        core_free = [0.0] * cores
-        pipe_busy = [0.0] * (ncores_block * len(PIPES))
-        objs = self.runners[0].gm.objs
-        l2 = L2Tracker(self.arch.l2)
+        stats, cores, ncores_block, cap, core_free, pipe_busy, objs, l2 = self._launch_totals()
         pricing = LivePricing(l2, stats)
         for b in range(block_num):
             core = b % cores
