@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
 
 from pypto_pro.errors import SourceLocation
 from pypto_pro.errors_sim import OutOfBoundsError
@@ -141,34 +140,12 @@ def written_tensors(programs) -> frozenset[str]:
 def gm_read_sim(op: TileOp, env):
     """The ``getval`` instruction on a GM tensor (or a view): one element, read when it runs."""
     from pypto_pro.backends.sim import gm_views
-    from pypto_pro.backends.sim.kit import Prepared, fault
-    ref = op.srcs[0]
-    param = ref.param
-    is_view = hasattr(param, "view_exprs")
-    nview = len(param.view_exprs()) if is_view else 0
-    base_index = param.base.index if is_view else param.index
+    from pypto_pro.backends.sim.kit import fault, scalar_read
+    param = op.srcs[0].param
     arrays = env.gm.arrays
     item = param.type.dtype.itemsize
 
-    def dispatch(offset: int, *view) -> Prepared:
-        g = arrays[base_index]
-        if is_view:
-            rank = param.type.rank
-            g = gm_views.window(lambda m: fault(op, m, OutOfBoundsError), param, g, view[:rank],
-                                view[rank:2 * rank], view[-1])
-        if not 0 <= offset < g.size:
-            raise fault(op, f"pl.getval offset {offset} is outside '{param.name}' ({g.size} elements)", OutOfBoundsError)
-        index = tuple(int(i) for i in np.unravel_index(offset, g.shape))
-        if is_view:
-            cell = index[:-1] + (slice(index[-1], index[-1] + 1),)
-            gm = tuple((param.gm_index, param.name, r, False) for r in gm_views.row_rects(g, arrays[base_index], cell))
-        else:
-            gm = ((param.index, param.name, tuple((i, i + 1) for i in index), False),)
-        prep = Prepared(1, 1, True, (), gm, item, None)
-
-        def run(defer: bool) -> None:
-            prep.result = g[index].item()
-            return None
-        prep.run = run
-        return prep
+    def dispatch(offset: int, *view):
+        g, index, gm = gm_views.element(param, arrays, view, offset, lambda m: fault(op, m, OutOfBoundsError), False)
+        return scalar_read((), gm, item, lambda: g[index].item())
     return dispatch

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pypto_pro.backends.sim.kit import Prepared, fault
+from pypto_pro.backends.sim.kit import Prepared, fault, scalar_read, write_at_end
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import Args, want_index
 from pypto_pro.ir.expr import Const
@@ -145,14 +145,9 @@ def _store_sim(op: TileOp, env):
         for (_, _, pos, dt), v in zip(layout, values):
             packed[pos:pos + dt.itemsize] = np.frombuffer(np.asarray(v, dt).tobytes(), np.uint8)
 
-        def run(defer: bool):
-            def commit() -> None:
-                buf[where] = packed
-            if not defer:
-                commit()
-                return None
-            return commit
-        return Prepared(1, 1, True, (_access(op, core, offset, True),), (), size, run,
+        def commit() -> None:
+            buf[where] = packed
+        return Prepared(1, 1, True, (_access(op, core, offset, True),), (), size, write_at_end(commit),
                         (((core, SSBUF), offset, 1, size, size),))
     return dispatch
 
@@ -162,14 +157,11 @@ def _load_sim(op: TileOp, env):
 
     def dispatch(offset: int) -> Prepared:
         where = _window(op, offset)
-        prep = Prepared(1, 1, True, (_access(op, core, offset, False),), (), op.attrs["size"], None)
 
-        def run(defer: bool) -> None:
+        def read() -> tuple:
             raw = buf[where].tobytes()
-            prep.result = tuple(np.frombuffer(raw[pos:pos + dt.itemsize], dt)[0].item() for _, _, pos, dt in layout)
-            return None
-        prep.run = run
-        return prep
+            return tuple(np.frombuffer(raw[pos:pos + dt.itemsize], dt)[0].item() for _, _, pos, dt in layout)
+        return scalar_read((_access(op, core, offset, False),), (), op.attrs["size"], read)
     return dispatch
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pypto_pro.backends.sim.gm_views import convert_scalar
-from pypto_pro.backends.sim.kit import Prepared, fault
+from pypto_pro.backends.sim.kit import Prepared, fault, scalar_read, write_at_end
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import in_section
 from pypto_pro.ir.expr import Const, Expr, Var
@@ -130,13 +130,7 @@ def getval_sim(op: TileOp, env):
     def dispatch(slot: int, offset: int) -> Prepared:
         el.check(slot, offset)
         flat = el.flats[slot]
-        prep = Prepared(1, 1, True, (el.access(slot, offset, False),), (), el.item, None)
-
-        def run(defer: bool) -> None:
-            prep.result = flat[offset].item()
-            return None
-        prep.run = run
-        return prep
+        return scalar_read((el.access(slot, offset, False),), (), el.item, lambda: flat[offset].item())
     return dispatch
 
 
@@ -151,14 +145,9 @@ def setval_sim(op: TileOp, env):
         converted = convert_scalar(value, dtype)
         lo = el.addrs[slot] + offset * el.item
 
-        def run(defer: bool):
-            def commit() -> None:
-                flat[offset] = converted
-            if not defer:
-                commit()
-                return None
-            return commit
-        return Prepared(1, 1, True, (el.access(slot, offset, True),), (), el.item, run,
+        def commit() -> None:
+            flat[offset] = converted
+        return Prepared(1, 1, True, (el.access(slot, offset, True),), (), el.item, write_at_end(commit),
                         (((el.core, el.space), lo, 1, el.item, el.item),))
     return dispatch
 

@@ -87,44 +87,44 @@ def row_rects(arr: np.ndarray, base: np.ndarray, idx: tuple) -> tuple[tuple, ...
     return (((min(ends), max(ends) + item),),)
 
 
+def element(param, arrays: list, view: Sequence[int], offset: int, fault: Callable[[str], Exception],
+            write: bool) -> tuple[np.ndarray, tuple, tuple]:
+    """Element ``offset`` (row-major) of a GM tensor or view (``view``: its run-time shape, strides and
+    byte offset): the array it is in, its index there and its global-memory access records."""
+    is_view = isinstance(param, TensorView)
+    base = arrays[param.base.index if is_view else param.index]
+    g = base
+    if is_view:
+        rank = param.type.rank
+        g = window(fault, param, base, view[:rank], view[rank:2 * rank], view[-1])
+    if not 0 <= offset < g.size:
+        raise fault(f"'{param.name}': element offset {offset} is outside its {g.size} elements")
+    index = tuple(int(i) for i in np.unravel_index(offset, g.shape))
+    if is_view:
+        cell = index[:-1] + (slice(index[-1], index[-1] + 1),)
+        gm = tuple((param.gm_index, param.name, r, write) for r in row_rects(g, base, cell))
+    else:
+        gm = ((param.index, param.name, tuple((i, i + 1) for i in index), write),)
+    return g, index, gm
+
+
 def scalar_write(op: TileOp, arrays: list, fault: Callable[[str], Exception]) -> Callable:
     """``pl.setval(tensor, offset, value)``: one element of a GM tensor, written on the S pipe."""
-    from pypto_pro.backends.sim.kit import Prepared
+    from pypto_pro.backends.sim.kit import Prepared, write_at_end
     ref = op.dst
     assert isinstance(ref, GMRef)
     param = ref.param
     dtype = param.type.dtype
     item = dtype.itemsize  # type: ignore[union-attr]
-    is_view = isinstance(param, TensorView)
-    nview = len(param.view_exprs()) if is_view else 0
-    base_index = param.base.index if is_view else param.index
+    nview = len(param.view_exprs()) if isinstance(param, TensorView) else 0
 
     def dispatch(*args) -> Prepared:
-        offset, value = args[0], args[-1]
-        g = arrays[base_index]
-        if is_view:
-            v = args[1:1 + nview]
-            rank = param.type.rank
-            g = window(fault, param, g, v[:rank], v[rank:2 * rank], v[-1])
-        size = g.size
-        if not 0 <= offset < size:
-            raise fault(f"setval on '{param.name}': offset {offset} is outside its {size} elements")
-        index = tuple(int(i) for i in np.unravel_index(offset, g.shape))
-        converted = convert_scalar(value, dtype)
-        if is_view:
-            cell = index[:-1] + (slice(index[-1], index[-1] + 1),)
-            gm = tuple((param.gm_index, param.name, r, True) for r in row_rects(g, arrays[base_index], cell))
-        else:
-            gm = ((param.index, param.name, tuple((i, i + 1) for i in index), True),)
+        g, index, gm = element(param, arrays, args[1:1 + nview], args[0], fault, True)
+        converted = convert_scalar(args[-1], dtype)
 
-        def run(defer: bool):
-            def commit() -> None:
-                g[index] = converted
-            if not defer:
-                commit()
-                return None
-            return commit
-        return Prepared(1, 1, True, (), gm, item, run)
+        def commit() -> None:
+            g[index] = converted
+        return Prepared(1, 1, True, (), gm, item, write_at_end(commit))
     return dispatch
 
 

@@ -180,6 +180,27 @@ def no_run(defer: bool) -> None:
     return None
 
 
+def write_at_end(commit: Callable[[], None]) -> Callable[[bool], Callable | None]:
+    """Numerics that only write (their inputs are known at dispatch): ``commit`` at the end, or now."""
+    def run(defer: bool) -> Callable | None:
+        if not defer:
+            commit()
+            return None
+        return commit
+    return run
+
+
+def scalar_read(accesses: tuple, gm: tuple, nbytes: int, read: Callable[[], object]) -> Prepared:
+    """A scalar read (getval, ssbuf_load): ``result`` is ``read()`` once its numerics run."""
+    prep = Prepared(1, 1, True, accesses, gm, nbytes, no_run)
+
+    def run(defer: bool) -> None:
+        prep.result = read()
+        return None
+    prep.run = run
+    return prep
+
+
 def broadcast(parts: list[Callable]) -> Callable:
     """One instruction writing the same data into several cores' memories (Acc -> every AIV's UB)."""
     def dispatch(*args) -> Prepared:
