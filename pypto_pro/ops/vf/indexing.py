@@ -2,7 +2,10 @@
 comparison_and_selection,advanced_computation,data_movement}``): ``vf.arange``, ``vf.squeeze``,
 ``vf.unsqueeze``, ``vf.pack``, ``vf.unpack``, ``vf.gather``, ``vf.scatter``.
 
-- ``arange(start)``: ``dst[i] = start + i`` (``DECREASE_ORDER``: ``start - i``), wrapping at the type;
+- ``arange(start)``: ``dst[i] = start + i``; ``DECREASE_ORDER``: ``dst[i] = start + (n - 1 - i)`` for the
+  register's ``n`` lanes (the VCI instruction's order: the sequence counts down *to* ``start``, as the
+  page's measured example shows, 63 -> 126 .. 63 on 64 lanes, and PTO-ISA's TCI relies on, passing
+  ``S - n + 1`` to get ``S - i``; the page's prose ``start - i`` disagrees with both), wrapping at the type;
 - ``squeeze(src, mask)``: the active elements packed from lane 0, the rest 0; with
   ``SqueezeMode.STORE_REG`` their byte count goes to the AR register (a following
   ``vf.store_unalign`` without a count stores that many bytes);
@@ -48,15 +51,17 @@ def _sim_vci(instr):
     dt, uid, down = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["down"]
     t = np_of(dt)
     idx = np.arange(lanes(dt), dtype=np.int64)
+    top = lanes(dt) - 1
 
     def run(rf, mem, bases, start):
-        vals = start - idx if down else start + idx
+        vals = start + (top - idx) if down else start + idx
         out = view(rf.v[uid], dt)
         out[:] = vals.astype(np.float64).astype(t) if dt.is_float() else vals.astype(t)  # integers wrap
     return run
 
 
-vf_api(FAMILY, "arange", "start, dtype=None, index_order=None", "dst[i] = start + i (DECREASE_ORDER: start - i).",
+vf_api(FAMILY, "arange", "start, dtype=None, index_order=None", "dst[i] = start + i (DECREASE_ORDER: start + lanes - 1 - i, "
+       "counting down to start).",
        _check_arange)
 vf_instr("vci", FAMILY, _sim_vci, "VDUP", cpp=lambda i: "vci(dst, start, ORDER)")
 
