@@ -18,6 +18,7 @@ from pypto_pro.frontend.operands import (Args, in_section, is_scalar_arg, row_ma
 from pypto_pro.ir.nodes import TileOp
 from pypto_pro.language.dtypes import (ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8,
                                        DT_UINT16, DT_UINT32)
+from pypto_pro.language.dtypes import INT_DTYPES
 from pypto_pro.language.enums import MemorySpace, PipeType, SectionKind
 from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.decl import declare, instruction, vector
@@ -50,6 +51,12 @@ BINARY = {  # api -> (tile instruction, scalar instruction, PTO-ISA tile op, sca
     "maximum": ("maximum", "maxs", "TMAX", "TMAXS", ARITH_DTYPES),
     "minimum": ("minimum", "mins", "TMIN", "TMINS", ARITH_DTYPES),
 }
+
+# the a5 dtype tables (PTO-ISA static_asserts, the real pages): add / sub / maximum / minimum take every
+# 8- to 64-bit integer, mul every 16- to 64-bit one, as do their scalar forms (TADDS ... TMINS)
+for _api, _dts in (("add", FLOATS + INT_DTYPES), ("sub", FLOATS + INT_DTYPES), ("maximum", FLOATS + INT_DTYPES),
+                   ("minimum", FLOATS + INT_DTYPES), ("mul", FLOATS + tuple(d for d in INT_DTYPES if d.bits > 8))):
+    BINARY[_api] = BINARY[_api][:4] + (_dts,)
 
 
 def binary_check(api_name: str, reduce_check=None):
