@@ -77,3 +77,18 @@ def test_mul_of_8_bit_ints_is_a_located_error(name):
     k = _kernel("mul", getattr(pl, name), None)
     with pytest.raises(CompileError, match=rf"pl.mul does not support {name}"):
         k.compile()
+
+
+def test_a2a3_keeps_its_narrower_table():
+    tt = pl.TileType(shape=[R, C], dtype=pl.DT_INT64, target_memory=pl.MemorySpace.Vec)
+
+    @pl.jit(arch="a2a3")
+    def kernel(a: pl.Tensor[[R, C], pl.DT_INT64], out: pl.Tensor[[R, C], pl.DT_INT64]):
+        ta = pl.make_tile(tt, addr=0x0)
+        with pl.section_vector():
+            pl.load(ta, a, [0, 0])
+            pl.add(ta, ta, ta)
+            pl.store(out, ta, [0, 0])
+
+    with pytest.raises(CompileError, match=r"pl.add does not support DT_INT64"):
+        kernel.compile()
