@@ -481,6 +481,14 @@ def nested_sections(x: T16):
             pass
 
 
+@case(r"pl.make_tile\(\) 'size' must be a positive byte count, got 0", "0)")
+@pl.jit
+def make_tile_size_zero(x: T16):
+    a = pl.make_tile(V16, addr=0x0, size=0)  # <- here
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+
+
 # ---- mutex ids --------------------------------------------------------------------------------------------
 
 
