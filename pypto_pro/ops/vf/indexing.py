@@ -13,7 +13,10 @@ comparison_and_selection,advanced_computation,data_movement}``): ``vf.arange``, 
 - ``pack(src, part)``: the low half of every element into the lower / upper half of the register
   (the other half 0); ``unpack(src, part)``: the lower / upper half of the elements widened (zero- or
   sign-extended by the source type);
-- ``gather(tile, index, mask)``: ``dst[i] = tile[index[i]]`` (elements); ``scatter(tile, src, index,
+- ``gather(tile, index, mask)``: ``dst[i] = tile[index[i]]`` (elements), a register of the tile's type; an
+  8-bit tile takes 16-bit indices and gives 16-bit lanes (the byte zero-extended: INT8 -> INT16, UINT8 ->
+  UINT16), a 16-bit tile also takes 32-bit indices (each element in the low half of a 32-bit lane, the
+  high half 0: even lanes data, odd lanes 0); ``scatter(tile, src, index,
   mask)``: ``tile[index[i]] = src[i]`` on the active lanes. An index outside the tile is a located
   simulation error; their footprint is the whole tile (the indices are data).
 """
@@ -210,32 +213,41 @@ def _check_gather(p, node, a):
     mode = a["data_copy_mode"]
     if mode is not None and getattr(mode, "name", "") != "NORM":
         p.fail(a.node("data_copy_mode"), f"vf.gather(): data_copy_mode={mode.name} is not supported yet")
-    if c.width(idx.dtype) != c.width(ptr.dtype):
+    ws, wi = c.width(ptr.dtype), c.width(idx.dtype)
+    # the index is as wide as the element, or (gather.md) 16 bits for an 8-bit tile (the bytes zero-extended
+    # to 16 bits) or 32 bits for a 16-bit tile (each element in the low half of a 32-bit lane, the high half 0)
+    if not (wi == ws or (ws, wi) in ((1, 2), (2, 4))):
         p.fail(a.node("indices"), f"vf.gather(): indices of {idx.dtype.name} for a tile of {ptr.dtype.name}: "
-                                  "the index width must be the element width")
+                                  "the index width must be the element width (16 bits for an 8-bit tile; 16 or "
+                                  "32 bits for a 16-bit one)")
+    dt = ptr.dtype if ws > 1 else (D.DT_INT16 if ptr.dtype is D.DT_INT8 else D.DT_UINT16)
     addr, size = _whole_tile(p, node, ptr, False)
-    d = c.dst(p, c.VREG, idx.dtype)
-    c.emit(p, node, "vgather", (d,), (c.read(idx), c.read(m), addr), dtype=idx.dtype, size=size, lanes=lanes(idx.dtype),
-           api="gather")
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vgather", (d,), (c.read(idx), c.read(m), addr), dtype=dt, src=ptr.dtype, index=idx.dtype,
+           size=size, lanes=lanes(idx.dtype), api="gather")
     return d
+
+
+_UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
 
 def _sim_vgather(instr):
     idx, mk, mref = instr.args
-    dt, uid, size, tile = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["size"], mref.tile
-    t, w = np_of(dt), c.width(dt)
+    at_ = instr.attrs
+    uid, size, tile, it = instr.dsts[0].uid, at_["size"], mref.tile, at_["index"]
+    elem, lane = _UNSIGNED[c.width(at_["src"])], _UNSIGNED[c.width(it)]  # element bits, zero-extended to the lane
 
     def run(rf, mem, bases, off):
         at = bases[tile] + off
-        data = mem[at:at + size - off].view(t)
-        ix = view(rf.v[idx.reg.uid], idx.dtype).astype(np.int64)
-        act = np.ones(ix.size, np.bool_) if mk is None else active(rf.m[mk.reg.uid], dt)
+        data = mem[at:at + size - off].view(elem)
+        ix = view(rf.v[idx.reg.uid], it).astype(np.int64)
+        act = np.ones(ix.size, np.bool_) if mk is None else active(rf.m[mk.reg.uid], it)
         bad = act & ((ix < 0) | (ix >= data.size))
         if bad.any():
             raise fault(instr, f"vf.gather: index {int(ix[bad][0])} is outside the tile's {data.size} elements")
-        res = np.zeros(ix.size, t)
+        res = np.zeros(ix.size, lane)
         res[act] = data[ix[act]]
-        merge(view(rf.v[uid], dt), res, act, False)
+        merge(rf.v[uid].view(lane), res, act, False)
     return run
 
 
