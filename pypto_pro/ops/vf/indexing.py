@@ -211,6 +211,8 @@ def _check_gather(p, node, a):
     idx = c.reg(p, a, "indices", INTS)
     m = c.mask(p, a, "mask", required=False)
     mode = a["data_copy_mode"]
+    if mode is not None and getattr(mode, "name", "") == "DATA_BLOCK_LOAD":
+        return _gather_blocks(p, node, ptr, idx, m)
     if mode is not None and getattr(mode, "name", "") != "NORM":
         p.fail(a.node("data_copy_mode"), f"vf.gather(): data_copy_mode={mode.name} is not supported yet")
     ws, wi = c.width(ptr.dtype), c.width(idx.dtype)
@@ -226,6 +228,45 @@ def _check_gather(p, node, a):
     c.emit(p, node, "vgather", (d,), (c.read(idx), c.read(m), addr), dtype=dt, src=ptr.dtype, index=idx.dtype,
            size=size, lanes=lanes(idx.dtype), api="gather")
     return d
+
+
+_BLOCK = 32  # bytes of a DataBlock
+_BLOCKS = 256 // _BLOCK
+
+
+def _gather_blocks(p, node, ptr, idx, m):
+    """DATA_BLOCK_LOAD: register block j (32 bytes) is the tile's bytes from byte offset index[j] (32-byte
+    aligned), j = 0..7; the register has the tile's type, the mask zeroes its inactive elements."""
+    addr, size = _whole_tile(p, node, ptr, False)
+    d = c.dst(p, c.VREG, ptr.dtype)
+    c.emit(p, node, "vgatherb", (d,), (c.read(idx), c.read(m), addr), dtype=ptr.dtype, index=idx.dtype, size=size,
+           lanes=lanes(ptr.dtype), api="gather")
+    return d
+
+
+def _sim_vgatherb(instr):
+    idx, mk, mref = instr.args
+    dt, it, size, tile, uid = instr.attrs["dtype"], instr.attrs["index"], instr.attrs["size"], mref.tile, \
+        instr.dsts[0].uid
+
+    def run(rf, mem, bases, off):
+        at = bases[tile] + off
+        data = mem[at:at + size - off]
+        ix = view(rf.v[idx.reg.uid], it).astype(np.int64)[:_BLOCKS]
+        out = np.zeros(256, np.uint8)
+        for j, b in enumerate(ix):
+            if b % _BLOCK or b < 0 or b + _BLOCK > data.size:
+                raise fault(instr, f"vf.gather(DATA_BLOCK_LOAD): byte offset {int(b)} of block {j} is not a 32-byte "
+                                   f"aligned block inside the tile's {data.size} bytes")
+            out[j * _BLOCK:(j + 1) * _BLOCK] = data[b:b + _BLOCK]
+        act = np.ones(lanes(dt), np.bool_) if mk is None else active(rf.m[mk.reg.uid], dt)
+        merge(view(rf.v[uid], dt), out.view(np_of(dt)), act, False)
+    return run
+
+
+vf_instr("vgatherb", FAMILY, _sim_vgatherb, "VLDS",
+         mem=lambda i: (lambda off, t=i.args[2].tile, n=i.attrs["size"]: ((t, off, n - off, False),)),
+         cpp=lambda i: "vgatherb(dst, src, index, mask)")
 
 
 _UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}

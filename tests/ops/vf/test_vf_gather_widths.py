@@ -70,3 +70,53 @@ def test_fp32_tile_with_uint16_indices_is_a_located_error():
     k = _kernel(pl.DT_FP32, 64, pl.DT_UINT16, 128, pl.DT_FP32, 64, pl.DT_FP32)
     with pytest.raises(CompileError, match="the index width must be the element width"):
         k.compile()
+
+
+def _block_kernel():
+    ts = pl.TileType(shape=[1, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    ti = pl.TileType(shape=[1, 64], dtype=pl.DT_UINT32, target_memory=pl.MemorySpace.Vec)
+    to = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+
+    @pl.vector_function
+    def body(src, index, dst):
+        m = vf.create_mask(pattern=ALL, dtype=pl.DT_FP32)
+        ix = vf.load_align(index, 0, dtype=pl.DT_UINT32)
+        g = vf.gather(src, ix, m, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_LOAD)
+        vf.store_align(dst, g, m)
+
+    @pl.jit()
+    def kernel(a: pl.Tensor[[1, 128], pl.DT_FP32], i: pl.Tensor[[1, 64], pl.DT_UINT32],
+               out: pl.Tensor[[1, 64], pl.DT_FP32]):
+        sa = pl.make_tile(ts, addr=0)
+        si = pl.make_tile(ti, addr=0x400)
+        so = pl.make_tile(to, addr=0x800)
+        with pl.section_vector():
+            pl.load(sa, a, [0, 0])
+            pl.load(si, i, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            body(sa, si, so)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            pl.store(out, so, [0, 0])
+    return kernel
+
+
+def test_data_block_load_takes_32_byte_blocks_at_the_first_eight_byte_offsets():
+    a = torch.arange(128, dtype=torch.float32).reshape(1, 128)
+    blocks = [15, 0, 7, 3, 3, 9, 1, 12]                  # of the tile's 16 blocks of 8 floats
+    idx = np.zeros((1, 64), np.uint32)
+    idx[0, :8] = [b * 32 for b in blocks]
+    idx[0, 8:] = 999                                     # lanes past the 8th are not read
+    out = torch.zeros(1, 64)
+    _block_kernel()[None, 1](a, idx, out)
+    ref = torch.cat([a[0, b * 8:(b + 1) * 8] for b in blocks])
+    assert torch.equal(out[0], ref)
+
+
+def test_data_block_load_misaligned_offset_is_a_located_simulation_error():
+    from pypto_pro.errors import SimulationError
+    idx = np.zeros((1, 64), np.uint32)
+    idx[0, 2] = 40
+    with pytest.raises(SimulationError, match="byte offset 40 of block 2 is not a 32-byte aligned block"):
+        _block_kernel()[None, 1](torch.zeros(1, 128), idx, torch.zeros(1, 64))
