@@ -111,10 +111,12 @@ def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | Non
         raise
     except RecursionError:
         raise CompileError("kernel nests too deeply to compile", src.loc(node)) from None
-    # a kernel without sections is shared code (the real jit gives it to both engines): split_sections
+    # a kernel without sections is shared by both engines, as the real runtime compiles it (a mixed
+    # kernel: the AIC and each AIV of a block run the whole body; passes/split_sections.py)
+    sectionless = not ctx.sections_seen
     constants = {k: v for k, v in (constexprs or {}).items()}
     constants.update(fold or {})
     kernel = KernelIR(fn.__name__, params, ctx.builder.root, ctx.buffers, src.path, constants=constants,
-                      param_vars=ctx.param_vars, subblocks=2 if SectionKind.CUBE in ctx.sections_seen else 1)
+                      param_vars=ctx.param_vars, subblocks=2 if SectionKind.CUBE in ctx.sections_seen or sectionless else 1)
     kernel.generated = generated
     return kernel

@@ -273,7 +273,8 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     relu, atomic = op.attrs.get("relu", False), op.attrs.get("atomic", False)
     runtime_scale = "deq_runtime" in op.attrs
     scaled = (tile.tile_type.dtype.name, ref.param.type.dtype.name) in SCALED
-    to_hf8 = ref.param.type.dtype.name == "DT_HF8"
+    # the fixpipe's conversion into HiFloat8 (an Acc result); an HF8 tile's bytes are stored as they are
+    to_hf8 = ref.param.type.dtype.name == "DT_HF8" and tile.tile_type.dtype.name != "DT_HF8"
 
     def dispatch(slot: int, *args: int) -> Prepared:
         if runtime_scale:

@@ -18,6 +18,7 @@ from pypto_pro.frontend.operands import (Args, in_section, is_scalar_arg, row_ma
 from pypto_pro.ir.nodes import TileOp
 from pypto_pro.language.dtypes import (ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8,
                                        DT_UINT16, DT_UINT32)
+from pypto_pro.language.dtypes import INT_DTYPES
 from pypto_pro.language.enums import MemorySpace, PipeType, SectionKind
 from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.decl import declare, instruction, vector
@@ -51,14 +52,26 @@ BINARY = {  # api -> (tile instruction, scalar instruction, PTO-ISA tile op, sca
     "minimum": ("minimum", "mins", "TMIN", "TMINS", ARITH_DTYPES),
 }
 
+# the a5 dtype tables (PTO-ISA static_asserts, the real pages): add / sub / maximum / minimum take every
+# 8- to 64-bit integer, mul every 16- to 64-bit one, as do their scalar forms (TADDS ... TMINS)
+# (a5 only: PTO-ISA's a2a3 instructions take fp16, fp32, int16, int32, so there the common set stays)
+for _api, _dts in (("add", FLOATS + INT_DTYPES), ("sub", FLOATS + INT_DTYPES), ("maximum", FLOATS + INT_DTYPES),
+                   ("minimum", FLOATS + INT_DTYPES), ("mul", FLOATS + tuple(d for d in INT_DTYPES if d.bits > 8))):
+    BINARY[_api] = BINARY[_api][:4] + (_dts,)
+
+
+def _arch_dtypes(p: "FunctionParser", dtypes: tuple) -> tuple:
+    return dtypes if p.ctx.arch.name == "a5" else tuple(d for d in dtypes if d in ARITH_DTYPES or d in FLOATS)
+
 
 def binary_check(api_name: str, reduce_check=None):
-    tile_instr, scalar_instr, tile_cpp, scalar_cpp, dtypes = BINARY[api_name]
+    tile_instr, scalar_instr, tile_cpp, scalar_cpp, all_dtypes = BINARY[api_name]
 
     def check(p: "FunctionParser", node, a: Args) -> None:
         if reduce_check is not None and a.get("dim") is not None:
             return reduce_check(p, node, a)
         in_section(p, node, SectionKind.VECTOR, a.display)
+        dtypes = _arch_dtypes(p, all_dtypes)
         out = tile_in(p, a, "out", VEC, dtypes)
         lhs = tile_in(p, a, "lhs", VEC, dtypes)
         same_shape(p, a, out, "out", lhs, "lhs")
@@ -78,10 +91,11 @@ def binary_check(api_name: str, reduce_check=None):
     return check
 
 
-def scalar_form_check(instr: str, dtypes, cpp: str):
+def scalar_form_check(instr: str, all_dtypes, cpp: str):
     """Our (and the real backend's pass-through) explicit scalar forms: ``pl.adds(out, src, scalar)``."""
     def check(p: "FunctionParser", node, a: Args) -> None:
         in_section(p, node, SectionKind.VECTOR, a.display)
+        dtypes = _arch_dtypes(p, all_dtypes)
         out = tile_in(p, a, "out", VEC, dtypes)
         src = tile_in(p, a, "src", VEC, dtypes)
         same_shape(p, a, out, "out", src, "src")

@@ -91,8 +91,11 @@ def _make_tile(p: "FunctionParser", node: ast.Call, a: Args) -> TileValue:
     size = a["size"]
     if size is not None:
         size = want_int(p, a, "size")
-        if size < tt.nbytes:
-            p.fail(a.node("size"), f"size={size} is smaller than the tile's footprint of {tt.nbytes} bytes")
+        if size <= 0:
+            p.fail(a.node("size"), f"pl.make_tile() 'size' must be a positive byte count, got {size}")
+        # the real parser takes any positive size (a reservation, for planning); the tile still spans
+        # its type's footprint, which is what must fit the memory
+        size = max(size, tt.nbytes)
     buf = place(p, node, tt, [addr], None, False, a.node("addr"), size)
     return TileValue(TileRef(buf, Const(0)))
 

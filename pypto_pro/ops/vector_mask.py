@@ -4,8 +4,9 @@ mask_low)``, ``pl.reset_mask()`` (real pages ``memory_vector_computation/vector_
 They are scalar-unit (S pipe) writes of the vector mask register and its mode. The real pages say
 that tile operations (``pl.add``, ``pl.mul``, ...) manage the mask themselves and overwrite what
 these set, and PTO-ISA's a5 tile instructions build their own predicates from the valid shape: so
-in a tile kernel they change no result, only the instruction stream (and its S-pipe time). The
-simulator checks their operands (64-bit patterns), prices them as scalar instructions, and the
+in a tile kernel they change no result, only the instruction stream (and its S-pipe time). A VF
+body reads them with ``vf.get_mask_spr`` (the simulator keeps them per core, ``backends/sim/vec_mask.py``).
+The simulator checks their operands (64-bit patterns), prices them as scalar instructions, and the
 C++ backend spells them as the real backend does.
 """
 from __future__ import annotations
@@ -54,7 +55,18 @@ def _set_vec_mask_check(p: "FunctionParser", node, a: Args) -> None:
 
 
 def _sim(op: TileOp, env):
+    """The S-pipe write of the core's mask SPRs happens in program order, at dispatch
+    (``backends/sim/vec_mask.py``); no pipe work, no memory touched."""
+    spr, kind = env.spr, op.op
+
     def dispatch(*scalars) -> Prepared:
+        if spr is not None:
+            if kind == "set_vec_mask":
+                spr.high, spr.low = (int(v) & (_U64 - 1) for v in scalars)
+            elif kind == "reset_mask":
+                spr.high = spr.low = _U64 - 1
+            else:
+                spr.count = kind == "set_mask_count"
         return Prepared(0, 0, True, (), (), 0, no_run)
     return dispatch
 

@@ -1,6 +1,6 @@
 """Splits a kernel into one program per engine: the Vector program (run on each AIV of a block)
-and the Cube program (run on the AIC). Code outside sections is shared by both; a kernel without
-any section is a Vector program."""
+and the Cube program (run on the AIC). Code outside sections is shared by both; a kernel with no
+section at all is one program for each engine (as the real runtime treats it)."""
 from __future__ import annotations
 
 import dataclasses
@@ -22,10 +22,8 @@ def _filter(body: list[Stmt], kind: SectionKind) -> list[Stmt]:
 
 def split_sections(kernel: KernelIR) -> dict[SectionKind, KernelIR]:
     kinds = [k for k in SectionKind if any(isinstance(s, Section) and s.kind is k for s in walk_stmts(kernel.body))]
-    if not kinds and kernel.body:
-        # no sections at all: the real jit compiles the body for both engines (every core runs it);
-        # here one Vector core per block runs it, which computes the same for scalar code and GM accesses
-        kinds = [SectionKind.VECTOR]
+    if not kinds:  # no section at all: the whole body is shared by both engines (the real runtime's rule)
+        kinds = [SectionKind.CUBE, SectionKind.VECTOR]
     programs: dict[SectionKind, KernelIR] = {}
     for kind in kinds:
         body = _filter(kernel.body, kind)

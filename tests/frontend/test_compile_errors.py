@@ -481,6 +481,14 @@ def nested_sections(x: T16):
             pass
 
 
+@case(r"pl.make_tile\(\) 'size' must be a positive byte count, got 0", "0)")
+@pl.jit
+def make_tile_size_zero(x: T16):
+    a = pl.make_tile(V16, addr=0x0, size=0)  # <- here
+    with pl.section_vector():
+        pl.load(a, x, [0, 0])
+
+
 # ---- mutex ids --------------------------------------------------------------------------------------------
 
 
@@ -781,7 +789,7 @@ def error_inside_inline_helper(x: T32, z: T32):
 
 
 @pl.jit
-def no_section(x: T16):  # a kernel without sections: shared code, a Vector program
+def no_section(x: T16):  # a kernel of scalar code only (shared by both engines)
     n = x.shape[0] // 128
     for i in pl.range(0, n, 1):
         pass

@@ -205,7 +205,8 @@ def ref_arith(name: str, a: np.ndarray, b, npdt: np.dtype) -> np.ndarray:
     if is_float(npdt):
         with np.errstate(all="ignore"):
             return ref_round(fn(np.asarray(a, F64), np.asarray(b, F64)), npdt)
-    return wrap(fn(np.asarray(a, np.int64), np.asarray(b, np.int64)), npdt)
+    # exact Python integers (an int64 view would reorder uint64 values for maximum / minimum)
+    return wrap(fn(np.asarray(a).astype(object), np.asarray(b).astype(object)), npdt)
 
 
 # ---- comparisons ----------------------------------------------------------------------------
@@ -265,7 +266,7 @@ def rand(dt, shape=REGION, seed: int = 0, specials=(), scale: float = 4.0, posit
         x.flat[:len(specials)] = specials
         return ref_round(x, npdt)
     info = np.iinfo(npdt)
-    x = rng.integers(int(info.min), int(info.max), size=shape, endpoint=True)
+    x = rng.integers(int(info.min), int(info.max), size=shape, endpoint=True, dtype=npdt)
     x.flat[:3] = [info.min, info.max, 0]
     return x.astype(npdt)
 

@@ -31,6 +31,7 @@ from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
 from pypto_pro.backends.sim.schedule_cache import RecordedSchedule, schedule_signature
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
 from pypto_pro.backends.sim.tile_state import SlotState
+from pypto_pro.backends.sim.vec_mask import VecMaskSPR
 from pypto_pro.errors import SimulationError
 from pypto_pro.errors_sim import DeadlockError
 from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp, walk_stmts
@@ -87,11 +88,13 @@ class ProgramRunner:
                 self.states[b.uid] = SlotState([v for s in parts for v in s.views], [v for s in parts for v in s.valid],
                                                b, parts[0].core, parts[0].initial)
         self.gm = tile_ops.GMBinding(len(program.params), gm_views.program_views(program))
+        self.spr = VecMaskSPR()
         gen = ProgramSource(program, live_gm)
         self.source = gen.generate()
         self.instructions = gen.instructions
         self.dispatchers: list[Callable | None] = [
-            tile_ops.build(s, self.states, self.gm, remote, program.kind, block) if isinstance(s, (TileOp, SetValidShape))
+            tile_ops.build(s, self.states, self.gm, remote, program.kind, block, self.spr)
+            if isinstance(s, (TileOp, SetValidShape))
             else None
             for s in gen.instructions]
         self.functional_ops = [self._functional(s, d) for s, d in zip(gen.instructions, self.dispatchers)]
@@ -114,6 +117,7 @@ class ProgramRunner:
     def reset(self) -> None:
         for st in self.states.values():
             st.reset()
+        self.spr.reset()
 
 
 class SimExecutable:

@@ -14,7 +14,7 @@ global-memory window may depend on other run-time operands.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -56,13 +56,15 @@ class GMBinding:
 class SimEnv:
     """What a sim rule may bind: the program's tile states, its GM binding, and ``remote(k)``, the
     tile states of Vector core ``k`` of the block (for Cube-side moves into a UB); ``kind``, the engine
-    whose program the instruction is in (device prints name their core by it)."""
+    whose program the instruction is in (device prints name their core by it); ``spr``, the core's
+    vector-mask special registers (``vec_mask.VecMaskSPR``), written and read at dispatch."""
 
     states: dict[int, SlotState]
     gm: GMBinding
     remote: Callable[[int], dict[int, SlotState]] | None = None
     kind: SectionKind | None = None
     block: dict | None = None  # state every core of the block shares (the SSBUF bytes: ops/ssbuf.py)
+    spr: Any = None  # the core's vector-mask registers (backends/sim/vec_mask.py)
 
 
 class Prepared:

@@ -110,6 +110,13 @@ SUPPORTED_DTYPES: Final[dict[str, tuple[np.dtype, ...]]] = {
     "fill": _ALL + (np.dtype(np.uint16), np.dtype(np.uint32)),  # TEXPANDS also fills u16 / u32 (a5)
 }
 
+# TADD / TSUB / TMAX / TMIN and their scalar forms take every 8 to 64-bit integer, TMUL / TMULS every
+# 16 to 64-bit one (a5 static_asserts; real add.md, sub.md, mul.md, maximum.md, minimum.md)
+_ADD_DTYPES: Final = _FLOATS + _INTS
+_MUL_DTYPES: Final = _FLOATS + (I16, U16, I32, U32, I64, U64)
+SUPPORTED_DTYPES.update({op: _ADD_DTYPES for op in ("add", "sub", "maximum", "minimum", "adds", "subs", "maxs", "mins")})
+SUPPORTED_DTYPES.update({op: _MUL_DTYPES for op in ("mul", "muls")})
+
 _UFUNC: Final[dict[str, np.ufunc]] = {
     "add": np.add,
     "sub": np.subtract,

@@ -30,14 +30,15 @@ def operand_exprs(stmt: TileOp | SetValidShape) -> list[Expr]:
 
 
 def build(stmt: TileOp | SetValidShape, states: dict[int, SlotState], gm: GMBinding,
-          remote: Callable[[int], dict[int, SlotState]] | None = None, kind=None, block: dict | None = None) -> Callable:
+          remote: Callable[[int], dict[int, SlotState]] | None = None, kind=None, block: dict | None = None,
+          spr=None) -> Callable:
     """The dispatcher of one instruction. ``remote(subblock)`` gives the tile states of another
     core's memory, for moves that write into it (a5 Acc -> Vec from the Cube program); ``kind`` is the
-    engine of the program (a ``SectionKind``)."""
+    engine of the program (a ``SectionKind``); ``spr`` the core's vector-mask registers."""
     if isinstance(stmt, SetValidShape):
         return _set_validshape(stmt, states[stmt.buffer.uid])
     from pypto_pro.ops import INSTRUCTIONS
-    return INSTRUCTIONS[stmt.op].sim(stmt, SimEnv(states, gm, remote, kind, block))
+    return INSTRUCTIONS[stmt.op].sim(stmt, SimEnv(states, gm, remote, kind, block, spr))
 
 
 def _set_validshape(s: SetValidShape, st: SlotState) -> Callable:

@@ -5,12 +5,14 @@ numerics (``backends/sim/numerics.cast``: float -> int rounds then saturates, Na
 saturates). When the widths differ, one instruction covers the lanes of the wider type: widening
 reads the even (``CastLayout.ZERO``) or odd (``ONE``) narrow lanes (every 4th from ``ZERO..THREE``
 for a 4x change); narrowing writes the results there and zeroes the other narrow lanes. The mask
-selects at the source's granularity. ``bit_cast`` is a view: the same register read as another type.
+selects at the source's granularity. The 8-bit float sources FP8E4M3FN, FP8E5M2 (to FP32) and HF8
+(to FP16 / FP32) widen exactly. ``bit_cast`` is a view: the same register read as another type.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from pypto_pro.backends.sim import hf8
 from pypto_pro.backends.sim.numerics import cast as tile_cast
 from pypto_pro.backends.sim.vf.regfile import active, lanes, np_of, view
 from pypto_pro.frontend.vf.values import RegValue
@@ -27,12 +29,20 @@ _CASTABLE = {np.dtype(t) for t in (np.float16, np.float32, np.int8, np.uint8, np
     {np.dtype(D.DT_BF16.np_dtype)}
 
 
+# the 8-bit float sources this release converts (astype.md table 3: exact widenings, every 4th
+# lane for x4 by layout ZERO..THREE, every 2nd for HF8 -> FP16)
+_FP8_WIDEN = {D.DT_FP8E4M3FN: (D.DT_FP32,), D.DT_FP8E5M2: (D.DT_FP32,), D.DT_HF8: (D.DT_FP16, D.DT_FP32)}
+
+
 def _check_astype(p, node, a):
-    r = c.reg(p, a, "src", NUMERIC)
+    r = c.reg(p, a, "src", NUMERIC + tuple(_FP8_WIDEN))
     m = c.mask(p, a, "mask")
     dt = c.dtype_arg(p, a, "dtype")
     if dt is None:
         p.fail(node, "vf.astype(): dtype= (the destination type) is required")
+    if r.dtype in _FP8_WIDEN and dt not in _FP8_WIDEN[r.dtype]:
+        p.fail(a.node("dtype"), f"vf.astype(): {r.dtype.name} converts to "
+                                f"{' or '.join(d.name for d in _FP8_WIDEN[r.dtype])}, not {dt.name}")
     if dt not in NUMERIC:
         p.fail(a.node("dtype"), f"vf.astype(): converting to {dt.name} is not supported yet")
     ws, wd = c.width(r.dtype), c.width(dt)
@@ -81,7 +91,11 @@ def _sim_vcvt(instr):
         act = active(rf.m[mk.reg.uid], sdt)
         if widen and ratio > 1:
             x, act = x[part::ratio], act[part::ratio]
-        res = np.where(act, convert_lanes(x, dt_np, mode), dt_np.type(0))
+        if sdt in _FP8_WIDEN:  # exact: every fp8 / HF8 value is a float16 / float32 value
+            vals = hf8.decode(x) if sdt is D.DT_HF8 else x.astype(np.float32)
+            res = np.where(act, vals.astype(dt_np), dt_np.type(0))
+        else:
+            res = np.where(act, convert_lanes(x, dt_np, mode), dt_np.type(0))
         out = view(rf.v[uid], ddt)
         if not widen and ratio > 1:
             out[:] = 0

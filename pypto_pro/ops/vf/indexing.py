@@ -2,7 +2,10 @@
 comparison_and_selection,advanced_computation,data_movement}``): ``vf.arange``, ``vf.squeeze``,
 ``vf.unsqueeze``, ``vf.pack``, ``vf.unpack``, ``vf.gather``, ``vf.scatter``.
 
-- ``arange(start)``: ``dst[i] = start + i`` (``DECREASE_ORDER``: ``start - i``), wrapping at the type;
+- ``arange(start)``: ``dst[i] = start + i``; ``DECREASE_ORDER``: ``dst[i] = start + (n - 1 - i)`` for the
+  register's ``n`` lanes (the VCI instruction's order: the sequence counts down *to* ``start``, as the
+  page's measured example shows, 63 -> 126 .. 63 on 64 lanes, and PTO-ISA's TCI relies on, passing
+  ``S - n + 1`` to get ``S - i``; the page's prose ``start - i`` disagrees with both), wrapping at the type;
 - ``squeeze(src, mask)``: the active elements packed from lane 0, the rest 0; with
   ``SqueezeMode.STORE_REG`` their byte count goes to the AR register (a following
   ``vf.store_unalign`` without a count stores that many bytes);
@@ -10,7 +13,10 @@ comparison_and_selection,advanced_computation,data_movement}``): ``vf.arange``, 
 - ``pack(src, part)``: the low half of every element into the lower / upper half of the register
   (the other half 0); ``unpack(src, part)``: the lower / upper half of the elements widened (zero- or
   sign-extended by the source type);
-- ``gather(tile, index, mask)``: ``dst[i] = tile[index[i]]`` (elements); ``scatter(tile, src, index,
+- ``gather(tile, index, mask)``: ``dst[i] = tile[index[i]]`` (elements), a register of the tile's type; an
+  8-bit tile takes 16-bit indices and gives 16-bit lanes (the byte zero-extended: INT8 -> INT16, UINT8 ->
+  UINT16), a 16-bit tile also takes 32-bit indices (each element in the low half of a 32-bit lane, the
+  high half 0: even lanes data, odd lanes 0); ``scatter(tile, src, index,
   mask)``: ``tile[index[i]] = src[i]`` on the active lanes. An index outside the tile is a located
   simulation error; their footprint is the whole tile (the indices are data).
 """
@@ -48,15 +54,17 @@ def _sim_vci(instr):
     dt, uid, down = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["down"]
     t = np_of(dt)
     idx = np.arange(lanes(dt), dtype=np.int64)
+    top = lanes(dt) - 1
 
     def run(rf, mem, bases, start):
-        vals = start - idx if down else start + idx
+        vals = start + (top - idx) if down else start + idx
         out = view(rf.v[uid], dt)
         out[:] = vals.astype(np.float64).astype(t) if dt.is_float() else vals.astype(t)  # integers wrap
     return run
 
 
-vf_api(FAMILY, "arange", "start, dtype=None, index_order=None", "dst[i] = start + i (DECREASE_ORDER: start - i).",
+vf_api(FAMILY, "arange", "start, dtype=None, index_order=None", "dst[i] = start + i (DECREASE_ORDER: start + lanes - 1 - i, "
+       "counting down to start).",
        _check_arange)
 vf_instr("vci", FAMILY, _sim_vci, "VDUP", cpp=lambda i: "vci(dst, start, ORDER)")
 
@@ -203,34 +211,84 @@ def _check_gather(p, node, a):
     idx = c.reg(p, a, "indices", INTS)
     m = c.mask(p, a, "mask", required=False)
     mode = a["data_copy_mode"]
+    if mode is not None and getattr(mode, "name", "") == "DATA_BLOCK_LOAD":
+        return _gather_blocks(p, node, ptr, idx, m)
     if mode is not None and getattr(mode, "name", "") != "NORM":
         p.fail(a.node("data_copy_mode"), f"vf.gather(): data_copy_mode={mode.name} is not supported yet")
-    if c.width(idx.dtype) != c.width(ptr.dtype):
+    ws, wi = c.width(ptr.dtype), c.width(idx.dtype)
+    # the index is as wide as the element, or (gather.md) 16 bits for an 8-bit tile (the bytes zero-extended
+    # to 16 bits) or 32 bits for a 16-bit tile (each element in the low half of a 32-bit lane, the high half 0)
+    if not (wi == ws or (ws, wi) in ((1, 2), (2, 4))):
         p.fail(a.node("indices"), f"vf.gather(): indices of {idx.dtype.name} for a tile of {ptr.dtype.name}: "
-                                  "the index width must be the element width")
+                                  "the index width must be the element width (16 bits for an 8-bit tile; 16 or "
+                                  "32 bits for a 16-bit one)")
+    dt = ptr.dtype if ws > 1 else (D.DT_INT16 if ptr.dtype is D.DT_INT8 else D.DT_UINT16)
     addr, size = _whole_tile(p, node, ptr, False)
-    d = c.dst(p, c.VREG, idx.dtype)
-    c.emit(p, node, "vgather", (d,), (c.read(idx), c.read(m), addr), dtype=idx.dtype, size=size, lanes=lanes(idx.dtype),
-           api="gather")
+    d = c.dst(p, c.VREG, dt)
+    c.emit(p, node, "vgather", (d,), (c.read(idx), c.read(m), addr), dtype=dt, src=ptr.dtype, index=idx.dtype,
+           size=size, lanes=lanes(idx.dtype), api="gather")
     return d
+
+
+_BLOCK = 32  # bytes of a DataBlock
+_BLOCKS = 256 // _BLOCK
+
+
+def _gather_blocks(p, node, ptr, idx, m):
+    """DATA_BLOCK_LOAD: register block j (32 bytes) is the tile's bytes from byte offset index[j] (32-byte
+    aligned), j = 0..7; the register has the tile's type, the mask zeroes its inactive elements."""
+    addr, size = _whole_tile(p, node, ptr, False)
+    d = c.dst(p, c.VREG, ptr.dtype)
+    c.emit(p, node, "vgatherb", (d,), (c.read(idx), c.read(m), addr), dtype=ptr.dtype, index=idx.dtype, size=size,
+           lanes=lanes(ptr.dtype), api="gather")
+    return d
+
+
+def _sim_vgatherb(instr):
+    idx, mk, mref = instr.args
+    dt, it, size, tile, uid = instr.attrs["dtype"], instr.attrs["index"], instr.attrs["size"], mref.tile, \
+        instr.dsts[0].uid
+
+    def run(rf, mem, bases, off):
+        at = bases[tile] + off
+        data = mem[at:at + size - off]
+        ix = view(rf.v[idx.reg.uid], it).astype(np.int64)[:_BLOCKS]
+        out = np.zeros(256, np.uint8)
+        for j, b in enumerate(ix):
+            if b % _BLOCK or b < 0 or b + _BLOCK > data.size:
+                raise fault(instr, f"vf.gather(DATA_BLOCK_LOAD): byte offset {int(b)} of block {j} is not a 32-byte "
+                                   f"aligned block inside the tile's {data.size} bytes")
+            out[j * _BLOCK:(j + 1) * _BLOCK] = data[b:b + _BLOCK]
+        act = np.ones(lanes(dt), np.bool_) if mk is None else active(rf.m[mk.reg.uid], dt)
+        merge(view(rf.v[uid], dt), out.view(np_of(dt)), act, False)
+    return run
+
+
+vf_instr("vgatherb", FAMILY, _sim_vgatherb, "VLDS",
+         mem=lambda i: (lambda off, t=i.args[2].tile, n=i.attrs["size"]: ((t, off, n - off, False),)),
+         cpp=lambda i: "vgatherb(dst, src, index, mask)")
+
+
+_UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
 
 def _sim_vgather(instr):
     idx, mk, mref = instr.args
-    dt, uid, size, tile = instr.attrs["dtype"], instr.dsts[0].uid, instr.attrs["size"], mref.tile
-    t, w = np_of(dt), c.width(dt)
+    at_ = instr.attrs
+    uid, size, tile, it = instr.dsts[0].uid, at_["size"], mref.tile, at_["index"]
+    elem, lane = _UNSIGNED[c.width(at_["src"])], _UNSIGNED[c.width(it)]  # element bits, zero-extended to the lane
 
     def run(rf, mem, bases, off):
         at = bases[tile] + off
-        data = mem[at:at + size - off].view(t)
-        ix = view(rf.v[idx.reg.uid], idx.dtype).astype(np.int64)
-        act = np.ones(ix.size, np.bool_) if mk is None else active(rf.m[mk.reg.uid], dt)
+        data = mem[at:at + size - off].view(elem)
+        ix = view(rf.v[idx.reg.uid], it).astype(np.int64)
+        act = np.ones(ix.size, np.bool_) if mk is None else active(rf.m[mk.reg.uid], it)
         bad = act & ((ix < 0) | (ix >= data.size))
         if bad.any():
             raise fault(instr, f"vf.gather: index {int(ix[bad][0])} is outside the tile's {data.size} elements")
-        res = np.zeros(ix.size, t)
+        res = np.zeros(ix.size, lane)
         res[act] = data[ix[act]]
-        merge(view(rf.v[uid], dt), res, act, False)
+        merge(rf.v[uid].view(lane), res, act, False)
     return run
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto_pro.backends.sim.vec_mask import element_mask
 from pypto_pro.backends.sim.vf.regfile import active, lanes, merge, set_active, view
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import MergeMode
@@ -129,14 +130,17 @@ def _check_get_mask_spr(p, node, a):
 
 def _sim_movemask(instr):
     uid, dt = instr.dsts[0].uid, instr.attrs["dtype"]
-    full = np.ones(lanes(dt), np.bool_)
+    n = lanes(dt)
+    full = np.ones(n, np.bool_)
 
-    def run(rf, mem, bases):  # MASK0 / MASK1 keep their kernel-start value: every bit set
-        set_active(rf.m[uid], full, dt)
+    def run(rf, mem, bases):  # B32: bit i of MASK0 selects lane i; B16: bit i of {MASK1, MASK0}
+        snap = rf.spr_mask
+        set_active(rf.m[uid], full if snap is None else element_mask(snap, n), dt)
     return run
 
 
 vf_api(FAMILY, "get_mask_spr", "width=None",
-       "The {MASK1, MASK0} vector-mask SPR as a mask register (MoveMask). pl.set_vec_mask is not in this "
-       "release, so the SPR holds its kernel-start value (all bits set): every lane active.", _check_get_mask_spr)
+       "The {MASK1, MASK0} vector-mask SPR (pl.set_vec_mask; all bits set at kernel start) as a mask register "
+       "(MoveMask): B32 reads MASK0, a bit per 32-bit lane; B16 reads both, a bit per 16-bit lane; in counter "
+       "mode (pl.set_mask_count) the first MASK0 lanes.", _check_get_mask_spr)
 vf_instr("movemask", FAMILY, _sim_movemask, "VMASK", cpp=lambda i: "movemask(dst)")

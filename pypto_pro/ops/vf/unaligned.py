@@ -95,6 +95,8 @@ vf_instr("vldus", FAMILY, _sim_vldus, "VLDS", mem=lambda i: (lambda off, t=i.arg
 
 def _check_store_unalign(p, node, a):
     ptr = c.tile_ptr(p, a, "dst_ptr")
+    if isinstance(a["src"], RegValue) and a["src"].reg.kind == c.MASK:
+        return _check_store_unalign_mask(p, node, a, ptr)
     src = c.reg(p, a, "src")
     _align_reg(p, a, "align_reg")
     if not isinstance(a["post_update"], bool):
@@ -113,6 +115,29 @@ def _check_store_unalign(p, node, a):
     if post:
         c.advance(p, node, cur, count)
     return None
+
+
+def _check_store_unalign_mask(p, node, a, ptr):
+    """A mask register (pstu): one bit per element of its type, packed (a b32 mask: 64 bits, 8 bytes)."""
+    m = c.mask(p, a, "src")
+    _align_reg(p, a, "align_reg")
+    if a["stride"] is not None or a["post_update"]:
+        p.fail(node, "vf.store_unalign() of a mask register takes no stride / post_update in this release")
+    nbytes = lanes(m.dtype) // 8
+    addr = c.address(p, node, ptr, Const(0, DT_INT64), True)
+    c.emit(p, node, "pstu", (), (c.read(m), addr), api="store_unalign", dtype=m.dtype, nbytes=nbytes,
+           lanes=lanes(m.dtype))
+    return None
+
+
+def _sim_pstu(instr):
+    src, mref = instr.args
+    tile, dt, n = mref.tile, instr.attrs["dtype"], instr.attrs["nbytes"]
+
+    def run(rf, mem, bases, off):
+        at = bases[tile] + off
+        mem[at:at + n] = np.packbits(active(rf.m[src.reg.uid], dt), bitorder="little")  # bit i: element i
+    return run
 
 
 def _count(instr, n: int, limit: int) -> int:
@@ -143,6 +168,9 @@ vf_api(FAMILY, "store_unalign", "dst_ptr, src, align_reg, stride=None, post_upda
        "Store the first `stride` elements of src at any UB address (vstus); post_update moves the pointer.",
        _check_store_unalign, results=0)
 vf_instr("vstus", FAMILY, _sim_vstus, "VSTS", mem=_mem_vstus, cpp=lambda i: "vstus(ureg, count, src, dst, POST_UPDATE)")
+vf_instr("pstu", FAMILY, _sim_pstu, "VSTS",
+         mem=lambda i: (lambda off, t=i.args[1].tile, n=i.attrs["nbytes"]: ((t, off, n, True),)),
+         cpp=lambda i: "pstu(ureg, src, dst)")
 
 
 def _check_store_post(p, node, a):

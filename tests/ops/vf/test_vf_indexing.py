@@ -46,7 +46,7 @@ def test_arange_descending_int32_and_unsqueeze():
 
     a = torch.zeros(1, 64, dtype=torch.int32)
     out = run(two_in_kernel(body, pl.DT_INT32), a, a, torch.int32, 64)
-    ref = 100 - np.arange(64) + (np.arange(64) < 8)
+    ref = 100 + 63 - np.arange(64) + (np.arange(64) < 8)  # DECREASE_ORDER counts down to start (VCI)
     np.testing.assert_array_equal(out.numpy()[0], ref)
 
 
@@ -108,7 +108,7 @@ def test_gather_scatter_truncate():
     def body(ta, tb, to):
         m = vf.create_mask(pattern=ALL, dtype=F32)
         mu = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT32)
-        rev = vf.arange(63, dtype=pl.DT_UINT32, index_order=pl.IndexOrder.DECREASE_ORDER)
+        rev = vf.arange(0, dtype=pl.DT_UINT32, index_order=pl.IndexOrder.DECREASE_ORDER)  # 63 .. 0
         g = vf.gather(ta, rev, mu)          # a reversed (uint32 bits of the fp32 data)
         f = vf.bit_cast(g, dtype=F32)
         t = vf.truncate(f, m)

@@ -93,6 +93,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                [u for u, r in regs.items() if r.kind == ALIGN])
     core = accs[0].st.core
     fname = op.attrs.get("vf")
+    spr = env.spr
 
     def dispatch(*args) -> Prepared:
         slots, scalars = args[:ntiles], args[ntiles:]
@@ -153,7 +154,10 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                 commits.append(((core, t.space), lo, rows, rb, used))
                 written.append((lo, lo + (rows - 1) * rb + used))
 
+        masks = spr.snapshot() if spr is not None else None  # {MASK1, MASK0} as the scalar unit left them
+
         def execute(mem: np.ndarray) -> None:
+            rf.spr_mask = masks
             for k, sc in trace:
                 runs[k](rf, mem, bases, *sc)
 

@@ -25,13 +25,14 @@ POISON = 0xFF
 class RegFile:
     """Vector, mask and alignment registers of one core, by register uid, and the SPRs."""
 
-    __slots__ = ("v", "m", "align", "ar")
+    __slots__ = ("v", "m", "align", "ar", "spr_mask")
 
     def __init__(self) -> None:
         self.v: dict[int, np.ndarray] = {}
         self.m: dict[int, np.ndarray] = {}
         self.align: dict[int, dict] = {}
         self.ar = 0
+        self.spr_mask: tuple | None = None  # the core's {MASK1, MASK0}, mode (backends/sim/vec_mask.py) at the call
 
     def prepare(self, vregs, masks, aligns) -> None:
         """Allocate the registers a VF body uses (first use in this launch: poison)."""
