@@ -71,6 +71,15 @@ def _check_pair(p: "FunctionParser", a: Args, src_dtype: str, dst_dtype: str) ->
                      "output, or drop the scale")
 
 
+def single_mode_only(p: "FunctionParser", a: Args) -> None:
+    """A per-channel scale on an Acc -> Vec move takes a single mode (the real frontend checks it before
+    the shapes)."""
+    if isinstance(a.get("scale"), (TileValue, TileRef)) and \
+            a.get("acc_to_vec_mode") in (AccToVecMode.DualModeSplitM, AccToVecMode.DualModeSplitN):
+        p.fail(a.node("acc_to_vec_mode"), "scale (per-channel) only supports single-mode acc_to_vec_mode "
+                                          "(SingleModeVec0 / SingleModeVec1)")
+
+
 def scale_operand(p: "FunctionParser", a: Args, src_dtype: str, dst_dtype: str,
                   attrs: dict) -> tuple[tuple[Expr, ...], tuple[TileRef, ...]]:
     """Check ``scale`` and record it in ``attrs`` (``quant``: the fixpipe's mode, None when the pair has
@@ -94,9 +103,7 @@ def scale_operand(p: "FunctionParser", a: Args, src_dtype: str, dst_dtype: str,
                         ("phase", "cannot be combined with phase")):
             if a.get(k) is not None:
                 p.fail(a.node(k), f"scale (per-channel) {text}")
-        if a.get("acc_to_vec_mode") in (AccToVecMode.DualModeSplitM, AccToVecMode.DualModeSplitN):
-            p.fail(a.node("acc_to_vec_mode"), "scale (per-channel) only supports single-mode acc_to_vec_mode "
-                                              "(SingleModeVec0 / SingleModeVec1)")
+        single_mode_only(p, a)
         mode = fixpipe.quant_mode(arch, src_dtype, dst_dtype, True)
         if mode is None:
             outs = ", ".join(fixpipe.quant_outputs(arch, src_dtype, True)) or "nothing"

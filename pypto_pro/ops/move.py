@@ -27,7 +27,8 @@ from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.data_movement import ACC_STORE_DTYPES, hf8_out
 from pypto_pro.ops.decl import PATH, api, instruction, vector
 from pypto_pro.backends.sim import fixpipe, hf8
-from pypto_pro.ops.fixpipe_scale import convert, deq_word, has_scale, quant_words, scale_operand
+from pypto_pro.ops.fixpipe_scale import (convert, deq_word, has_scale, quant_words, scale_operand,
+                                         single_mode_only)
 from pypto_pro.ops.insert import TRANSPOSE_PAIR, emit_insert, ub_to_l1_sim
 from pypto_pro.ops.insert import offsets as insert_offsets
 
@@ -135,6 +136,7 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
             p.fail(a.node("transpose"), f"pl.move {key[0].name} -> {key[1].name} cannot transpose{hint}")
         want = (st.cols, st.rows) if transpose else st.shape
         mode = want_enum(p, a, "acc_to_vec_mode", AccToVecMode, optional=True) if key == (A, V) else None
+        single_mode_only(p, a)
         if mode is AccToVecMode.DualModeSplitM:
             want = (st.rows // 2, st.cols)
         elif mode is AccToVecMode.DualModeSplitN:
