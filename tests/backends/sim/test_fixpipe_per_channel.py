@@ -45,7 +45,8 @@ def test_per_column_words_carry_their_own_offset_and_sign():
     np.testing.assert_array_equal(fixpipe.quantize(src, np.int8, w, False, vector=True), [[-3, 0, 7]])
 
 
-def _kernel(out_dtype, how="store", arch="a5", acc_dtype=pl.DT_FP32, in_dtype=pl.DT_FP32, fp_cols=T, fp_valid=None):
+def _kernel(out_dtype, how="store", arch="a5", acc_dtype=pl.DT_FP32, in_dtype=pl.DT_FP32, fp_cols=T, fp_valid=None,
+            per_tensor=None):
     def kernel(a: pl.Tensor[[T, T], in_dtype], b: pl.Tensor[[T, T], in_dtype],
                fp_params: pl.Tensor[[1, T], pl.DT_INT64], out: pl.Tensor[[T, T], out_dtype]):
         if how == "move":
@@ -71,7 +72,9 @@ def _kernel(out_dtype, how="store", arch="a5", acc_dtype=pl.DT_FP32, in_dtype=pl
                 pl.set_validshape(fpt, [1, fp_valid])
             pl.load(f1, fp_params, [0, 0])
             pl.move(fpt, f1)
-            if how == "store":
+            if per_tensor is not None:
+                pl.store(out, acc, [0, 0], scale=per_tensor)
+            elif how == "store":
                 pl.store(out, acc, [0, 0], scale=fpt)
             elif how == "store_tile":
                 pl.store_tile(out, acc, [0, 0], scale=fpt)
@@ -192,22 +195,26 @@ def test_what_cannot_combine_with_a_per_channel_scale(extra, match):
 
 def test_a5_applies_a_per_tensor_scale_to_an_fp32_output():
     """a5's fixpipe has QF322F32_PRE: an fp32 -> fp32 store scales (a2a3 has no such mode and copies)."""
-    def kernel(a: pl.Tensor[[T, T], pl.DT_FP32], b: pl.Tensor[[T, T], pl.DT_FP32], out: pl.Tensor[[T, T], pl.DT_FP32]):
-        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Mat, layout=pl.NZ), addrs=0, mutex_ids=[0])[0]
-        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Mat, layout=pl.NZ), addrs=0x10000,
-                                mutex_ids=[1])[0]
-        xa = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Left, layout=pl.NZ), addrs=0, mutex_ids=[2])[0]
-        xb = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Right, layout=pl.ZN), addrs=0, mutex_ids=[3])[0]
-        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Acc, layout=pl.NZ, fractal=1024), addrs=0,
-                                 mutex_ids=[4])[0]
-        with pl.section_cube():
-            pl.load(a1, a, [0, 0])
-            pl.load(b1, b, [0, 0])
-            pl.move(xa, a1)
-            pl.move(xb, b1)
-            pl.matmul(acc, xa, xb)
-            pl.store(out, acc, [0, 0], scale=3.0)
     a, b = _operands(np.random.default_rng(5))
-    out = np.zeros((T, T), np.float32)
-    pl.jit(kernel, auto_mutex=True, arch="a5")(a, b, out)
-    np.testing.assert_array_equal(out, a * 3)
+    for arch, want in (("a5", a * 3), ("a2a3", a)):
+        out = np.zeros((T, T), np.float32)
+        _kernel(pl.DT_FP32, arch=arch, per_tensor=3.0)(a, b, words([1.0] * T), out)
+        np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("shape", [[64], [1, 64, 1], []])
+def test_a_scaling_tile_type_must_be_2d(shape):
+    with pytest.raises(ValueError, match=r"scale tile must be 2D, got shape \["):
+        pl.TileType(shape, pl.DT_INT64, Scaling)
+
+
+def test_a_dict_display_is_a_parser_type_error_as_in_the_real_parser():
+    from pypto_pro.errors import ParserTypeError
+
+    def kernel(out: pl.Tensor[[T, T], pl.DT_INT8]):
+        with pl.section_cube():
+            acc = pl.make_tile(pl.TileType([T, T], pl.DT_FP32, Acc, layout=pl.NZ, fractal=1024), addr=0)
+            pl.store(out, acc, [0, 0], scale={"value": 2.0})
+    with pytest.raises(ParserTypeError, match="Unsupported closure variable type: dict") as err:
+        pl.jit(kernel, arch="a5").compile()
+    assert err.value.line is not None
