@@ -101,7 +101,7 @@ def scale_operand(p: "FunctionParser", a: Args, src_dtype: str, dst_dtype: str,
         _check_pair(p, a, src_dtype, dst_dtype)
         for k, text in (("relu_pre_mode", "cannot be used together with relu_pre_mode"),
                         ("phase", "cannot be combined with phase")):
-            if a.get(k) is not None:
+            if a.name != "move" and a.get(k) is not None:  # the real move_fp takes relu_pre_mode
                 p.fail(a.node(k), f"scale (per-channel) {text}")
         single_mode_only(p, a)
         mode = fixpipe.quant_mode(arch, src_dtype, dst_dtype, True)

@@ -9,9 +9,13 @@ A quant word packs (PTO-ISA ``include/pto/cpu/common.hpp::quantize_element``):
   ``extract_m1_from_quant``), i.e. the fp32 with its low 13 bits dropped -- which is what
   ``torch_npu.npu_trans_quant_param`` keeps. Exponent and mantissa both zero is 0; otherwise
   ``(-1)^s * (1 + m/1024) * 2^(e-127)`` (an exponent of 0 is not a subnormal there);
-* bits 37-45: an offset added before rounding to int8; bit 46: signed int8 (clamp to [-128, 127],
-  else [0, 255]). The real frontend sets bit 46 of a per-tensor scale for an int8 output; a
-  per-channel word is used as the user wrote it.
+* bits 37-45: an offset (zero point, a signed 9-bit integer) added before rounding to int8; bit 46:
+  signed int8 (clamp to [-128, 127], else [0, 255]). The real frontend sets bit 46 of a per-tensor
+  scale for an int8 output; a per-channel word is used as the user wrote it. PTO-ISA's CPU model
+  reads the offset unsigned; it is read signed here, because the real codegen widens a run-time
+  DT_INT32 scale with ``static_cast<uint64_t>`` (sign extension): a negative scale's bits then carry
+  an offset field of all ones, -1 as a signed field (the real on-chip tests accept that off-by-one
+  with ``atol=1``), 511 as an unsigned one (which would saturate every value).
 
 Per element: ``v = float32(src) * scale`` (one fp32 multiply; an int32 source is rounded to fp32
 first), then by mode: to int8 (QF322B8_PRE / REQ8 / VQF322B8_PRE / VREQ8) round half to even after
@@ -95,7 +99,8 @@ def quantize(src: np.ndarray, out_dtype: np.dtype, deq, relu: bool, vector: bool
     out_dtype = np.dtype(out_dtype)
     words = np.asarray(deq, dtype=np.uint64)
     if out_dtype.kind == "i" or out_dtype == np.uint8:
-        offset = ((words >> np.uint64(37)) & np.uint64(0x1FF)).astype(np.float32)
+        field = ((words >> np.uint64(37)) & np.uint64(0x1FF)).astype(np.int64)
+        offset = np.where(field >= 256, field - 512, field).astype(np.float32)  # a signed 9-bit zero point
         signed = ((words >> np.uint64(46)) & np.uint64(1)).astype(bool)
         lo = np.where(signed, np.float32(-128), np.float32(0))
         hi = np.where(signed, np.float32(127), np.float32(255))

@@ -45,11 +45,23 @@ def test_per_column_words_carry_their_own_offset_and_sign():
     np.testing.assert_array_equal(fixpipe.quantize(src, np.int8, w, False, vector=True), [[-3, 0, 7]])
 
 
+def test_the_offset_field_is_a_signed_9_bit_zero_point():
+    src = np.array([[10.0, 10.0]], np.float32)
+    w = np.array([SIGNED | (0x1FB << 37) | bits(1.0), SIGNED | (5 << 37) | bits(1.0)], np.uint64)  # -5, +5
+    np.testing.assert_array_equal(fixpipe.quantize(src, np.int8, w, False, vector=True), [[5, 15]])
+    # a negative run-time DT_INT32 scale, widened with sign extension as the real codegen does: offset -1
+    from pypto_pro.ops.fixpipe_scale import deq_word
+    deq = deq_word({"deq_runtime": "bits", "deq_dst": "DT_INT8"}, bits(-1.0) - 2 ** 32)
+    assert (deq >> 37) & 0x1FF == 0x1FF
+    np.testing.assert_array_equal(fixpipe.quantize(np.array([[3.0, -2.0]], np.float32), np.int8, deq, False),
+                                  [[-4, 1]])
+
+
 def _kernel(out_dtype, how="store", arch="a5", acc_dtype=pl.DT_FP32, in_dtype=pl.DT_FP32, fp_cols=T, fp_valid=None,
             per_tensor=None):
     def kernel(a: pl.Tensor[[T, T], in_dtype], b: pl.Tensor[[T, T], in_dtype],
                fp_params: pl.Tensor[[1, T], pl.DT_INT64], out: pl.Tensor[[T, T], out_dtype]):
-        if how == "move":
+        if how.startswith("move"):
             vt = pl.make_tile(pl.TileType([T, T], out_dtype, Vec), addr=0)
         a1 = pl.make_tile_group(type=pl.TileType([T, T], in_dtype, Mat, layout=pl.NZ), addrs=0, mutex_ids=[0])[0]
         b1 = pl.make_tile_group(type=pl.TileType([T, T], in_dtype, Mat, layout=pl.NZ), addrs=0x10000,
@@ -79,9 +91,10 @@ def _kernel(out_dtype, how="store", arch="a5", acc_dtype=pl.DT_FP32, in_dtype=pl
             elif how == "store_tile":
                 pl.store_tile(out, acc, [0, 0], scale=fpt)
             else:
-                pl.move(vt, acc, scale=fpt, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
+                pl.move(vt, acc, scale=fpt, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0,
+                        relu_pre_mode=pl.ReluPreMode.NormalRelu if how == "move_relu" else None)
                 pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=0)
-        if how == "move":
+        if how.startswith("move"):
             with pl.section_vector():
                 pl.system.wait_cross_core(pipe=pl.PipeType.MTE3, event_id=0)
                 if pl.get_subblock_idx() == 0:
@@ -95,7 +108,7 @@ def _operands(rng, in_dtype=np.float32):
     return a, b
 
 
-@pytest.mark.parametrize("how", ["store", "store_tile", "move"])
+@pytest.mark.parametrize("how", ["store", "store_tile", "move", "move_relu"])
 def test_int8_per_column_scales(how):
     rng = np.random.default_rng(1)
     a, b = _operands(rng)
@@ -104,7 +117,7 @@ def test_int8_per_column_scales(how):
     report = _kernel(pl.DT_INT8, how)(a, b, words(scales), out)
     assert report.faults == []
     want = np.clip(np.rint(a * np.array([m1(s) for s in scales], np.float32)), -128, 127).astype(np.int8)
-    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(out, np.maximum(want, 0) if how == "move_relu" else want)
 
 
 def test_the_m1_truncation_is_visible_in_the_result():
