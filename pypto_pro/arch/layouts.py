@@ -46,6 +46,10 @@ def layout_violation(tt: TileType, arch_name: str) -> str | None:
         return f"{space.name} tiles do not support the {layout.name} layout on a5; use the default NZ/ZN layout"
     if space is MemorySpace.Bias:
         return None if tt.rows == 1 else "a Bias tile holds one row: shape [1, N]"
+    if space is MemorySpace.Scaling and tt.rows != 1:  # PTO-ISA TMov: "When TileType is Scaling, row must be 1"
+        return (f"scale tile must have shape [1, N] (row == 1), got [{tt.rows}, {tt.cols}]: the fixpipe buffer "
+                "holds one row of per-column quant words ([N, 1] per-row scaling is not supported; quantise "
+                "per token in the Vector (UB) domain)")
     rows, cols = tt.shape
     row_major, box = BOXES[layout]
     if box is None:

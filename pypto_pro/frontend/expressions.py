@@ -22,8 +22,10 @@ _UNSUPPORTED_EXPRS = {
     ast.Lambda: "lambda", ast.ListComp: "list comprehensions", ast.SetComp: "set comprehensions",
     ast.DictComp: "dict comprehensions", ast.GeneratorExp: "generator expressions", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Await: "await", ast.NamedExpr: "assignment expressions (:=)",
-    ast.Starred: "starred arguments", ast.JoinedStr: "f-strings", ast.Set: "set displays", ast.Dict: "dict displays",
+    ast.Starred: "starred arguments", ast.JoinedStr: "f-strings",
 }
+# displays of Python values a kernel cannot hold: the real parser builds the value and then rejects its type
+_UNSUPPORTED_VALUES = {ast.Set: "set", ast.Dict: "dict"}
 
 
 class ExpressionParser:
@@ -33,6 +35,10 @@ class ExpressionParser:
         for kind, what in _UNSUPPORTED_EXPRS.items():
             if isinstance(node, kind):
                 self.fail(node, _not_supported(what), kind="unsupported")
+        for kind, what in _UNSUPPORTED_VALUES.items():
+            if isinstance(node, kind):
+                self.fail(node, f"Unsupported closure variable type: {what} ({what} displays are not supported in "
+                                "kernels; values must be int, float, bool, list, tuple, tiles or tensors)", kind="type")
         method = getattr(self, "ev_" + type(node).__name__, None)
         if method is None:
             self.fail(node, f"unsupported expression: {type(node).__name__}", kind="unsupported")

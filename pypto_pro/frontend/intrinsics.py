@@ -48,7 +48,8 @@ def call(p: "FunctionParser", node: ast.Call, name: str, func: Any, args: list, 
     takes_kwargs = any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params.values())
     for k in node.keywords:
         if k.arg not in params and not takes_kwargs:
-            p.fail(k, f"{shown}() has no parameter '{k.arg}'{did_you_mean(k.arg, params)}")
+            p.fail(k, f"{shown}() got an unexpected keyword argument '{k.arg}': it has no parameter '{k.arg}'"
+                      f"{did_you_mean(k.arg, params)}")
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:

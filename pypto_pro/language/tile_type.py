@@ -67,6 +67,10 @@ class TileType:
                  valid_shape: Sequence[Any] | None = None, layout: TensorLayout | None = None,
                  fractal: int | None = None, pad: TilePad | int | None = None, compact: int | None = None) -> None:
         if not isinstance(shape, (list, tuple)) or len(shape) != 2:
+            if target_memory is MemorySpace.Scaling:  # the real frontend's wording for a per-channel scale tile
+                shown = list(shape) if isinstance(shape, (list, tuple)) else shape
+                raise ValueError(f"scale tile must be 2D, got shape {shown!r} (a Scaling tile is [1, N] DT_INT64: "
+                                 "one quant word per output column)")
             raise ValueError(f"TileType shape must be [rows, cols] (only 2-D tiles), got {shape!r}")
         for s in shape:
             if not isinstance(s, int) or isinstance(s, bool) or s <= 0:

@@ -24,9 +24,8 @@ from pypto_pro.ir.expr import BinOp, Const, Expr
 from pypto_pro.ir.nodes import GMRef, TileOp, TileRef
 from pypto_pro.language.enums import AtomicType, MemorySpace, PipeType, ReluPreMode, SectionKind, STPhase
 from pypto_pro.backends.sim import fixpipe, hf8
-from pypto_pro.backends.sim.fixpipe import SCALED
 from pypto_pro.ops.decl import GM, api, instruction
-from pypto_pro.ops.fixpipe_scale import deq_word, scale_operand
+from pypto_pro.ops.fixpipe_scale import convert, deq_word, has_scale, quant_words, scale_operand
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
@@ -85,8 +84,7 @@ def _order(p: "FunctionParser", a: Args, rank: int, store: bool) -> tuple[int, i
     if not (0 <= a0 < rank and 0 <= a1 < rank) or a0 == a1:
         p.fail(node, f"order {list(order)} must name two different axes of the rank-{rank} tensor")
     if store and a0 > a1:
-        p.fail(node, f"{a.display} supports ascending order only (got {list(order)}); transposed stores are not "
-                     "supported by the real API")
+        p.fail(node, f"{a.display}: order must be ascending, got {list(order)} (transposed stores are not supported)")
     return a0, a1
 
 
@@ -152,12 +150,14 @@ def _store_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
     in_section(p, node, section, f"{a.display} from a {space.name} tile")
     attrs: dict = {"api": a.name}
     scalars: tuple = ()
+    fp_tiles: tuple = ()
     if space is MemorySpace.Acc:
         src_name, dst_name = tile.tile_type.dtype.name, tensor.param.type.dtype.name
-        scalars = scale_operand(p, a, src_name, dst_name, attrs)
+        scalars, fp_tiles = scale_operand(p, a, src_name, dst_name, attrs)
         allowed = ACC_STORE_DTYPES.get(src_name, ())
-        if scalars or "deq" in attrs:
-            allowed = allowed + tuple(d for s_, d in sorted(SCALED) if s_ == src_name and d not in allowed)
+        if has_scale(attrs):
+            outs = fixpipe.quant_outputs(p.ctx.arch.name, src_name, bool(fp_tiles))
+            allowed = allowed + tuple(d for d in outs if d not in allowed)
         if dst_name not in allowed:
             p.fail(node, f"the fixpipe converts {tile.tile_type.dtype.name} accumulators to {', '.join(allowed)}, "
                          f"not {tensor.param.type.dtype.name}")
@@ -176,7 +176,7 @@ def _store_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
     axes = _order(p, a, tensor.param.type.rank, store=True)
     attrs["order"] = axes
     offsets = gm_offsets(p, a, "tile_offsets" if tile_coords else "offsets", tensor, tile, axes, tile_coords)
-    p.ctx.builder.emit(TileOp("store", pipe, GMRef(tensor.param, offsets), (tile,), scalars, attrs=attrs,
+    p.ctx.builder.emit(TileOp("store", pipe, GMRef(tensor.param, offsets), (tile, *fp_tiles), scalars, attrs=attrs,
                               loc=p.loc(node)))
 
 
@@ -272,11 +272,14 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     pname, axes = ref.param.name, op.attrs["order"]
     relu, atomic = op.attrs.get("relu", False), op.attrs.get("atomic", False)
     runtime_scale = "deq_runtime" in op.attrs
-    scaled = (tile.tile_type.dtype.name, ref.param.type.dtype.name) in SCALED
+    fp = TileAccess(env.states[op.srcs[1].buffer.uid]) if len(op.srcs) > 1 else None  # type: ignore[union-attr]
     # the fixpipe's conversion into HiFloat8 (an Acc result); an HF8 tile's bytes are stored as they are
     to_hf8 = ref.param.type.dtype.name == "DT_HF8" and tile.tile_type.dtype.name != "DT_HF8"
 
     def dispatch(slot: int, *args: int) -> Prepared:
+        fp_slot = None
+        if fp is not None:
+            fp_slot, args = args[0], args[1:]
         if runtime_scale:
             args, deq = args[:-1], deq_word(op.attrs, args[-1])
         else:
@@ -286,17 +289,21 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
         idx, rect, _ = _window(op, g, offs, r, c, axes, "store to", pname)
         dst = g[idx]
         view = t.views[slot][:r, :c]
+        reads = (t.access(slot, r, c, False),)
+        if fp is not None:
+            deq = quant_words(op, fp.views[fp_slot], fp.valid[fp_slot][1], 0, c, fault)
+            reads += (fp.access(fp_slot, 1, c, False),)
 
         def compute(out: np.ndarray) -> None:
             data = np.asarray(view)
-            if to_hf8:
-                q = hf8_out(data, deq, relu)
-                out[...] = q if g.ndim > 1 else q[0]
-                return
-            if scaled and deq is not None:
-                q = fixpipe.quantize(np.asarray(data), dst.dtype, deq, relu)
+            q = convert(data, dst.dtype, op.attrs, deq, relu, hf8.encode)
+            if q is not None:
                 q = q if g.ndim > 1 else q[0]
-                out[...] = np.add(out, q, dtype=out.dtype) if atomic else q
+                out[...] = np.add(out, q, dtype=out.dtype) if atomic and not to_hf8 else q
+                return
+            if to_hf8:
+                q = hf8_out(data, None, relu)
+                out[...] = q if g.ndim > 1 else q[0]
                 return
             if relu:
                 data = np.where(data > 0, data, np.zeros((), data.dtype))
@@ -313,8 +320,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
             else:
                 out[...] = shaped
         run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
-        return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),),
-                        gmt.accesses(g, idx, rect, True), r * c * t.item, run)
+        return Prepared(r, c, c * t.item == t.row_bytes, reads, gmt.accesses(g, idx, rect, True), r * c * t.item, run)
     return dispatch
 
 
@@ -373,8 +379,10 @@ def _store_cpp(op: TileOp, ctx, arch: str) -> list[str]:
         return ['#error "pl.store fixpipe options (relu_pre_mode, phase) are not emitted by this backend yet"']
     if op.attrs.get("atomic"):
         return ['#error "pl.store(atomic=AtomicAdd) is not emitted by this backend yet"']
+    if op.attrs.get("vector_quant"):
+        return _cpp_window(op, ctx, ref, tile) + [f"TSTORE_FP(gm, {ctx.tile(tile)}, {ctx.tile(op.srcs[1])});"]
     if "deq" in op.attrs or "deq_runtime" in op.attrs:
-        return ['#error "pl.store(scale=...) fixpipe quantisation is not emitted by this backend yet"']
+        return ['#error "pl.store(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet"']
     return _cpp_window(op, ctx, ref, tile) + [f"TSTORE(gm, {ctx.tile(tile)});"]
 
 

@@ -26,9 +26,9 @@ from pypto_pro.language.enums import AccToVecMode, MemorySpace, PipeType, ReluPr
 from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.data_movement import ACC_STORE_DTYPES, hf8_out
 from pypto_pro.ops.decl import PATH, api, instruction, vector
-from pypto_pro.backends.sim import fixpipe
-from pypto_pro.backends.sim.fixpipe import SCALED
-from pypto_pro.ops.fixpipe_scale import deq_word, scale_operand
+from pypto_pro.backends.sim import fixpipe, hf8
+from pypto_pro.ops.fixpipe_scale import (convert, deq_word, has_scale, quant_words, scale_operand,
+                                         single_mode_only)
 from pypto_pro.ops.insert import TRANSPOSE_PAIR, emit_insert, ub_to_l1_sim
 from pypto_pro.ops.insert import offsets as insert_offsets
 
@@ -136,6 +136,7 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
             p.fail(a.node("transpose"), f"pl.move {key[0].name} -> {key[1].name} cannot transpose{hint}")
         want = (st.cols, st.rows) if transpose else st.shape
         mode = want_enum(p, a, "acc_to_vec_mode", AccToVecMode, optional=True) if key == (A, V) else None
+        single_mode_only(p, a)
         if mode is AccToVecMode.DualModeSplitM:
             want = (st.rows // 2, st.cols)
         elif mode is AccToVecMode.DualModeSplitN:
@@ -156,11 +157,13 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
             p.fail(a.node("dst_tile"), f"pl.move: 'dst_tile' has shape {list(dt.shape)}; this move needs "
                                        f"{list(want)}")
         scale_ops: tuple = ()
+        fp_tiles: tuple = ()
         if instr == "fixpipe":
-            scale_ops = scale_operand(p, a, st.dtype.name, dt.dtype.name, attrs)
+            scale_ops, fp_tiles = scale_operand(p, a, st.dtype.name, dt.dtype.name, attrs)
             allowed = ACC_STORE_DTYPES.get(st.dtype.name, ())
-            if scale_ops or "deq" in attrs:
-                allowed = allowed + tuple(d for s_, d in sorted(SCALED) if s_ == st.dtype.name and d not in allowed)
+            if has_scale(attrs):
+                outs = fixpipe.quant_outputs(arch.name, st.dtype.name, bool(fp_tiles))
+                allowed = allowed + tuple(d for d in outs if d not in allowed)
             if dt.dtype.name not in allowed:
                 p.fail(a.node("dst_tile"), f"the fixpipe converts {st.dtype.name} to {', '.join(allowed)}, not "
                                            f"{dt.dtype.name}")
@@ -176,7 +179,7 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
             attrs["src_layout"] = st.effective_layout(arch.name)
         attrs["transpose"] = transpose
         scalars = tuple(as_expr(x) for x in offset) if offset is not None else ()
-        p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), scalars + scale_ops, attrs, p.loc(node)))
+        p.ctx.builder.emit(TileOp(instr, pipe, dst, (src, *fp_tiles), scalars + scale_ops, attrs, p.loc(node)))
         return
     p.ctx.builder.emit(TileOp(instr, pipe, dst, (src,), (), attrs, p.loc(node)))
 
@@ -248,9 +251,12 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
     relu = op.attrs.get("relu", False)
     runtime_scale = "deq_runtime" in op.attrs
     to_hf8 = op.dst.tile_type.dtype.name == "DT_HF8"  # type: ignore[union-attr]
-    scaled = (op.srcs[0].tile_type.dtype.name, op.dst.tile_type.dtype.name) in SCALED  # type: ignore[union-attr]
+    fp = TileAccess(env.states[op.srcs[1].buffer.uid]) if len(op.srcs) > 1 else None  # type: ignore[union-attr]
 
     def dispatch(sd: int, sa: int, *offset: int) -> Prepared:
+        fp_slot = None
+        if fp is not None:
+            fp_slot, offset = offset[0], offset[1:]
         if runtime_scale:
             offset, deq = offset[:-1], deq_word(op.attrs, offset[-1])
         else:
@@ -279,13 +285,19 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
         dr, dc = d.valid[sd]
         if dr < r or dc < c:
             raise fault(op, f"pl.move Acc -> Vec writes {r} x {c} into '{d.label}', whose valid shape is {dr} x {dc}")
+        reads = (acc_src, d.access(sd, r, c, True))
+        if fp is not None:  # single modes only: the columns of the Acc it reads, from column c0
+            c0 = offset[1] if offset else 0
+            deq = quant_words(op, fp.views[fp_slot], fp.valid[fp_slot][1], c0, c, fault)
+            reads += (fp.access(fp_slot, 1, c0 + c, False),)
 
         def compute(out: np.ndarray) -> None:
-            if to_hf8:
-                out[...] = hf8_out(src, deq, relu)
+            q = convert(src, out.dtype, op.attrs, deq, relu, hf8.encode)
+            if q is not None:
+                out[...] = q
                 return
-            if scaled and deq is not None:
-                out[...] = fixpipe.quantize(np.asarray(src), out.dtype, deq, relu)
+            if to_hf8:
+                out[...] = hf8_out(src, None, relu)
                 return
             data = np.maximum(src, np.zeros((), src.dtype)) if relu else src
             if same:
@@ -293,8 +305,7 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
             else:
                 numerics.cast(out, np.ascontiguousarray(data), "rint")
         run = deferred(compute, d.views[sd][:r, :c])
-        return Prepared(r, c, True, (acc_src, d.access(sd, r, c, True)), (), r * c * d.item, run,
-                        (d.written(sd, r, c),))
+        return Prepared(r, c, True, reads, (), r * c * d.item, run, (d.written(sd, r, c),))
     return dispatch
 
 
@@ -336,9 +347,15 @@ def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     if arch != "a5":
         return ['#error "Acc -> Vec moves are a5 only"']
     if "deq" in op.attrs or "deq_runtime" in op.attrs:
-        return ['#error "pl.move(scale=...) fixpipe quantisation is not emitted by this backend yet"']
+        return ['#error "pl.move(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet"']
     mode = op.attrs["mode"].name
     relu = ", ReluPreMode::NormalRelu" if op.attrs.get("relu") else ""
+    if op.attrs.get("vector_quant"):
+        if op.attrs.get("offset"):
+            return ['#error "pl.move(offset=..., scale=<Scaling tile>) is not emitted by this backend yet"']
+        fp = op.srcs[1]
+        return [f"TMOV<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, {ctx.type_name(fp.buffer)}, "
+                f"AccToVecMode::{mode}{relu}>({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {ctx.tile(fp)});"]
     if op.attrs.get("offset"):
         r0, c0 = (ctx.cexpr(e) for e in op.scalars)
         return [f"TEXTRACT<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}"

@@ -69,6 +69,7 @@ class BoundArgs:
     dtypes: dict[str, DataType]  # DTypeVar name -> the dtype the arguments bind it to
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # tensors with STATIC / ... dims
     static_signature: tuple = ()  # (param index, axis, value) of every specialising dim, as the real runtime
+    scalar_error: LaunchError | None = None  # a run-time scalar's error, raised after compiling (defer_scalars)
 
 
 def bind_values(kernel_name: str, signature: inspect.Signature, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -83,7 +84,11 @@ def bind_values(kernel_name: str, signature: inspect.Signature, args: tuple, kwa
 
 
 def bind_arguments(kernel_name: str, params: list, args: tuple, kwargs: dict,
-                   signature: inspect.Signature | None = None) -> BoundArgs:
+                   signature: inspect.Signature | None = None, defer_scalars: bool = False) -> BoundArgs:
+    """Check and bind a launch's arguments. ``defer_scalars``: keep the first run-time scalar's
+    error in ``scalar_error`` instead of raising it, for the launcher to raise after compiling (the
+    real launcher compiles on the first call and checks scalar arguments after, so a compile error
+    wins)."""
     if signature is None:
         signature = inspect.Signature([inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                                        for p in params])
@@ -106,7 +111,12 @@ def bind_arguments(kernel_name: str, params: list, args: tuple, kwargs: dict,
         elif p.ty == "constexpr":
             bound.constexprs[p.name] = v
         else:
-            bound.scalars[p.name] = check_scalar(kernel_name, p, v)
+            try:
+                bound.scalars[p.name] = check_scalar(kernel_name, p, v)
+            except LaunchError as exc:
+                if not defer_scalars:
+                    raise
+                bound.scalar_error = bound.scalar_error or exc
     bound.static_signature = tuple(static)
     return bound
 
@@ -197,9 +207,11 @@ def check_tiling(kernel_name: str, p: TilingParam, v: Any) -> dict[str, Any]:
 
 def check_scalar(kernel_name: str, p: ScalarParam, v: Any) -> Any:
     """The value a run-time scalar parameter gets, checked as the real ``_validate_scalar_arg`` does:
-    a bool fits bool and integer dtypes, an int integer dtypes, a float float dtypes. Ours also
-    refuses an int outside the dtype's range (the real ctypes packing would wrap it silently); a
-    parameter annotated with Python's ``float`` (ours) also takes an int."""
+    a bool fits bool and integer dtypes, an int integer dtypes, a float float dtypes. An int that
+    fits the dtype's width as either a signed or an unsigned number is reinterpreted as the real
+    ctypes packing does (``3212836864`` -- fp32 bits as uint32 -- to a ``DT_INT32`` parameter is
+    ``-1082130432``); ours refuses one wider than the dtype (ctypes would drop its high bits
+    silently). A parameter annotated with Python's ``float`` (ours) also takes an int."""
     dtype = p.dtype or (DT_FP32 if p.ty == "float" else DT_INT64)
     where = f"{kernel_name}: argument '{p.name}' ({dtype.name})"
     if isinstance(v, (np.bool_, np.integer, np.floating)):
@@ -224,9 +236,15 @@ def check_scalar(kernel_name: str, p: ScalarParam, v: Any) -> Any:
                               "runtime has no ABI for them); use pl.DT_FP32", kind="type")
         return round_value(float(v), dtype)
     lo, hi = int_range(dtype)
-    if not lo <= v <= hi:
-        raise LaunchError(f"{where}: {v} is out of range [{lo}, {hi}]", kind="value")
-    return v
+    if lo <= v <= hi:
+        return v
+    bits = dtype.bits
+    if lo < 0 and hi < v < 1 << bits:  # unsigned bits for a signed dtype: the same bits, as ctypes packs them
+        return v - (1 << bits)
+    if lo == 0 and -(1 << (bits - 1)) <= v < 0:  # a negative value for an unsigned dtype: its two's complement
+        return v + (1 << bits)
+    raise LaunchError(f"{where}: {v} does not fit in {bits} bits (range [{lo}, {hi}], or [0, {(1 << bits) - 1}] "
+                      "as unsigned bits)", kind="value")
 
 
 __all__ = ["BoundArgs", "bind_arguments", "bind_values", "check_tensor", "check_ptr", "check_tiling",

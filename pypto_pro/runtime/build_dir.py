@@ -1,10 +1,32 @@
-"""Where a kernel's stage dumps go: ``./build/<kernel>/`` or ``$PYPTO_PRO_BUILD_DIR/<kernel>/``."""
+"""Where a kernel's stage dumps go: ``./build/<kernel>/`` or ``$PYPTO_PRO_BUILD_DIR/<kernel>/``; and the
+C-safe symbol a kernel name becomes.
+
+``@pl.jit(name=...)`` takes any non-empty string, as the real one does (its tests name kernels
+``ct_float_scale_2.0``). The name the user gave stays the kernel's ``name``; its C symbol and build
+directory use :func:`safe_symbol`: the name itself when it is already a C identifier, otherwise the
+name with every other character replaced by ``_`` plus 8 hex digits of its SHA-1, so that two names
+differing only in such characters (``s_2.0`` / ``s_2_0``) never share a symbol or a directory.
+"""
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
+
+_C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def safe_symbol(name: str) -> str:
+    """A C identifier for a kernel name (the name itself when it already is one)."""
+    if _C_IDENT.fullmatch(name):
+        return name
+    cleaned = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    if not cleaned or cleaned[0].isdigit():
+        cleaned = "k_" + cleaned
+    return f"{cleaned}_{hashlib.sha1(name.encode('utf-8')).hexdigest()[:8]}"
 
 
 def kernel_build_dir(kernel_name: str, override: str | None = None) -> Path:
     root = override or os.environ.get("PYPTO_PRO_BUILD_DIR") or "build"
-    return Path(root) / kernel_name
+    return Path(root) / safe_symbol(kernel_name)

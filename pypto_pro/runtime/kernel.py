@@ -23,7 +23,7 @@ from pypto_pro.frontend.parser import parse_kernel
 from pypto_pro.ir.nodes import GMRef, KernelIR, TensorParam, TileOp, walk_stmts
 from pypto_pro.passes.manager import CompiledPrograms, PassOptions, run_passes, write_dumps
 from pypto_pro.runtime.binding import bind_arguments
-from pypto_pro.runtime.build_dir import kernel_build_dir
+from pypto_pro.runtime.build_dir import kernel_build_dir, safe_symbol
 from pypto_pro.runtime.launch_config import (bind_datatype, check_block_dim, parse_launch_key,
                                              validate_datatype_context, validate_datatype_schema)
 
@@ -68,9 +68,9 @@ class JitKernel:
             raise CompileError(f"unknown device {device!r} for kernel '{fn.__name__}'; this release runs on 'sim'")
         if check not in CHECK_MODES:
             raise CompileError(f"check must be one of {', '.join(CHECK_MODES)}, got {check!r}")
-        if name is not None and (not isinstance(name, str) or not name.isidentifier()):
-            raise CompileError(f"name must be an identifier (it names the kernel's symbol and build directory), "
-                               f"got {name!r}", kind="value")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise CompileError(f"name must be a non-empty string (it names the kernel; its C symbol and build "
+                               f"directory are derived from it), got {name!r}", kind="value")
         if compile_timeout is not None and (not isinstance(compile_timeout, int) or compile_timeout <= 0):
             raise CompileError(f"compile_timeout must be a positive number of seconds, got {compile_timeout!r}",
                                kind="value")
@@ -355,9 +355,11 @@ class JitKernel:
         from pypto_pro.runtime import npu_launch
         if any(npu_launch.is_npu_tensor(a) for a in (*args, *kwargs.values())):
             return self._launch_npu(block_dim, key, params, args, kwargs)
-        bound = bind_arguments(self.name, params, args, kwargs, inspect.signature(self.fn))
+        bound = bind_arguments(self.name, params, args, kwargs, inspect.signature(self.fn), defer_scalars=True)
         spec = Specialization(bound.constexprs, key, bound.dtypes, consts, bound.shapes, bound.static_signature)
         entry = self._get(spec)
+        if bound.scalar_error is not None:  # after compiling, as the real launcher checks scalars
+            raise bound.scalar_error
         for p in params:
             arr = bound.arrays[p.index]
             if p.name in entry.stored_params and arr is not None and not arr.flags.writeable:
@@ -399,7 +401,7 @@ class Specialization:
 
 def variant_symbol(name: str, code: int | None, dtypes: dict[str, Any]) -> str:
     """C symbol of one specialisation: ``add`` / ``add_5`` / ``add_5_T_fp16`` (unique per variant)."""
-    parts = [name] + ([str(code)] if code is not None else [])
+    parts = [safe_symbol(name)] + ([str(code)] if code is not None else [])
     parts += [f"{k}_{v.name[3:].lower()}" for k, v in sorted(dtypes.items())]
     return "_".join(parts)
 

@@ -50,9 +50,9 @@ def test_typed_scalars_and_defaults():
     ((1.5, 1, True, 1.0), r"argument 'n' \(DT_INT32\): a float \(1.5\) was passed for a non-float dtype"),
     ((1, 1, True, 1), r"argument 'x' \(DT_FP32\): an int \(1\) was passed for a non-integer dtype; pass 1.0"),
     ((1, 1, 1, 1.0), r"argument 'flag' \(DT_BOOL\): an int \(1\) was passed for a non-integer dtype"),
-    ((2**31, 1, True, 1.0), r"argument 'n' \(DT_INT32\): 2147483648 is out of range \[-2147483648, 2147483647\]"),
-    ((1, 256, True, 1.0), r"argument 'u' \(DT_UINT8\): 256 is out of range \[0, 255\]"),
-    ((1, -1, True, 1.0), r"argument 'u' \(DT_UINT8\): -1 is out of range"),
+    ((2**32, 1, True, 1.0), r"argument 'n' \(DT_INT32\): 4294967296 does not fit in 32 bits"),
+    ((1, 256, True, 1.0), r"argument 'u' \(DT_UINT8\): 256 does not fit in 8 bits \(range \[0, 255\]"),
+    ((1, -129, True, 1.0), r"argument 'u' \(DT_UINT8\): -129 does not fit in 8 bits"),
     ((1, 1, True, "x"), r"argument 'x' \(DT_FP32\) must be a Python scalar"),
     ((1, 1, True, True), r"argument 'x' \(DT_FP32\): a bool was passed for a non-boolean, non-integer dtype"),
 ])
@@ -61,6 +61,14 @@ def test_bad_scalar_arguments_are_launch_errors_before_anything_runs(args, match
     with pytest.raises(LaunchError, match=match):
         typed(out, fout, *args)
     assert np.all(out == -1) and np.all(fout == -1.0)  # outputs untouched
+
+
+def test_unsigned_bits_for_a_signed_dtype_are_reinterpreted_as_ctypes_packs_them():
+    out, fout = fresh()
+    typed(out, fout, 3212836864, 255, True, 1.0, step=0)  # fp32 bits of -1.0 as uint32 -> int32
+    assert out[0, 0] == 3212836864 - 2**32
+    typed(out, fout, 2**31, -1, True, 1.0, step=0)  # and -1 for a uint8 is 255
+    assert out[0, 0] == -2**31 and out[1, 0] == 255
 
 
 def test_missing_scalar_without_default():

@@ -33,6 +33,9 @@ def tile_type_expr(b: Buffer) -> str:
             return (f"Tile<TileType::Vec, {ct}, {r}, {c}, BLayout::{block}, DYNAMIC, DYNAMIC, SLayout::NoneBox, "
                     f"TileConfig::fractalABSize, PadValue::{pad.capitalize()}>")
         return f"Tile<TileType::Vec, {ct}, {r}, {c}, BLayout::{block}, DYNAMIC, DYNAMIC>"
+    if space is MemorySpace.Mat and t.rows == 1 and t.effective_layout("a5").name == "ND":
+        # a one-row ND Mat tile: the staging row of a Bias / Scaling move (TMov to Bt / Fb)
+        return f"Tile<TileType::Mat, {ct}, 1, {c}, BLayout::RowMajor, DYNAMIC, DYNAMIC>"
     if space is MemorySpace.Mat:  # L1 holds NZ fractals (ND -> NZ on load), as PTO-ISA's matmul tests do
         return f"Tile<TileType::Mat, {ct}, {r}, {c}, BLayout::ColMajor, DYNAMIC, DYNAMIC, SLayout::RowMajor, 512>"
     if space is MemorySpace.Left:
@@ -43,4 +46,6 @@ def tile_type_expr(b: Buffer) -> str:
         return f"TileAcc<{ct}, {r}, {c}, DYNAMIC, DYNAMIC>"
     if space is MemorySpace.Bias:
         return f"Tile<TileType::Bias, {ct}, 1, {c}, BLayout::RowMajor, DYNAMIC, DYNAMIC>"
+    if space is MemorySpace.Scaling:  # the fixpipe buffer: one row of 64-bit quant words
+        return f"Tile<TileType::Scaling, {ct}, 1, {c}, BLayout::RowMajor, DYNAMIC, DYNAMIC>"
     raise ValueError(f"no PTO-ISA tile type for memory space {space}")

@@ -147,6 +147,11 @@ class OnChipChecker:
         self.known_written.add(region)
 
 
+def _atomic(inst: Inst) -> bool:
+    """Whether ``inst`` is an atomic-add store (``pl.store(..., atomic=AtomicAdd)``)."""
+    return getattr(inst.stmt, "attrs", None) is not None and inst.stmt.attrs.get("atomic", False) is True
+
+
 def _cells(rect: tuple) -> list[tuple]:
     if len(rect) == 2:  # the common 2-D window inside one cell: no generator machinery
         (r0, r1), (c0, c1) = rect
@@ -174,6 +179,8 @@ def _contains(outer: tuple, inner: tuple) -> bool:
 class GlobalChecker:
     """Global-memory conflicts: between pipes of a block (happens-before), and between blocks
     (different cores never synchronise in this release, so any overlap with a write is a race).
+    Two atomic-add stores never conflict with each other (the hardware adds at the destination, so
+    concurrent atomic writers may overlap as long as they are the only writers and nothing reads).
 
     Accesses are indexed by cells of a coarse grid. A write that every earlier access of its
     block to bytes inside its window happens-before retires those accesses: anything that would
@@ -193,6 +200,7 @@ class GlobalChecker:
         p = inst.pipe
         entry = (block, p, vc[p], rect, inst)
         shared = self.shared_clock
+        atomic = write and _atomic(inst)  # concurrent atomic adds commute: only other writers conflict
         hazards: list[tuple] = []  # same-queue conflicts: reported only when no cross-pipe race is
         races = 0
         for cell in _cells(rect):
@@ -212,6 +220,8 @@ class GlobalChecker:
                             if retired is None:
                                 retired = set()
                             retired.add(i)
+                    elif atomic and group is writes and _atomic(other[4]):
+                        continue  # the hardware adds at the destination: two atomic adds need no order
                     elif op == p and ob == block:
                         hazards.append((other, group is writes))
                     else:

@@ -71,8 +71,8 @@ def test_store_quantises_to_int8(runtime):
     np.testing.assert_array_equal(out, np.clip(np.rint(acc * np.float32(0.25)), -128, 127).astype(np.int8))
 
 
-@pytest.mark.parametrize("dtype,match", [(pl.DT_UINT8, "to DT_UINT8 is not supported"),
-                                         (pl.DT_BF16, "from DT_FP32 to DT_BF16 is not supported")])
+@pytest.mark.parametrize("dtype,match", [(pl.DT_UINT8, "to UINT8 is not supported"),
+                                         (pl.DT_BF16, "from DT_FP32 to BF16 is not supported")])
 def test_scale_refuses_what_the_fixpipe_cannot_do(dtype, match):
     with pytest.raises(CompileError, match=match):
         _store_kernel(dtype, 2.0).compile()
