@@ -8,6 +8,7 @@ import numpy as np
 
 from pypto_pro.arch.pipes import unordered_pipes
 from pypto_pro.backends.sim.inst import NPIPES, PIPE_INDEX, PIPES, Inst
+from pypto_pro.backends.sim.same_writes import Region, SameWrites, span_of
 from pypto_pro.backends.sim.scheduler import Reporter
 from pypto_pro.backends.sim.stale import StaleBytes
 from pypto_pro.errors_sim import RaceError, UninitializedReadError
@@ -179,16 +180,35 @@ class GlobalChecker:
     block to bytes inside its window happens-before retires those accesses: anything that would
     conflict with them also conflicts with this write, and anything ordered after this write is
     ordered after them. This keeps rewritten windows (workspaces, ring slots) from piling up.
+
+    With ``region`` (GM binding index, rect -> those bytes), a write that overlaps another block's
+    write is judged by the bytes once it has landed (``same_writes``): identical bytes are a note,
+    different bytes a ``RaceError``. The scheduler calls :meth:`landed` for the writes in
+    ``pending``. ``in_flight`` (blocks in one scheduler, writes landing at their end): an earlier
+    write that has not ended when the later one starts has not left its bytes yet; that overlap
+    is reported at once.
     """
 
-    def __init__(self, reporter: Reporter, shared_clock: bool = False, arch: str = "a5"):
+    def __init__(self, reporter: Reporter, shared_clock: bool = False, arch: str = "a5",
+                 region: Region | None = None, in_flight: bool = False):
         self.reporter = reporter
         self.shared_clock = shared_clock  # all blocks in one scheduler: vector clocks order them too
         # queues not in order: two writes of one queue to the same bytes need a barrier between them
         self.unordered = frozenset(PIPE_INDEX[p] for p in unordered_pipes(arch))
         self.cells: dict[tuple, tuple[list, list]] = {}
+        self.same = SameWrites(region) if region is not None else None
+        self.pending: dict[Inst, list] = self.same.pending if self.same is not None else {}
+        self.in_flight = in_flight
 
-    def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool) -> None:
+    def landed(self, inst: Inst) -> None:
+        """``inst``'s writes are in memory: compare the cross-block overlaps it was watched for."""
+        for other, block, name, rect, detail in self.same.landed(inst):  # type: ignore[union-attr]
+            self._conflict(inst, block, name, rect, True, other, True, detail)
+
+    def notes(self) -> list[str]:
+        return self.same.texts() if self.same is not None else []
+
+    def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool, pidx: int = -1) -> None:
         vc = inst.vc
         p = inst.pipe
         entry = (block, p, vc[p], rect, inst)
@@ -214,6 +234,10 @@ class GlobalChecker:
                             retired.add(i)
                     elif op == p and ob == block:
                         hazards.append((other, group is writes))
+                    elif ob != block and write and group is writes and self.same is not None and \
+                            not (self.in_flight and other[4].end > inst.start) and \
+                            self.same.watch(inst, pidx, span_of(rect, orect), other, block, name, rect):
+                        continue  # judged by the bytes when this write lands
                     else:
                         races += 1
                         self._conflict(inst, block, name, rect, write, other, group is writes)
@@ -224,7 +248,7 @@ class GlobalChecker:
             self._conflict(inst, block, name, rect, write, *hazards[0])
 
     def _conflict(self, inst: Inst, block: int, name: str, rect: tuple, write: bool,
-                  other: tuple, other_writes: bool) -> None:
+                  other: tuple, other_writes: bool, detail: str = "") -> None:
         """Report an overlapping access (one of them a write) that this one is not ordered after."""
         ob, _, _, orect, oinst = other
         span = ", ".join(f"{max(a0, b0)}:{min(a1, b1)}" for (a0, a1), (b0, b1) in zip(rect, orect))
@@ -233,7 +257,7 @@ class GlobalChecker:
             self.reporter.report(RaceError(
                 f"global memory conflict on '{name}'[{span}]: {what}\n"
                 f"  block {ob}: {oinst.describe()}\n  block {block}: {inst.describe()}\n"
-                "  blocks run on different cores with no ordering between them"))
+                f"  blocks run on different cores with no ordering between them{detail}"))
         elif oinst.pipe == inst.pipe:
             self.reporter.report(_hazard("write / write" if other_writes and write else "conflicting access",
                                          f"global '{name}'[{span}]", oinst, inst, PIPES[inst.pipe % NPIPES].name))

@@ -39,6 +39,16 @@ from pypto_pro.ops import getval
 POISON = 0xFF  # on-chip bytes at block start: NaN for every float dtype, -1 for ints
 
 
+def _gm_region(runners: list) -> Callable[[int, tuple], np.ndarray | None]:
+    """GM bytes of a checker access (``GMBinding.region``) from the program that has the binding."""
+    def region(pidx: int, rect: tuple) -> np.ndarray | None:
+        for r in runners:
+            if any(v.gm_index == pidx for v in r.gm.views):
+                return r.gm.region(pidx, rect)
+        return runners[0].gm.region(pidx, rect)
+    return region
+
+
 @dataclass
 class BlockContext:
     """Ids and launch values a block's program reads."""
@@ -239,7 +249,8 @@ class SimExecutable:
             for s, a in mem.arrays.items():
                 capacities[(i, s)] = a.size
         onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
-        gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
+        gmcheck = GlobalChecker(reporter, arch=self.arch.name, region=_gm_region(self.runners)) if checks else None
+        watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
         stats = BlockStats()
         cores = self.physical_cores
         ncores_block = len(self.memories) if self.mixed else 1
@@ -282,7 +293,8 @@ class SimExecutable:
                 # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
                 # replay its schedule; only global memory (other addresses) needs checking
                 preps = [prep for rec in recs for prep in rec.preps]
-                known.replay(preps, self._gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise")
+                known.replay(preps, self._gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise",
+                             watch, landed)
                 block_end, busy = known.end_time, known.busy
                 flows = known.assign(insts) if trace is not None else None
             else:
@@ -292,7 +304,7 @@ class SimExecutable:
                 faults = len(reporter.faults)
                 sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
                                       cores=ncores_block, defer=check != "raise", on_commit=on_commit,
-                                      record_steps=sig is not None)
+                                      record_steps=sig is not None, watch=watch, landed=landed)
                 block_end = sched.run()
                 report.blocks_scheduled += 1
                 busy, flows = sched.busy, sched.flows
@@ -310,7 +322,7 @@ class SimExecutable:
             logged[b] = []  # free the block's log as soon as it has run
         report.cycles = max(core_free) if core_free else 0.0
         report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
-        self._fill_report(report, stats, reporter, min(cores, block_num))
+        self._fill_report(report, stats, reporter, min(cores, block_num), gmcheck)
 
     def _timed_together(self, report: LaunchReport, block_num: int, arrays, dims, scalars, check: str,
                         trace: list | None) -> None:
@@ -327,7 +339,8 @@ class SimExecutable:
         checks = check != "off"
         onchip = OnChipChecker(reporter, {(i, s): a.size for i, m in enumerate(memories)
                                           for s, a in m.arrays.items()}, self.arch.name) if checks else None
-        gmcheck = GlobalChecker(reporter, shared_clock=True, arch=self.arch.name) if checks else None
+        gmcheck = GlobalChecker(reporter, shared_clock=True, arch=self.arch.name, region=_gm_region(blocks[0][1]),
+                                in_flight=check != "raise") if checks else None
         on_commit = onchip.committed if onchip is not None else None
         stats = BlockStats()
         cap = self.arch.gm_bandwidth_cap_gb_s
@@ -365,7 +378,9 @@ class SimExecutable:
         block_of = {id(inst): b for inst, b in zip(insts, owner)}
         hook = self._check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])
         sched = CoreScheduler(insts, reporter, hook, -1, checks, record_flows=trace is not None,
-                              cores=block_num * per_block, defer=check != "raise", on_commit=on_commit)
+                              cores=block_num * per_block, defer=check != "raise", on_commit=on_commit,
+                              watch=gmcheck.pending if gmcheck is not None else None,
+                              landed=gmcheck.landed if gmcheck is not None else None)
         report.cycles = sched.run()
         report.blocks_scheduled = block_num  # all together, in one scheduler
         nq = len(PIPES) * per_block
@@ -380,10 +395,17 @@ class SimExecutable:
         report.pipe_busy = totals
         if trace is not None:
             trace.append((0, 0, 0.0, insts, sched.flows))
-        self._fill_report(report, stats, reporter, block_num)
+        self._fill_report(report, stats, reporter, block_num, gmcheck)
 
-    def _fill_report(self, report: LaunchReport, stats: BlockStats, reporter: Reporter, active: int) -> None:
-        """Traffic, work, roofline and faults of a finished launch."""
+    def _fill_report(self, report: LaunchReport, stats: BlockStats, reporter: Reporter, active: int,
+                     gmcheck: GlobalChecker | None = None) -> None:
+        """Traffic, work, roofline, faults and notes of a finished launch."""
+        seen: dict[str, int] = {}
+        for note in reporter.notes:  # every block's scheduler finds the same: once, with a count
+            seen[note] = seen.get(note, 0) + 1
+        report.notes = [n + (f"\n  (in {c} blocks)" if c > 1 else "") for n, c in seen.items()]
+        if gmcheck is not None:
+            report.notes += gmcheck.notes()
         report.path_bytes = stats.path_bytes
         report.l2_hit_bytes = stats.l2_hit_bytes
         report.flops = stats.flops
@@ -419,7 +441,7 @@ class SimExecutable:
 
         def check(inst: Inst, gm: tuple) -> None:
             for pidx, pname, rect, write in gm:
-                gm_access(inst, block_of(inst), objs[pidx], pname, rect, write)
+                gm_access(inst, block_of(inst), objs[pidx], pname, rect, write, pidx)
         return check
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:

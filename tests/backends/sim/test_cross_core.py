@@ -188,29 +188,30 @@ def test_cube_reuses_workspace_slot_without_waiting_for_free():
     assert re.search(rf"load on AIV[01]\.MTE2 \({re.escape(line_of(SRC_WS, 'vec_load'))}\)", msg), msg
 
 
-def test_cross_core_signal_never_waited_for():
-    """The Cube does not drain the Vector cores' last FREE: signals pending at kernel end (reported
-    per sending Vector core: one pending from each)."""
-    with pytest.raises(SyncError) as info:
-        run_ws("cube_no_drain")
-    msg = str(info.value)
-    assert re.search(rf"cross-core event {FREE} to AIC is signalled but never waited for \(1 pending at kernel end\)",
-                     msg), msg
-    assert "AIV" in msg and "MTE2" in msg, msg
+def test_cross_core_signal_never_waited_for_is_a_note():
+    """The Cube does not drain the Vector cores' last FREE: signals pending at kernel end. A
+    cross-core flag is a counter (PTO-ISA set-cross-core), so a count left over changes nothing in
+    the launch (the real datacopy tail kernels end like this): a note per sending Vector core,
+    naming the set line, and no fault."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report, x, w, out = run_ws("cube_no_drain")
+    check_result(out, x, w)
+    assert report.faults == []
+    notes = [n for n in report.notes if "never waited for" in n]
+    assert len(notes) == 2, report.notes  # one per Vector core
+    for n in notes:
+        assert re.search(rf"cross-core event {FREE} to AIC is signalled but never waited for \(1 pending at kernel "
+                         rf"end\)", n), n
+        assert line_of(SRC_WS, "vec_set_free") in n, n
+    assert {"AIV0" in n for n in notes} == {True, False}
 
 
-def test_cross_core_signal_never_waited_for_names_the_set_line():
-    with pytest.raises(SyncError) as info:
-        run_ws("cube_no_drain")
-    assert line_of(SRC_WS, "vec_set_free") in str(info.value), str(info.value)
-
-
-def test_signal_faults_are_reported_in_warn_mode():
+def test_signal_notes_in_warn_mode_and_none_when_off():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report, *_ = run_ws("cube_no_drain", check="warn")
-    assert len(report.faults) == 2 and all("never waited for" in f for f in report.faults)  # one per Vector core
-    assert {"AIV0" in f for f in report.faults} == {True, False}
+    assert report.faults == [] and sum("never waited for" in n for n in report.notes) == 2
     report, *_ = run_ws("vector_no_wait", check="off")
     assert report.faults == []
 

@@ -1,0 +1,103 @@
+"""Cross-block write/write overlaps in global memory, judged by the bytes actually written.
+
+Several blocks (or cores) storing the *same* bytes to the same GM window is common in real
+kernels (every block computes the whole result, a block count larger than the work): whatever
+order the writes land in, memory ends up with those bytes, so the result is deterministic on the
+chip. Such an overlap is a note in ``report.notes``, not a fault. Writes whose bytes differ
+remain a ``RaceError``: the result then depends on which block writes last.
+
+How it is exact and cheap. Only an overlap the global-memory checker already found costs
+anything: when a write of one block overlaps an earlier write of another block, the bytes the
+overlap holds right before the write (what the earlier writers left) are copied; when the write
+has landed (at its start under ``check="raise"``, which writes in place, at its commit
+otherwise) the overlap is compared byte for byte with that copy. Overlaps with the same window
+are compared once per write. Kernels without such overlaps run exactly as before.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from pypto_pro.backends.sim.inst import Inst
+
+Region = Callable[[int, tuple], "np.ndarray | None"]  # (GM binding index, rect) -> a view of those bytes
+
+
+def span_of(a: tuple, b: tuple) -> tuple:
+    """The intersection of two rects (per axis (start, stop))."""
+    return tuple((max(a0, b0), min(a1, b1)) for (a0, a1), (b0, b1) in zip(a, b))
+
+
+def span_str(span: tuple) -> str:
+    return ", ".join(f"{a}:{b}" for a, b in span)
+
+
+def _bytes(view: np.ndarray) -> bytes:
+    return np.ascontiguousarray(view).tobytes()
+
+
+class SameWrites:
+    """Writes waiting to land (the later write of a cross-block overlap) and the notes of the
+    overlaps that turned out identical (one per pair of statements, with a count)."""
+
+    def __init__(self, region: Region):
+        self.region = region
+        # the later write -> [(pidx, span, bytes before it, the earlier conflicting entry, block, name, rect)]
+        self.pending: dict[Inst, list] = {}
+        self.notes: dict[tuple, list] = {}   # (tensor, earlier stmt, later stmt) -> [text, count]
+
+    def watch(self, inst: Inst, pidx: int, span: tuple, other: tuple, block: int, name: str, rect: tuple) -> bool:
+        """Compare ``span`` when ``inst`` has landed; False when its bytes cannot be resolved (then
+        the overlap is reported at once, as before)."""
+        if pidx < 0:
+            return False
+        waiting = self.pending.get(inst)
+        for w in waiting or ():
+            if w[0] == pidx and w[1] == span:
+                return True  # the same window against another earlier writer: one comparison
+        view = self.region(pidx, span)
+        if view is None:
+            return False
+        if waiting is None:
+            waiting = self.pending[inst] = []
+        waiting.append((pidx, span, _bytes(view), other, block, name, rect))
+        return True
+
+    def landed(self, inst: Inst) -> list[tuple]:
+        """The overlaps of ``inst`` whose bytes differ from what the earlier writers left:
+        (earlier entry, block, name, rect, detail) each; identical ones become notes."""
+        differ = []
+        for pidx, span, before, other, block, name, rect in self.pending.pop(inst, ()):
+            view = self.region(pidx, span)
+            after = _bytes(view)
+            if after == before:
+                self._note(inst, block, name, span, other)
+                continue
+            old = np.frombuffer(before, np.uint8)
+            new = np.frombuffer(after, np.uint8)
+            first = int(np.flatnonzero(old != new)[0]) // max(1, view.itemsize)
+            where = np.unravel_index(first, view.shape) if view.ndim else ()
+            at = ", ".join(str(s[0] + int(i)) for s, i in zip(span, where))
+            differ.append((other, block, name, rect,
+                           f"\n  the two writes store different bytes (first at element [{at}])"))
+        return differ
+
+    def _note(self, inst: Inst, block: int, name: str, span: tuple, other: tuple) -> None:
+        ob, oinst = other[0], other[4]
+        key = (name, id(oinst.stmt), id(inst.stmt))
+        seen = self.notes.get(key)
+        if seen is not None:
+            seen[1] += 1
+            return
+        self.notes[key] = [f"blocks {ob} and {block} write identical bytes to '{name}'[{span_str(span)}]: whatever "
+                           f"order they land in, memory holds those bytes (deterministic on the chip, not a race)\n"
+                           f"  block {ob}: {oinst.describe()}\n  block {block}: {inst.describe()}", 1]
+
+    def texts(self) -> list[str]:
+        """One note per pair of statements, saying how many overlapping writes it stands for."""
+        out = []
+        for text, count in self.notes.values():
+            out.append(text + (f"\n  ({count} overlapping writes of these two statements in this launch)"
+                               if count > 1 else ""))
+        return out

@@ -1,0 +1,138 @@
+"""Cross-block write/write overlaps judged by their bytes (backends/sim/same_writes.py): blocks that
+store identical bytes to one GM window are deterministic on the chip (a note in the report), blocks
+that store different bytes there remain a RaceError — in every check mode, when blocks are
+scheduled and when they replay an earlier block's schedule."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import pypto_pro.language as pl
+from pypto_pro import RaceError
+from pypto_pro.backends.sim.checks import GlobalChecker
+from pypto_pro.backends.sim.inst import OP, NPIPES, Inst
+from pypto_pro.backends.sim.scheduler import Reporter
+
+R, C = 16, 64
+TT = pl.TileType(shape=[R, C], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+F32 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
+
+
+V, MTE2, MTE3 = pl.PipeType.V, pl.PipeType.MTE2, pl.PipeType.MTE3
+
+
+@pl.jit(auto_mutex=False)
+def every_block_stores(x: F32, z: F32, odd: pl.DT_INT32):
+    """Every block computes 2 * x[tile 0] and stores it to z[tile 0]; block ``odd`` (if any) reads
+    x[tile 1] instead (same instructions, other GM addresses: it replays block 0's schedule)."""
+    a = pl.make_tile(TT, addr=0x0000)
+    c = pl.make_tile(TT, addr=0x4000)
+    with pl.section_vector():
+        row = 0
+        if pl.get_block_idx() == odd:
+            row = 1
+        pl.load_tile(a, x, [row, 0])
+        pl.system.sync_src(MTE2, V, 0)
+        pl.system.sync_dst(MTE2, V, 0)
+        pl.muls(c, a, 2.0)
+        pl.system.sync_src(V, MTE3, 0)
+        pl.system.sync_dst(V, MTE3, 0)
+        pl.store_tile(z, c, [0, 0])
+
+
+def _args():
+    x = torch.rand(2 * R, C)
+    return x, torch.zeros(R, C)
+
+
+@pytest.mark.parametrize("check", ["raise", "warn"])
+def test_blocks_storing_identical_bytes_are_a_note_not_a_fault(check):
+    x, z = _args()
+    k = every_block_stores.options(check=check)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fault is issued as a warning either
+        k[None, 4](x, z, -1)
+    report = k.last_report
+    assert torch.equal(z, x[:R] * 2)
+    assert report.faults == []
+    assert len(report.notes) == 1
+    note = report.notes[0]
+    assert "write identical bytes to 'z'[0:16, 0:64]" in note and "deterministic on the chip" in note
+    assert note.count("store on MTE3") == 2 and "test_same_writes.py" in note
+    assert "3 overlapping writes" in note  # blocks 1, 2, 3 each over the earlier ones' window
+    assert "notes:" in report.table()
+
+
+@pytest.mark.parametrize("odd", [1, 3])
+def test_blocks_storing_different_bytes_still_race(odd):
+    x, z = _args()
+    with pytest.raises(RaceError, match=r"(?s)global memory conflict on 'z'\[0:16, 0:64\]: two blocks write the same "
+                                        r"bytes.*block \d: store.*block \d: store.*store different bytes \(first at "
+                                        r"element \[0, 0\]\)"):
+        every_block_stores[None, 4](x, z, odd)
+
+
+def test_different_bytes_in_warn_mode_are_a_fault():
+    x, z = _args()
+    k = every_block_stores.options(check="warn")
+    with pytest.warns(RuntimeWarning, match="store different bytes"):
+        k[None, 4](x, z, 2)
+    assert len(k.last_report.faults) >= 1
+    assert k.last_report.blocks_scheduled < 4  # the odd block replayed block 0's schedule: checked there too
+
+
+def test_no_overlap_no_note():
+    x = torch.rand(4 * R, C)
+    z = torch.zeros(4 * R, C)
+
+    @pl.jit(auto_mutex=False)
+    def own_rows(x: F32, z: F32):
+        a = pl.make_tile(TT, addr=0x0000)
+        with pl.section_vector():
+            b = pl.get_block_idx()
+            pl.load_tile(a, x, [b, 0])
+            pl.system.sync_src(MTE2, MTE3, 0)
+            pl.system.sync_dst(MTE2, MTE3, 0)
+            pl.store_tile(z, a, [b, 0])
+    own_rows[None, 4](x, z)
+    assert torch.equal(z, x) and own_rows.last_report.notes == []
+
+
+# ---- the checker on hand-made accesses ---------------------------------------------------------
+
+
+def _inst(name: str) -> Inst:
+    inst = Inst(0, 0, OP, 1.0, None, name)
+    inst.vc = (1,) + (0,) * (NPIPES - 1)
+    return inst
+
+
+def test_checker_compares_only_the_overlap_and_only_after_the_write_lands():
+    gm = np.zeros((4, 8), np.float32)
+    reporter = Reporter("warn")
+    checker = GlobalChecker(reporter, region=lambda pidx, rect: gm[tuple(slice(a, b) for a, b in rect)])
+    gm[0:2, :] = 5.0                                   # block 0 wrote rows 0:2
+    checker.access(_inst("w0"), 0, 0, "g", ((0, 2), (0, 8)), True, 0)
+    w1 = _inst("w1")
+    checker.access(w1, 1, 0, "g", ((1, 3), (0, 8)), True, 0)   # block 1: rows 1:3, overlap row 1
+    assert w1 in checker.pending and not reporter.faults     # judged when it lands
+    gm[1:3, :] = 5.0
+    gm[2, 3] = 7.0                                     # outside the overlap: irrelevant
+    checker.landed(w1)
+    assert not reporter.faults and len(checker.notes()) == 1 and "'g'[1:2, 0:8]" in checker.notes()[0]
+    w2 = _inst("w2")
+    checker.access(w2, 2, 0, "g", ((0, 1), (4, 6)), True, 0)
+    gm[0, 4] = 5.0
+    gm[0, 5] = np.nextafter(np.float32(5.0), np.float32(6.0))  # one ulp off: different bytes
+    checker.access(_inst("r"), 2, 0, "g", ((3, 4), (0, 1)), False, 0)
+    checker.landed(w2)
+    assert len(reporter.faults) == 1 and "first at element [0, 5]" in str(reporter.faults[0])
+
+
+def test_checker_without_a_region_reports_at_once():
+    reporter = Reporter("warn")
+    checker = GlobalChecker(reporter)
+    checker.access(_inst("w0"), 0, 0, "g", ((0, 2), (0, 8)), True, 0)
+    checker.access(_inst("w1"), 1, 0, "g", ((0, 2), (0, 8)), True, 0)
+    assert len(reporter.faults) == 1 and not checker.pending
