@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.arch.pipes import unordered_pipes
-from pypto_pro.backends.sim.inst import NPIPES, PIPE_INDEX, PIPES, Inst
+from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, PIPE_INDEX, PIPES, Inst
 from pypto_pro.backends.sim.same_writes import Region, SameWrites, span_of
 from pypto_pro.backends.sim.scheduler import Reporter
 from pypto_pro.backends.sim.stale import StaleBytes
@@ -211,7 +211,7 @@ class GlobalChecker:
     def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool, pidx: int = -1) -> None:
         vc = inst.vc
         p = inst.pipe
-        entry = (block, p, vc[p], rect, inst)
+        entry = (block, p, vc[p], rect, inst, write)
         shared = self.shared_clock
         hazards: list[tuple] = []  # same-queue conflicts: reported only when no cross-pipe race is
         races = 0
@@ -225,10 +225,14 @@ class GlobalChecker:
                 for i, other in enumerate(group):
                     if (other[4] is inst and other[0] == block) or not _overlap(rect, other[3]):
                         continue  # itself (replayed blocks share their recorded block's instructions)
-                    ob, op, oc, orect, _ = other
+                    ob, op, oc, orect, _, ow = other
+                    if write is ATOMIC and ow is ATOMIC:
+                        continue  # atomic adds commute at the destination: concurrent ones do not conflict
                     if (ob == block or shared) and (oc <= inst.drained if op == p and p % NPIPES in self.unordered
                                                     else op == p or oc <= vc[op]):  # happens before this access
-                        if write and _contains(rect, orect):
+                        if write and _contains(rect, orect) and (write is not ATOMIC or ow is ATOMIC):
+                            # (an atomic add does not retire a plain write: it would hide that write
+                            # from another block's atomic add, which may land before it)
                             if retired is None:
                                 retired = set()
                             retired.add(i)
@@ -250,7 +254,7 @@ class GlobalChecker:
     def _conflict(self, inst: Inst, block: int, name: str, rect: tuple, write: bool,
                   other: tuple, other_writes: bool, detail: str = "") -> None:
         """Report an overlapping access (one of them a write) that this one is not ordered after."""
-        ob, _, _, orect, oinst = other
+        ob, _, _, orect, oinst, _ = other
         span = ", ".join(f"{max(a0, b0)}:{min(a1, b1)}" for (a0, a1), (b0, b1) in zip(rect, orect))
         if ob != block:
             what = "two blocks write the same bytes" if (write and other_writes) else "one block writes bytes another reads"

@@ -252,7 +252,7 @@ class Recorder:
             window = None
             if entry[6] is not None and tracker is not None:  # a GM access the L2 model prices
                 pidx, _, rect, write = prep.gm[0]
-                window = (gm_objs[pidx], rect, write)
+                window = (gm_objs[pidx], rect, bool(write))
                 seen = counted.get(window)
                 if seen is None:
                     counted[window] = [1, entry[7]]

@@ -11,7 +11,7 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro import RaceError
 from pypto_pro.backends.sim.checks import GlobalChecker
-from pypto_pro.backends.sim.inst import OP, NPIPES, Inst
+from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, OP, Inst
 from pypto_pro.backends.sim.scheduler import Reporter
 
 R, C = 16, 64
@@ -136,3 +136,50 @@ def test_checker_without_a_region_reports_at_once():
     checker.access(_inst("w0"), 0, 0, "g", ((0, 2), (0, 8)), True, 0)
     checker.access(_inst("w1"), 1, 0, "g", ((0, 2), (0, 8)), True, 0)
     assert len(reporter.faults) == 1 and not checker.pending
+
+
+# ---- atomic adds ----------------------------------------------------------------------------------
+
+
+@pl.jit(auto_mutex=False)
+def every_block_adds(x: F32, z: F32, plain: pl.DT_INT32):
+    """Every block atomically adds its row tile of x into z[tile 0]; block ``plain`` (if any) stores
+    its tile there with a plain write instead."""
+    a = pl.make_tile(TT, addr=0x0000)
+    with pl.section_vector():
+        b = pl.get_block_idx()
+        pl.load_tile(a, x, [b, 0])
+        pl.system.sync_src(MTE2, MTE3, 0)
+        pl.system.sync_dst(MTE2, MTE3, 0)
+        if b == plain:
+            pl.store_tile(z, a, [0, 0])
+        else:
+            pl.store_tile(z, a, [0, 0], atomic=pl.AtomicType.AtomicAdd)
+
+
+def test_concurrent_atomic_adds_from_blocks_do_not_conflict():
+    x = torch.rand(4 * R, C)
+    z = torch.zeros(R, C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        every_block_adds[None, 4](x, z, -1)
+    torch.testing.assert_close(z, x.reshape(4, R, C).sum(0))
+    assert every_block_adds.last_report.faults == [] and every_block_adds.last_report.notes == []
+
+
+@pytest.mark.parametrize("plain", [0, 2])
+def test_a_plain_write_among_atomic_adds_still_races(plain):
+    with pytest.raises(RaceError, match="two blocks write the same bytes"):
+        every_block_adds[None, 4](torch.rand(4 * R, C), torch.zeros(R, C), plain)
+
+
+def test_an_atomic_add_does_not_retire_a_plain_write_of_its_block():
+    reporter = Reporter("warn")
+    checker = GlobalChecker(reporter)
+    win = ((0, 2), (0, 8))
+    w0, a0 = _inst("w0"), _inst("a0")
+    a0.vc = (2,) + (0,) * (NPIPES - 1)            # after w0 on the same queue
+    checker.access(w0, 0, 0, "g", win, True, 0)  # block 0: plain init
+    checker.access(a0, 0, 0, "g", win, ATOMIC, 0)  # block 0: atomic add over it
+    checker.access(_inst("a1"), 1, 0, "g", win, ATOMIC, 0)  # block 1's add may land before the init
+    assert len(reporter.faults) == 1 and "w0" in str(reporter.faults[0])
