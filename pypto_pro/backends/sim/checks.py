@@ -43,8 +43,14 @@ class OnChipChecker:
     pipes whose queue is not in order (``arch/pipes.py``), two dependent instructions of one queue
     need a barrier (or a flag / buffer-id round trip) between them: a same-pipe hazard otherwise."""
 
-    def __init__(self, reporter: Reporter, capacities: dict, arch: str = "a5"):
+    def __init__(self, reporter: Reporter, capacities: dict, arch: str = "a5", arrays: dict | None = None,
+                 same: SameWrites | None = None, in_place: bool = True):
         self.reporter = reporter
+        # two cores writing one memory (the block's L1) unordered: judged by the bytes when the
+        # later write lands (same_writes), given the memories (``arrays``: (core, space) -> bytes)
+        self.arrays = arrays
+        self.same = same if arrays is not None else None
+        self.in_place = in_place  # check="raise": writes land at their start
         self.unordered = frozenset(PIPE_INDEX[p] for p in unordered_pipes(arch))
         # a later write may overtake an earlier read only in a copy engine's queue (an in-order
         # compute pipeline reads its operands before any later instruction writes)
@@ -103,7 +109,10 @@ class OnChipChecker:
         if w is not None and w[0] != p and w[1] > vc[w[0]]:
             space, lo, hi, _ = key
             kind = "write / write" if write else "write / read"
-            self.reporter.report(_race(kind, f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})", w[2], inst))
+            race = _race(kind, f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})", w[2], inst)
+            if not (write and self.same is not None and w[0] // NPIPES != p // NPIPES and
+                    self._watch(inst, key, label, w[2], race)):
+                self.reporter.report(race)
         if write:
             for q, (c, other) in st.r.items():
                 if q != p and c > vc[q]:
@@ -112,6 +121,25 @@ class OnChipChecker:
                                                f"({label})", other, inst))
         if p % NPIPES in self.unordered:  # after the cross-pipe races: those are the root cause
             self._same_pipe(st, key, write, label, p, inst)
+
+    def _watch(self, inst: Inst, key: tuple, label: str, other: Inst, race: RaceError) -> bool:
+        """Two cores' unordered writes to one memory: identical bytes are a note, else ``race``."""
+        space, lo, hi, core = key
+        mem = self.arrays.get((core, space))  # type: ignore[union-attr]
+        if mem is None or mem.ndim != 1 or mem.itemsize != 1:
+            return False
+        text = (f"two cores write identical bytes to {space.name} bytes 0x{lo:x}-0x{hi:x} ({label}) with nothing "
+                f"ordering them: whatever order they land in, the memory holds those bytes (deterministic on the "
+                f"chip, not a race)\n  earlier: {other.describe()}\n  later:   {inst.describe()}")
+        same = self.same
+        on_same = lambda: same.note(("onchip", space, id(other.stmt), id(inst.stmt)), text)  # type: ignore # noqa
+        on_differ = lambda v, before: ("onchip", RaceError(f"{race}\n  the two writes store different bytes"))  # noqa
+        if self.in_place or other.end <= inst.start:  # the earlier write's bytes are in memory
+            same.watch_bytes(inst, ("onchip", key), mem[lo:hi], on_same, on_differ)  # type: ignore[union-attr]
+        else:  # both land at their ends: compare what each leaves, in the order they land
+            first, second = (other, inst) if other.end <= inst.end else (inst, other)
+            same.watch_pair(first, second, ("onchip", key), mem[lo:hi], on_same, on_differ)  # type: ignore
+        return True
 
     def _same_pipe(self, st: _Slot, key: tuple, write: bool, label: str, p: int, inst: Inst) -> None:
         """Report the earlier accesses of this queue that this one depends on with no barrier between."""
@@ -202,8 +230,12 @@ class GlobalChecker:
 
     def landed(self, inst: Inst) -> None:
         """``inst``'s writes are in memory: compare the cross-block overlaps it was watched for."""
-        for other, block, name, rect, detail in self.same.landed(inst):  # type: ignore[union-attr]
-            self._conflict(inst, block, name, rect, True, other, True, detail)
+        for found in self.same.landed(inst):  # type: ignore[union-attr]
+            if found[0] == "gm":
+                _, other, block, name, rect, detail = found
+                self._conflict(inst, block, name, rect, True, other, True, detail)
+            else:  # an on-chip write / write of two cores (OnChipChecker)
+                self.reporter.report(found[1])
 
     def notes(self) -> list[str]:
         return self.same.texts() if self.same is not None else []

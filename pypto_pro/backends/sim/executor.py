@@ -248,8 +248,10 @@ class SimExecutable:
         for i, mem in enumerate(self.memories):  # memory i belongs to core i of the block
             for s, a in mem.arrays.items():
                 capacities[(i, s)] = a.size
-        onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
         gmcheck = GlobalChecker(reporter, arch=self.arch.name, region=_gm_region(self.runners)) if checks else None
+        arrays = {(i, s): a for i, mem in enumerate(self.memories) for s, a in mem.arrays.items()}
+        onchip = OnChipChecker(reporter, capacities, self.arch.name, arrays,
+                               gmcheck.same if gmcheck is not None else None, check == "raise") if checks else None
         watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
         stats = BlockStats()
         cores = self.physical_cores
@@ -337,10 +339,12 @@ class SimExecutable:
         memories = [m for mems, _ in blocks for m in mems]
         reporter = Reporter(check)
         checks = check != "off"
-        onchip = OnChipChecker(reporter, {(i, s): a.size for i, m in enumerate(memories)
-                                          for s, a in m.arrays.items()}, self.arch.name) if checks else None
         gmcheck = GlobalChecker(reporter, shared_clock=True, arch=self.arch.name, region=_gm_region(blocks[0][1]),
                                 in_flight=check != "raise") if checks else None
+        onchip = OnChipChecker(reporter, {(i, s): a.size for i, m in enumerate(memories)
+                                          for s, a in m.arrays.items()}, self.arch.name,
+                               {(i, s): a for i, m in enumerate(memories) for s, a in m.arrays.items()},
+                               gmcheck.same if gmcheck is not None else None, check == "raise") if checks else None
         on_commit = onchip.committed if onchip is not None else None
         stats = BlockStats()
         cap = self.arch.gm_bandwidth_cap_gb_s

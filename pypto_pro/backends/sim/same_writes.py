@@ -37,13 +37,22 @@ def _bytes(view: np.ndarray) -> bytes:
     return np.ascontiguousarray(view).tobytes()
 
 
+def _first_diff(view: np.ndarray, before: bytes, span: tuple) -> str:
+    old = np.frombuffer(before, np.uint8)
+    new = np.frombuffer(_bytes(view), np.uint8)
+    first = int(np.flatnonzero(old != new)[0]) // max(1, view.itemsize)
+    where = np.unravel_index(first, view.shape) if view.ndim else ()
+    at = ", ".join(str(s[0] + int(i)) for s, i in zip(span, where))
+    return f"\n  the two writes store different bytes (first at element [{at}])"
+
+
 class SameWrites:
     """Writes waiting to land (the later write of a cross-block overlap) and the notes of the
     overlaps that turned out identical (one per pair of statements, with a count)."""
 
     def __init__(self, region: Region):
         self.region = region
-        # the later write -> [(pidx, span, bytes before it, the earlier conflicting entry, block, name, rect)]
+        # the later write -> [(key, view, bytes before it, on same, on differ)]
         self.pending: dict[Inst, list] = {}
         self.notes: dict[tuple, list] = {}   # (tensor, earlier stmt, later stmt) -> [text, count]
 
@@ -54,34 +63,40 @@ class SameWrites:
             return False
         waiting = self.pending.get(inst)
         for w in waiting or ():
-            if w[0] == pidx and w[1] == span:
+            if w[0] == (pidx, span):
                 return True  # the same window against another earlier writer: one comparison
         view = self.region(pidx, span)
         if view is None:
             return False
-        if waiting is None:
-            waiting = self.pending[inst] = []
-        waiting.append((pidx, span, _bytes(view), other, block, name, rect))
+        self.watch_bytes(inst, (pidx, span), view, lambda: self._note(inst, block, name, span, other),
+                         lambda v, before: ("gm", other, block, name, rect, _first_diff(v, before, span)))
         return True
 
+    def watch_bytes(self, inst: Inst, key: tuple, view: np.ndarray, same: Callable[[], None],
+                    differ: Callable[[np.ndarray, bytes], tuple]) -> None:
+        """When ``inst`` lands, call ``same()`` if ``view`` holds the bytes it holds now, else
+        hand ``differ(view, bytes before)`` to :meth:`landed`'s caller."""
+        self.pending.setdefault(inst, []).append((key, view, _bytes(view), same, differ))
+
+    def watch_pair(self, first: Inst, second: Inst, key: tuple, view: np.ndarray, same: Callable[[], None],
+                   differ: Callable[[np.ndarray, bytes], tuple]) -> None:
+        """Two writes both still to land (writes landing at their end): what ``view`` holds once
+        ``first`` has landed is compared with what it holds once ``second`` has."""
+        self.pending.setdefault(first, []).append((key, view, second, same, differ))
+
     def landed(self, inst: Inst) -> list[tuple]:
-        """The overlaps of ``inst`` whose bytes differ from what the earlier writers left:
-        (earlier entry, block, name, rect, detail) each; identical ones become notes."""
-        differ = []
-        for pidx, span, before, other, block, name, rect in self.pending.pop(inst, ()):
-            view = self.region(pidx, span)
-            after = _bytes(view)
-            if after == before:
-                self._note(inst, block, name, span, other)
+        """What ``differ`` made of each watched view of ``inst`` whose bytes changed; the others
+        are notes."""
+        out = []
+        for key, view, before, same, differ in self.pending.pop(inst, ()):
+            if isinstance(before, Inst):  # the first of a pair: its bytes are what the second must match
+                self.pending.setdefault(before, []).append((key, view, _bytes(view), same, differ))
                 continue
-            old = np.frombuffer(before, np.uint8)
-            new = np.frombuffer(after, np.uint8)
-            first = int(np.flatnonzero(old != new)[0]) // max(1, view.itemsize)
-            where = np.unravel_index(first, view.shape) if view.ndim else ()
-            at = ", ".join(str(s[0] + int(i)) for s, i in zip(span, where))
-            differ.append((other, block, name, rect,
-                           f"\n  the two writes store different bytes (first at element [{at}])"))
-        return differ
+            if _bytes(view) == before:
+                same()
+            else:
+                out.append(differ(view, before))
+        return out
 
     def _note(self, inst: Inst, block: int, name: str, span: tuple, other: tuple) -> None:
         ob, oinst = other[0], other[4]
@@ -93,6 +108,14 @@ class SameWrites:
         self.notes[key] = [f"blocks {ob} and {block} write identical bytes to '{name}'[{span_str(span)}]: whatever "
                            f"order they land in, memory holds those bytes (deterministic on the chip, not a race)\n"
                            f"  block {ob}: {oinst.describe()}\n  block {block}: {inst.describe()}", 1]
+
+    def note(self, key: tuple, text: str) -> None:
+        """A note of its own (``key``: what makes two findings the same one, counted)."""
+        seen = self.notes.get(key)
+        if seen is not None:
+            seen[1] += 1
+        else:
+            self.notes[key] = [text, 1]
 
     def texts(self) -> list[str]:
         """One note per pair of statements, saying how many overlapping writes it stands for."""

@@ -183,3 +183,72 @@ def test_an_atomic_add_does_not_retire_a_plain_write_of_its_block():
     checker.access(a0, 0, 0, "g", win, ATOMIC, 0)  # block 0: atomic add over it
     checker.access(_inst("a1"), 1, 0, "g", win, ATOMIC, 0)  # block 1's add may land before the init
     assert len(reporter.faults) == 1 and "w0" in str(reporter.faults[0])
+
+
+# ---- two cores writing the block's L1 ---------------------------------------------------------------
+
+M, K, N = 32, 64, 32
+Mat, Vec, Left, Right, Acc = (pl.MemorySpace.Mat, pl.MemorySpace.Vec, pl.MemorySpace.Left, pl.MemorySpace.Right,
+                              pl.MemorySpace.Acc)
+
+
+def _pair(src, dst):
+    pl.system.sync_src(set_pipe=src, wait_pipe=dst, event_id=0)
+    pl.system.sync_dst(set_pipe=src, wait_pipe=dst, event_id=0)
+
+
+def _both_cores_insert(per_core: bool):
+    """Both Vector cores insert a [M, K] tile into one Mat tile (nothing orders the two inserts); with
+    ``per_core`` each inserts its own rows of d (different bytes), else both the same rows."""
+    def kernel(d: pl.Tensor[[2 * M, K], pl.DT_FP16], v: pl.Tensor[[K, N], pl.DT_FP16],
+               out: pl.Tensor[[M, N], pl.DT_FP32]):
+        p_mat = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x10000)
+        with pl.section_vector():
+            row = pl.get_subblock_idx() * M if per_core else 0
+            t_nd = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Vec), addr=0x0)
+            t_nz = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Vec, layout=pl.NZ), addr=0x4000)
+            pl.load(t_nd, d, [row, 0])
+            _pair(MTE2, V)
+            pl.move(t_nz, t_nd)
+            _pair(V, MTE3)
+            pl.insert(p_mat, t_nz, [0, 0])
+            pl.system.set_cross_core(pipe=MTE3, event_id=1)
+        with pl.section_cube():
+            v_mat = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x0)
+            p_left = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
+            v_right = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
+            acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
+            pl.load(v_mat, v, [0, 0])
+            _pair(MTE2, pl.PipeType.MTE1)
+            pl.move(v_right, v_mat)
+            pl.system.wait_cross_core(pipe=pl.PipeType.MTE1, event_id=1)
+            pl.move(p_left, p_mat)
+            _pair(pl.PipeType.MTE1, pl.PipeType.M)
+            pl.matmul(acc, p_left, v_right)
+            _pair(pl.PipeType.M, pl.PipeType.FIX)
+            pl.store(out, acc, [0, 0])
+    return pl.jit(kernel, arch="a5")
+
+
+def _mats(seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((2 * M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16),
+            np.zeros((M, N), np.float32))
+
+
+@pytest.mark.parametrize("check", ["raise", "warn"])
+def test_two_cores_inserting_identical_bytes_into_l1_is_a_note(check):
+    d, v, out = _mats()
+    k = _both_cores_insert(False).options(check=check)
+    report = k(d, v, out)
+    assert report.faults == []
+    np.testing.assert_allclose(out, d[:M].astype(np.float64) @ v.astype(np.float64), rtol=1e-5, atol=1e-4)
+    notes = [n for n in report.notes if "two cores write identical bytes to Mat" in n]
+    assert len(notes) == 1 and "insert on AIV0.MTE3" in notes[0] and "insert on AIV1.MTE3" in notes[0]
+
+
+def test_two_cores_inserting_different_bytes_into_l1_still_race():
+    d, v, out = _mats()
+    with pytest.raises(RaceError, match=r"(?s)data race on Mat bytes .*write / write.*insert on AIV.*insert on AIV.*"
+                                        r"store different bytes"):
+        _both_cores_insert(True)(d, v, out)
