@@ -160,9 +160,13 @@ class OnChipChecker:
         region = self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used]
         if not region.all():
             r, c = np.argwhere(~region)[0]
-            self.reporter.report(UninitializedReadError(
-                f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
-                f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})"))
+            text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
+                    f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})")
+            if any(g[3] for g in inst.gm):  # a store to GM: the poison lands in the output, where it shows
+                self.reporter.notes.append(f"{text}: it stores them to GM as they are (the simulator's poison: "
+                                           f"NaN for floats, -1 for integers; on the chip whatever the memory held)")
+            else:
+                self.reporter.report(UninitializedReadError(text))
         else:
             self.known_written.add(ck)
 

@@ -252,3 +252,45 @@ def test_two_cores_inserting_different_bytes_into_l1_still_race():
     with pytest.raises(RaceError, match=r"(?s)data race on Mat bytes .*write / write.*insert on AIV.*insert on AIV.*"
                                         r"store different bytes"):
         _both_cores_insert(True)(d, v, out)
+
+
+# ---- a store of never-written bytes -----------------------------------------------------------------
+
+
+@pl.jit(auto_mutex=False)
+def store_unwritten(x: F32, z: F32, w: F32):
+    """Stores ``a`` (loaded) to z and ``u`` (never written) to w; with ``w`` read back by a muls, the
+    never-written read is a compute's."""
+    a = pl.make_tile(TT, addr=0x0000)
+    u = pl.make_tile(TT, addr=0x4000)
+    with pl.section_vector():
+        pl.load_tile(a, x, [0, 0])
+        pl.system.sync_src(MTE2, MTE3, 0)
+        pl.system.sync_dst(MTE2, MTE3, 0)
+        pl.store_tile(z, a, [0, 0])
+        pl.store_tile(w, u, [0, 0])
+
+
+@pl.jit(auto_mutex=False)
+def compute_unwritten(x: F32, z: F32):
+    u = pl.make_tile(TT, addr=0x4000)
+    c = pl.make_tile(TT, addr=0x8000)
+    with pl.section_vector():
+        pl.muls(c, u, 2.0)
+        pl.system.sync_src(V, MTE3, 0)
+        pl.system.sync_dst(V, MTE3, 0)
+        pl.store_tile(z, c, [0, 0])
+
+
+def test_storing_never_written_bytes_to_gm_is_a_note_and_the_poison_shows():
+    x, z = torch.rand(R, C), torch.zeros(R, C)
+    w = torch.zeros(R, C)
+    report = store_unwritten[None, 1](x, z, w)
+    assert report.faults == [] and torch.equal(z, x) and torch.isnan(w).all()
+    assert len(report.notes) == 1 and "store on MTE3" in report.notes[0] and "stores them to GM" in report.notes[0]
+
+
+def test_a_compute_reading_never_written_bytes_is_still_a_fault():
+    from pypto_pro import UninitializedReadError
+    with pytest.raises(UninitializedReadError, match="muls on V"):
+        compute_unwritten[None, 1](torch.rand(R, C), torch.zeros(R, C))
