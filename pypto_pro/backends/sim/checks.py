@@ -17,6 +17,19 @@ from pypto_pro.language.enums import PipeType
 GM_CELL_ROWS, GM_CELL_COLS = 128, 512  # grid (in elements) that indexes global-memory accesses
 
 
+def _meets(a: tuple, b: tuple) -> bool:
+    """Whether two footprints share a byte: (start, rows, row pitch, bytes used per row) each.
+    Exact for one pitch (the rows of one buffer's tiles); the bounding ranges otherwise."""
+    lo1, n1, s1, u1 = a
+    lo2, n2, s2, u2 = b
+    if s1 != s2 or s1 <= 0 or u1 > s1 or u2 > s2:
+        return lo1 < lo2 + (n2 - 1) * s2 + u2 and lo2 < lo1 + (n1 - 1) * s1 + u1
+    d = lo2 - lo1  # row r1 of a meets row r2 of b iff -d - u2 < (r2 - r1) * s < u1 - d
+    k_lo = max((-d - u2) // s1 + 1, 1 - n1)
+    k_hi = min(-((d - u1) // s1) - 1, n2 - 1)
+    return k_lo <= k_hi
+
+
 class _Slot:
     __slots__ = ("w", "r")
 
@@ -88,25 +101,28 @@ class OnChipChecker:
         st = self.slots.get(key)
         if st is None:
             st = self.slots[key] = _Slot()
+        fp = (key[1], rows, row_bytes, used)
         self._conflicts(st, key, write, label, vc, p, inst)
-        for k in others:  # tiles sharing these bytes (declared views, reused addresses)
+        for k in others:  # tiles sharing these bytes (declared views, reused addresses): the bytes each touched
             other = self.slots.get(k)
             if other is not None:
-                self._conflicts(other, key, write, label, vc, p, inst)
+                self._conflicts(other, key, write, label, vc, p, inst, fp)
         if write:
-            st.w = (p, vc[p], inst)
+            st.w = (p, vc[p], inst, fp)
             st.r.clear()
         else:
-            st.r[p] = (vc[p], inst)
+            st.r[p] = (vc[p], inst, fp)
             space, lo, _, core = key
             if self.stale.marks:
                 self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter)
             self._check_written(inst, (core, space), lo, rows, row_bytes, used, label)
 
-    def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst) -> None:
-        """Report the earlier accesses in ``st`` that this one conflicts with and does not follow."""
+    def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst,
+                   fp: tuple | None = None) -> None:
+        """Report the earlier accesses in ``st`` that this one conflicts with and does not follow
+        (``fp``: for another tile's slot, only those whose bytes meet these, :func:`_meets`)."""
         w = st.w
-        if w is not None and w[0] != p and w[1] > vc[w[0]]:
+        if w is not None and w[0] != p and w[1] > vc[w[0]] and (fp is None or _meets(fp, w[3])):
             space, lo, hi, _ = key
             kind = "write / write" if write else "write / read"
             race = _race(kind, f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})", w[2], inst)
@@ -114,13 +130,13 @@ class OnChipChecker:
                     self._watch(inst, key, label, w[2], race)):
                 self.reporter.report(race)
         if write:
-            for q, (c, other) in st.r.items():
-                if q != p and c > vc[q]:
+            for q, (c, other, ofp) in st.r.items():
+                if q != p and c > vc[q] and (fp is None or _meets(fp, ofp)):
                     space, lo, hi, _ = key
                     self.reporter.report(_race("read / write (WAR)", f"{space.name} bytes 0x{lo:x}-0x{hi:x} "
                                                f"({label})", other, inst))
         if p % NPIPES in self.unordered:  # after the cross-pipe races: those are the root cause
-            self._same_pipe(st, key, write, label, p, inst)
+            self._same_pipe(st, key, write, label, p, inst, fp)
 
     def _watch(self, inst: Inst, key: tuple, label: str, other: Inst, race: RaceError) -> bool:
         """Two cores' unordered writes to one memory: identical bytes are a note, else ``race``."""
@@ -141,16 +157,17 @@ class OnChipChecker:
             same.watch_pair(first, second, ("onchip", key), mem[lo:hi], on_same, on_differ)  # type: ignore
         return True
 
-    def _same_pipe(self, st: _Slot, key: tuple, write: bool, label: str, p: int, inst: Inst) -> None:
+    def _same_pipe(self, st: _Slot, key: tuple, write: bool, label: str, p: int, inst: Inst,
+                   fp: tuple | None = None) -> None:
         """Report the earlier accesses of this queue that this one depends on with no barrier between."""
         w, pipe = st.w, PIPES[p % NPIPES].name
         space, lo, hi, _ = key
         where = f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})"
-        if w is not None and w[0] == p and w[1] > inst.drained and w[2] is not inst:
+        if w is not None and w[0] == p and w[1] > inst.drained and w[2] is not inst and (fp is None or _meets(fp, w[3])):
             self.reporter.report(_hazard("write / write" if write else "write / read (RAW)", where, w[2], inst, pipe))
         if write and p % NPIPES in self.war:
             read = st.r.get(p)
-            if read is not None and read[0] > inst.drained and read[1] is not inst:
+            if read is not None and read[0] > inst.drained and read[1] is not inst and (fp is None or _meets(fp, read[2])):
                 self.reporter.report(_hazard("read / write (WAR)", where, read[1], inst, pipe))
 
     def _check_written(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int, label: str) -> None:
