@@ -294,3 +294,39 @@ def test_a_compute_reading_never_written_bytes_is_still_a_fault():
     from pypto_pro import UninitializedReadError
     with pytest.raises(UninitializedReadError, match="muls on V"):
         compute_unwritten[None, 1](torch.rand(R, C), torch.zeros(R, C))
+
+
+def test_both_vector_cores_read_modify_writing_one_gm_window_still_race():
+    """Both Vector cores of a mixed block run section_vector (KERNEL_TYPE_MIX_AIC_1_2): each loads a
+    GM window, adds to it and stores it back with nothing ordering one core's store after the other's
+    load. If AIV0's store lands first, AIV1 adds twice: a real race, even though both stores would
+    carry identical bytes when the loads win (the real control_flow/test_with kernels do this)."""
+    def kernel(x: pl.Tensor[[M, K], pl.DT_FP16], v: pl.Tensor[[K, N], pl.DT_FP16],
+               out: pl.Tensor[[M, N], pl.DT_FP32]):
+        with pl.section_cube():
+            a1 = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x0)
+            b1 = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x8000)
+            a0 = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
+            b0 = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
+            acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
+            pl.load(a1, x, [0, 0])
+            pl.load(b1, v, [0, 0])
+            _pair(MTE2, pl.PipeType.MTE1)
+            pl.move(a0, a1)
+            pl.move(b0, b1)
+            _pair(pl.PipeType.MTE1, pl.PipeType.M)
+            pl.matmul(acc, a0, b0)
+            _pair(pl.PipeType.M, pl.PipeType.FIX)
+            pl.store(out, acc, [0, 0])
+            pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=0)
+        with pl.section_vector():
+            t = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Vec), addr=0x0)
+            pl.system.wait_cross_core(pipe=MTE2, event_id=0)
+            pl.load(t, out, [0, 0])
+            _pair(MTE2, V)
+            pl.adds(t, t, 1.0)
+            _pair(V, MTE3)
+            pl.store(out, t, [0, 0])
+    d, v, out = _mats()
+    with pytest.raises(RaceError, match=r"(?s)data race on global 'out'.*load on AIV.\.MTE2.*store on AIV.\.MTE3"):
+        pl.jit(kernel, arch="a5")(d[:M], v, out)
