@@ -398,3 +398,18 @@ def test_examples_have_no_faults(arch):
         c = np.zeros((200, 130), np.float32)
         report = mm.make_matmul(arch).options(check="warn")[None, 3](a, b, c)
         assert report.faults == [] and (c == 300).all()
+
+
+def test_more_cross_core_signals_pending_than_the_counter_holds_is_still_a_fault():
+    """The cross-core counter holds 15 (4 bits): a 16th pending signal overflows it."""
+    def kernel(x: pl.Tensor[[16, 32], pl.DT_FP16]):
+        with pl.section_cube():
+            pl.system.wait_cross_core(pipe=pl.PipeType.MTE2, event_id=2)  # only after all 16 below
+            for _ in pl.range(0, 16):
+                pl.system.wait_cross_core(pipe=pl.PipeType.MTE2, event_id=1)
+        with pl.section_vector():
+            for _ in pl.range(0, 16):
+                pl.system.set_cross_core(pipe=pl.PipeType.MTE3, event_id=1)
+            pl.system.set_cross_core(pipe=pl.PipeType.MTE3, event_id=2)
+    with pytest.raises(SyncError, match="signalled 16 times without being waited for"):
+        pl.jit(kernel, arch="a5")[None, 1](np.zeros((16, 32), np.float16))
