@@ -17,6 +17,7 @@ import numpy as np
 from pypto_pro.backends.pto.ctypes_map import ctype
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
 from pypto_pro.backends.sim import gm_views, numerics
+from pypto_pro.backends.sim.inst import ATOMIC
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import (Args, element_node, in_section, want_enum, want_index, want_tensor,
                                          want_tile)
@@ -320,7 +321,8 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
             else:
                 out[...] = shaped
         run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
-        return Prepared(r, c, c * t.item == t.row_bytes, reads, gmt.accesses(g, idx, rect, True), r * c * t.item, run)
+        return Prepared(r, c, c * t.item == t.row_bytes, reads, gmt.accesses(g, idx, rect, ATOMIC if atomic else True),
+                        r * c * t.item, run)
     return dispatch
 
 

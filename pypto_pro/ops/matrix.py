@@ -80,6 +80,9 @@ def _matmul_check(p: "FunctionParser", node, a: Args, with_acc: bool) -> None:
             p.fail(a.node("acc_tile"), f"{a.display}: 'acc_tile' must have dst's shape and dtype")
         srcs = (lhs, rhs, acc)
     elif a["bias_tile"] is not None:
+        if any(k.arg == "bias_tile" for k in a.call.keywords):  # the real parser takes it positionally only
+            p.fail(a.node("bias_tile"), f"{a.display}(bias_tile=...): pass the bias positionally, "
+                                        f"{a.display}(dst, lhs, rhs, bias)")
         bias = _cube_tile(p, a, "bias_tile", B)
         if bias.tile_type.cols != dt.cols or bias.tile_type.dtype is not dt.dtype:
             p.fail(a.node("bias_tile"), f"{a.display}: bias must be [1, {dt.cols}] {dt.dtype.name}")

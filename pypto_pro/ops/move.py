@@ -272,13 +272,17 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
             src = a.views[sa][r0:r0 + r, c0:c0 + c]
             acc_src = a.window(sa, r0, r, c0 + c)
         elif mode is AccToVecMode.DualModeSplitM:
+            vr = r
             r = (r + 1) // 2  # the real codegen rounds the Acc's valid M up to even
             src = a.views[sa][k * r:(k + 1) * r, :c]
-            acc_src = a.window(sa, k * r, r, c)
+            # the rounded-up row is moved as it is but is no data: checked for stale bytes is only
+            # what the matmul wrote (the Acc's valid rows)
+            acc_src = a.window(sa, k * r, max(0, min(r, vr - k * r)), c)
         elif mode is AccToVecMode.DualModeSplitN:
+            vc = c
             c = (c + 31) // 32 * 32 // 2  # valid N rounded up to 32, then halved
             src = a.views[sa][:r, k * c:(k + 1) * c]
-            acc_src = a.window(sa, 0, r, (k + 1) * c)
+            acc_src = a.window(sa, 0, r, min((k + 1) * c, vc))  # (the rounded-up columns are no data)
         else:
             src = a.views[sa][:r, :c]
             acc_src = a.access(sa, r, c, False)

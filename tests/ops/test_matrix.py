@@ -180,3 +180,17 @@ def test_store_converts_fp32_to_hf8_by_nearest_value():
     np.testing.assert_array_equal(out, hf8.encode(acc))
     err = np.abs(hf8.decode(out) - acc) / np.maximum(np.abs(acc), 1e-3)
     assert err.max() <= 0.25  # tapered: 3 mantissa bits near 1, 1 bit from 2**8 (half a step: 1/16 .. 1/4)
+
+
+def test_matmul_takes_the_bias_positionally_only():
+    """The real parser passes pl.matmul's extra arguments on by position: bias_tile=... is rejected."""
+    def kernel(out: pl.Tensor[[T, T], pl.DT_FP32]):
+        bt = pl.make_tile(pl.TileType([1, T], pl.DT_FP32, Bias), addr=0)
+        xa = pl.make_tile(pl.TileType([T, T], pl.DT_FP16, Left), addr=0)
+        xb = pl.make_tile(pl.TileType([T, T], pl.DT_FP16, Right), addr=0)
+        acc = pl.make_tile(pl.TileType([T, T], pl.DT_FP32, Acc), addr=0)
+        with pl.section_cube():
+            pl.matmul(acc, xa, xb, bias_tile=bt)
+            pl.store(out, acc, [0, 0])
+    with pytest.raises(CompileError, match=r"pl.matmul\(bias_tile=...\): pass the bias positionally"):
+        pl.jit(kernel, arch="a5").compile()

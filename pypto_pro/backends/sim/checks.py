@@ -7,13 +7,27 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.arch.pipes import unordered_pipes
-from pypto_pro.backends.sim.inst import NPIPES, PIPE_INDEX, PIPES, Inst
+from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, PIPE_INDEX, PIPES, Inst
+from pypto_pro.backends.sim.same_writes import Region, SameWrites, span_of
 from pypto_pro.backends.sim.scheduler import Reporter
 from pypto_pro.backends.sim.stale import StaleBytes
 from pypto_pro.errors_sim import RaceError, UninitializedReadError
 from pypto_pro.language.enums import PipeType
 
 GM_CELL_ROWS, GM_CELL_COLS = 128, 512  # grid (in elements) that indexes global-memory accesses
+
+
+def _meets(a: tuple, b: tuple) -> bool:
+    """Whether two footprints share a byte: (start, rows, row pitch, bytes used per row) each.
+    Exact for one pitch (the rows of one buffer's tiles); the bounding ranges otherwise."""
+    lo1, n1, s1, u1 = a
+    lo2, n2, s2, u2 = b
+    if s1 != s2 or s1 <= 0 or u1 > s1 or u2 > s2:
+        return lo1 < lo2 + (n2 - 1) * s2 + u2 and lo2 < lo1 + (n1 - 1) * s1 + u1
+    d = lo2 - lo1  # row r1 of a meets row r2 of b iff -d - u2 < (r2 - r1) * s < u1 - d
+    k_lo = max((-d - u2) // s1 + 1, 1 - n1)
+    k_hi = min(-((d - u1) // s1) - 1, n2 - 1)
+    return k_lo <= k_hi
 
 
 class _Slot:
@@ -42,8 +56,14 @@ class OnChipChecker:
     pipes whose queue is not in order (``arch/pipes.py``), two dependent instructions of one queue
     need a barrier (or a flag / buffer-id round trip) between them: a same-pipe hazard otherwise."""
 
-    def __init__(self, reporter: Reporter, capacities: dict, arch: str = "a5"):
+    def __init__(self, reporter: Reporter, capacities: dict, arch: str = "a5", arrays: dict | None = None,
+                 same: SameWrites | None = None, in_place: bool = True):
         self.reporter = reporter
+        # two cores writing one memory (the block's L1) unordered: judged by the bytes when the
+        # later write lands (same_writes), given the memories (``arrays``: (core, space) -> bytes)
+        self.arrays = arrays
+        self.same = same if arrays is not None else None
+        self.in_place = in_place  # check="raise": writes land at their start
         self.unordered = frozenset(PIPE_INDEX[p] for p in unordered_pipes(arch))
         # a later write may overtake an earlier read only in a copy engine's queue (an in-order
         # compute pipeline reads its operands before any later instruction writes)
@@ -81,47 +101,73 @@ class OnChipChecker:
         st = self.slots.get(key)
         if st is None:
             st = self.slots[key] = _Slot()
+        fp = (key[1], rows, row_bytes, used)
         self._conflicts(st, key, write, label, vc, p, inst)
-        for k in others:  # tiles sharing these bytes (declared views, reused addresses)
+        for k in others:  # tiles sharing these bytes (declared views, reused addresses): the bytes each touched
             other = self.slots.get(k)
             if other is not None:
-                self._conflicts(other, key, write, label, vc, p, inst)
+                self._conflicts(other, key, write, label, vc, p, inst, fp)
         if write:
-            st.w = (p, vc[p], inst)
+            st.w = (p, vc[p], inst, fp)
             st.r.clear()
         else:
-            st.r[p] = (vc[p], inst)
+            st.r[p] = (vc[p], inst, fp)
             space, lo, _, core = key
             if self.stale.marks:
                 self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter)
             self._check_written(inst, (core, space), lo, rows, row_bytes, used, label)
 
-    def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst) -> None:
-        """Report the earlier accesses in ``st`` that this one conflicts with and does not follow."""
+    def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst,
+                   fp: tuple | None = None) -> None:
+        """Report the earlier accesses in ``st`` that this one conflicts with and does not follow
+        (``fp``: for another tile's slot, only those whose bytes meet these, :func:`_meets`)."""
         w = st.w
-        if w is not None and w[0] != p and w[1] > vc[w[0]]:
+        if w is not None and w[0] != p and w[1] > vc[w[0]] and (fp is None or _meets(fp, w[3])):
             space, lo, hi, _ = key
             kind = "write / write" if write else "write / read"
-            self.reporter.report(_race(kind, f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})", w[2], inst))
+            race = _race(kind, f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})", w[2], inst)
+            if not (write and self.same is not None and w[0] // NPIPES != p // NPIPES and
+                    self._watch(inst, key, label, w[2], race)):
+                self.reporter.report(race)
         if write:
-            for q, (c, other) in st.r.items():
-                if q != p and c > vc[q]:
+            for q, (c, other, ofp) in st.r.items():
+                if q != p and c > vc[q] and (fp is None or _meets(fp, ofp)):
                     space, lo, hi, _ = key
                     self.reporter.report(_race("read / write (WAR)", f"{space.name} bytes 0x{lo:x}-0x{hi:x} "
                                                f"({label})", other, inst))
         if p % NPIPES in self.unordered:  # after the cross-pipe races: those are the root cause
-            self._same_pipe(st, key, write, label, p, inst)
+            self._same_pipe(st, key, write, label, p, inst, fp)
 
-    def _same_pipe(self, st: _Slot, key: tuple, write: bool, label: str, p: int, inst: Inst) -> None:
+    def _watch(self, inst: Inst, key: tuple, label: str, other: Inst, race: RaceError) -> bool:
+        """Two cores' unordered writes to one memory: identical bytes are a note, else ``race``."""
+        space, lo, hi, core = key
+        mem = self.arrays.get((core, space))  # type: ignore[union-attr]
+        if mem is None or mem.ndim != 1 or mem.itemsize != 1:
+            return False
+        text = (f"two cores write identical bytes to {space.name} bytes 0x{lo:x}-0x{hi:x} ({label}) with nothing "
+                f"ordering them: whatever order they land in, the memory holds those bytes (deterministic on the "
+                f"chip, not a race)\n  earlier: {other.describe()}\n  later:   {inst.describe()}")
+        same = self.same
+        on_same = lambda: same.note(("onchip", space, id(other.stmt), id(inst.stmt)), text)  # type: ignore # noqa
+        on_differ = lambda v, before: ("onchip", RaceError(f"{race}\n  the two writes store different bytes"))  # noqa
+        if self.in_place or other.end <= inst.start:  # the earlier write's bytes are in memory
+            same.watch_bytes(inst, ("onchip", key), mem[lo:hi], on_same, on_differ)  # type: ignore[union-attr]
+        else:  # both land at their ends: compare what each leaves, in the order they land
+            first, second = (other, inst) if other.end <= inst.end else (inst, other)
+            same.watch_pair(first, second, ("onchip", key), mem[lo:hi], on_same, on_differ)  # type: ignore
+        return True
+
+    def _same_pipe(self, st: _Slot, key: tuple, write: bool, label: str, p: int, inst: Inst,
+                   fp: tuple | None = None) -> None:
         """Report the earlier accesses of this queue that this one depends on with no barrier between."""
         w, pipe = st.w, PIPES[p % NPIPES].name
         space, lo, hi, _ = key
         where = f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})"
-        if w is not None and w[0] == p and w[1] > inst.drained and w[2] is not inst:
+        if w is not None and w[0] == p and w[1] > inst.drained and w[2] is not inst and (fp is None or _meets(fp, w[3])):
             self.reporter.report(_hazard("write / write" if write else "write / read (RAW)", where, w[2], inst, pipe))
         if write and p % NPIPES in self.war:
             read = st.r.get(p)
-            if read is not None and read[0] > inst.drained and read[1] is not inst:
+            if read is not None and read[0] > inst.drained and read[1] is not inst and (fp is None or _meets(fp, read[2])):
                 self.reporter.report(_hazard("read / write (WAR)", where, read[1], inst, pipe))
 
     def _check_written(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int, label: str) -> None:
@@ -131,9 +177,13 @@ class OnChipChecker:
         region = self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used]
         if not region.all():
             r, c = np.argwhere(~region)[0]
-            self.reporter.report(UninitializedReadError(
-                f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
-                f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})"))
+            text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
+                    f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})")
+            if any(g[3] for g in inst.gm):  # a store to GM: the poison lands in the output, where it shows
+                self.reporter.notes.append(f"{text}: it stores them to GM as they are (the simulator's poison: "
+                                           f"NaN for floats, -1 for integers; on the chip whatever the memory held)")
+            else:
+                self.reporter.report(UninitializedReadError(text))
         else:
             self.known_written.add(ck)
 
@@ -145,11 +195,6 @@ class OnChipChecker:
             return
         self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
         self.known_written.add(region)
-
-
-def _atomic(inst: Inst) -> bool:
-    """Whether ``inst`` is an atomic-add store (``pl.store(..., atomic=AtomicAdd)``)."""
-    return getattr(inst.stmt, "attrs", None) is not None and inst.stmt.attrs.get("atomic", False) is True
 
 
 def _cells(rect: tuple) -> list[tuple]:
@@ -186,21 +231,43 @@ class GlobalChecker:
     block to bytes inside its window happens-before retires those accesses: anything that would
     conflict with them also conflicts with this write, and anything ordered after this write is
     ordered after them. This keeps rewritten windows (workspaces, ring slots) from piling up.
+
+    With ``region`` (GM binding index, rect -> those bytes), a write that overlaps another block's
+    write is judged by the bytes once it has landed (``same_writes``): identical bytes are a note,
+    different bytes a ``RaceError``. The scheduler calls :meth:`landed` for the writes in
+    ``pending``. ``in_flight`` (blocks in one scheduler, writes landing at their end): an earlier
+    write that has not ended when the later one starts has not left its bytes yet; that overlap
+    is reported at once.
     """
 
-    def __init__(self, reporter: Reporter, shared_clock: bool = False, arch: str = "a5"):
+    def __init__(self, reporter: Reporter, shared_clock: bool = False, arch: str = "a5",
+                 region: Region | None = None, in_flight: bool = False):
         self.reporter = reporter
         self.shared_clock = shared_clock  # all blocks in one scheduler: vector clocks order them too
         # queues not in order: two writes of one queue to the same bytes need a barrier between them
         self.unordered = frozenset(PIPE_INDEX[p] for p in unordered_pipes(arch))
         self.cells: dict[tuple, tuple[list, list]] = {}
+        self.same = SameWrites(region) if region is not None else None
+        self.pending: dict[Inst, list] = self.same.pending if self.same is not None else {}
+        self.in_flight = in_flight
 
-    def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool) -> None:
+    def landed(self, inst: Inst) -> None:
+        """``inst``'s writes are in memory: compare the cross-block overlaps it was watched for."""
+        for found in self.same.landed(inst):  # type: ignore[union-attr]
+            if found[0] == "gm":
+                _, other, block, name, rect, detail = found
+                self._conflict(inst, block, name, rect, True, other, True, detail)
+            else:  # an on-chip write / write of two cores (OnChipChecker)
+                self.reporter.report(found[1])
+
+    def notes(self) -> list[str]:
+        return self.same.texts() if self.same is not None else []
+
+    def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool, pidx: int = -1) -> None:
         vc = inst.vc
         p = inst.pipe
-        entry = (block, p, vc[p], rect, inst)
+        entry = (block, p, vc[p], rect, inst, write)
         shared = self.shared_clock
-        atomic = write and _atomic(inst)  # concurrent atomic adds commute: only other writers conflict
         hazards: list[tuple] = []  # same-queue conflicts: reported only when no cross-pipe race is
         races = 0
         for cell in _cells(rect):
@@ -213,17 +280,27 @@ class GlobalChecker:
                 for i, other in enumerate(group):
                     if (other[4] is inst and other[0] == block) or not _overlap(rect, other[3]):
                         continue  # itself (replayed blocks share their recorded block's instructions)
-                    ob, op, oc, orect, _ = other
+                    ob, op, oc, orect, _, ow = other
+                    if write is ATOMIC and ow is ATOMIC:
+                        continue  # atomic adds commute at the destination: concurrent ones do not conflict
                     if (ob == block or shared) and (oc <= inst.drained if op == p and p % NPIPES in self.unordered
                                                     else op == p or oc <= vc[op]):  # happens before this access
-                        if write and _contains(rect, orect):
+                        if write and _contains(rect, orect) and (write is not ATOMIC or ow is ATOMIC):
+                            # (an atomic add does not retire a plain write: it would hide that write
+                            # from another block's atomic add, which may land before it)
                             if retired is None:
                                 retired = set()
                             retired.add(i)
-                    elif atomic and group is writes and _atomic(other[4]):
-                        continue  # the hardware adds at the destination: two atomic adds need no order
                     elif op == p and ob == block:
                         hazards.append((other, group is writes))
+                    elif ob != block and write and group is writes and self.same is not None and \
+                            not (self.in_flight and other[4].end > inst.start) and \
+                            self.same.watch(inst, pidx, span_of(rect, orect), other, block, name, rect):
+                        continue  # judged by the bytes when this write lands
+                    elif ob == block and op // NPIPES != p // NPIPES and write and group is writes and \
+                            self.same is not None and self.same.watch(inst, pidx, span_of(rect, orect), other, block,
+                                                                      name, rect, other[4].end > inst.start):
+                        continue  # two cores of the block: judged by the bytes both leave
                     else:
                         races += 1
                         self._conflict(inst, block, name, rect, write, other, group is writes)
@@ -234,16 +311,16 @@ class GlobalChecker:
             self._conflict(inst, block, name, rect, write, *hazards[0])
 
     def _conflict(self, inst: Inst, block: int, name: str, rect: tuple, write: bool,
-                  other: tuple, other_writes: bool) -> None:
+                  other: tuple, other_writes: bool, detail: str = "") -> None:
         """Report an overlapping access (one of them a write) that this one is not ordered after."""
-        ob, _, _, orect, oinst = other
+        ob, _, _, orect, oinst, _ = other
         span = ", ".join(f"{max(a0, b0)}:{min(a1, b1)}" for (a0, a1), (b0, b1) in zip(rect, orect))
         if ob != block:
             what = "two blocks write the same bytes" if (write and other_writes) else "one block writes bytes another reads"
             self.reporter.report(RaceError(
                 f"global memory conflict on '{name}'[{span}]: {what}\n"
                 f"  block {ob}: {oinst.describe()}\n  block {block}: {inst.describe()}\n"
-                "  blocks run on different cores with no ordering between them"))
+                f"  blocks run on different cores with no ordering between them{detail}"))
         elif oinst.pipe == inst.pipe:
             self.reporter.report(_hazard("write / write" if other_writes and write else "conflicting access",
                                          f"global '{name}'[{span}]", oinst, inst, PIPES[inst.pipe % NPIPES].name))

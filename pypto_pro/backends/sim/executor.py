@@ -41,6 +41,16 @@ from pypto_pro.ops import getval, ssbuf
 POISON = 0xFF  # on-chip bytes at block start: NaN for every float dtype, -1 for ints
 
 
+def _gm_region(runners: list) -> Callable[[int, tuple], np.ndarray | None]:
+    """GM bytes of a checker access (``GMBinding.region``) from the program that has the binding."""
+    def region(pidx: int, rect: tuple) -> np.ndarray | None:
+        for r in runners:
+            if any(v.gm_index == pidx for v in r.gm.views):
+                return r.gm.region(pidx, rect)
+        return runners[0].gm.region(pidx, rect)
+    return region
+
+
 @dataclass
 class BlockContext:
     """Ids and launch values a block's program reads."""
@@ -259,8 +269,10 @@ class SimExecutable:
         capacities = {(i, s): a.size for i, mem in enumerate(self.memories)  # memory i: core i of the block
                       for s, a in mem.arrays.items()}
         capacities[ssbuf.checker_memory(0)] = ssbuf.SSBUF_BYTES
-        onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
-        gmcheck = GlobalChecker(reporter, arch=self.arch.name) if checks else None
+        gmcheck = GlobalChecker(reporter, arch=self.arch.name, region=_gm_region(self.runners)) if checks else None
+        arrays = {(i, s): a for i, mem in enumerate(self.memories) for s, a in mem.arrays.items()}
+        onchip = OnChipChecker(reporter, capacities, self.arch.name, arrays,
+                               gmcheck.same if gmcheck is not None else None, check == "raise") if checks else None
         return reporter, checks, onchip, gmcheck, onchip.committed if onchip is not None else None
 
     def _launch_totals(self) -> tuple:
@@ -274,6 +286,7 @@ class SimExecutable:
     def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
         reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
         stats, cores, ncores_block, cap, core_free, pipe_busy, objs, l2 = self._launch_totals()
+        watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
         logged: list[list[Recorder]] = []
         for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
             wave = b // cores
@@ -307,7 +320,8 @@ class SimExecutable:
                 # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
                 # replay its schedule; only global memory (other addresses) needs checking
                 preps = [prep for rec in recs for prep in rec.preps]
-                known.replay(preps, self._gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise")
+                known.replay(preps, self._gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise",
+                             watch, landed)
                 block_end, busy = known.end_time, known.busy
                 flows = known.assign(insts) if trace is not None else None
             else:
@@ -317,7 +331,7 @@ class SimExecutable:
                 faults = len(reporter.faults)
                 sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
                                       cores=ncores_block, defer=check != "raise", on_commit=on_commit,
-                                      record_steps=sig is not None)
+                                      record_steps=sig is not None, watch=watch, landed=landed)
                 block_end = sched.run()
                 report.blocks_scheduled += 1
                 busy, flows = sched.busy, sched.flows
@@ -335,7 +349,7 @@ class SimExecutable:
             logged[b] = []  # free the block's log as soon as it has run
         report.cycles = max(core_free) if core_free else 0.0
         report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
-        self._fill_report(report, stats, reporter, min(cores, block_num))
+        self._fill_report(report, stats, reporter, min(cores, block_num), gmcheck)
 
     def _timed_live(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
         """Kernels whose scalar code reads what the pipes write: each block is dispatched and scheduled
@@ -343,6 +357,7 @@ class SimExecutable:
         reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
         stats, cores, ncores_block, cap, core_free, pipe_busy, objs, l2 = self._launch_totals()
         pricing = LivePricing(l2, stats)
+        watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
         for b in range(block_num):
             core = b % cores
             start = core_free[core]
@@ -356,7 +371,7 @@ class SimExecutable:
                 onchip.reset_block()
             hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
             sched = CoreScheduler([], reporter, hook, b, checks, record_flows=trace is not None, cores=ncores_block,
-                                  defer=check != "raise", on_commit=on_commit)
+                                  defer=check != "raise", on_commit=on_commit, watch=watch, landed=landed)
             block = LiveBlock(sched, pricing)
             jobs = []
             for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
@@ -383,7 +398,7 @@ class SimExecutable:
             core_free[core] = start + block_end
         report.cycles = max(core_free) if core_free else 0.0
         report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
-        self._fill_report(report, stats, reporter, min(cores, block_num))
+        self._fill_report(report, stats, reporter, min(cores, block_num), gmcheck)
 
     def _timed_together(self, report: LaunchReport, block_num: int, arrays, dims, scalars, check: str,
                         trace: list | None) -> None:
@@ -400,8 +415,11 @@ class SimExecutable:
         checks = check != "off"
         capacities = {(i, s): a.size for i, m in enumerate(memories) for s, a in m.arrays.items()}
         capacities.update({ssbuf.checker_memory(b * per_block): ssbuf.SSBUF_BYTES for b in range(block_num)})
-        onchip = OnChipChecker(reporter, capacities, self.arch.name) if checks else None
-        gmcheck = GlobalChecker(reporter, shared_clock=True, arch=self.arch.name) if checks else None
+        gmcheck = GlobalChecker(reporter, shared_clock=True, arch=self.arch.name, region=_gm_region(blocks[0][1]),
+                                in_flight=check != "raise") if checks else None
+        onchip = OnChipChecker(reporter, capacities, self.arch.name,
+                               {(i, s): a for i, m in enumerate(memories) for s, a in m.arrays.items()},
+                               gmcheck.same if gmcheck is not None else None, check == "raise") if checks else None
         on_commit = onchip.committed if onchip is not None else None
         stats = BlockStats()
         cap = self.arch.gm_bandwidth_cap_gb_s
@@ -439,7 +457,9 @@ class SimExecutable:
         block_of = {id(inst): b for inst, b in zip(insts, owner)}
         hook = self._check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])
         sched = CoreScheduler(insts, reporter, hook, -1, checks, record_flows=trace is not None,
-                              cores=block_num * per_block, defer=check != "raise", on_commit=on_commit)
+                              cores=block_num * per_block, defer=check != "raise", on_commit=on_commit,
+                              watch=gmcheck.pending if gmcheck is not None else None,
+                              landed=gmcheck.landed if gmcheck is not None else None)
         report.cycles = sched.run()
         report.blocks_scheduled = block_num  # all together, in one scheduler
         nq = len(PIPES) * per_block
@@ -454,10 +474,17 @@ class SimExecutable:
         report.pipe_busy = totals
         if trace is not None:
             trace.append((0, 0, 0.0, insts, sched.flows))
-        self._fill_report(report, stats, reporter, block_num)
+        self._fill_report(report, stats, reporter, block_num, gmcheck)
 
-    def _fill_report(self, report: LaunchReport, stats: BlockStats, reporter: Reporter, active: int) -> None:
-        """Traffic, work, roofline and faults of a finished launch."""
+    def _fill_report(self, report: LaunchReport, stats: BlockStats, reporter: Reporter, active: int,
+                     gmcheck: GlobalChecker | None = None) -> None:
+        """Traffic, work, roofline, faults and notes of a finished launch."""
+        seen: dict[str, int] = {}
+        for note in reporter.notes:  # every block's scheduler finds the same: once, with a count
+            seen[note] = seen.get(note, 0) + 1
+        report.notes = [n + (f"\n  (in {c} blocks)" if c > 1 else "") for n, c in seen.items()]
+        if gmcheck is not None:
+            report.notes += gmcheck.notes()
         report.path_bytes = stats.path_bytes
         report.l2_hit_bytes = stats.l2_hit_bytes
         report.flops = stats.flops
@@ -493,7 +520,7 @@ class SimExecutable:
 
         def check(inst: Inst, gm: tuple) -> None:
             for pidx, pname, rect, write in gm:
-                gm_access(inst, block_of(inst), objs[pidx], pname, rect, write)
+                gm_access(inst, block_of(inst), objs[pidx], pname, rect, write, pidx)
         return check
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:

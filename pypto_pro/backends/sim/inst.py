@@ -48,6 +48,9 @@ class SyncSpec:
         return bool(self.waits or self.acquires or self.sets or self.releases or self.xwaits or self.xsets)
 
 
+ATOMIC = "atomic"  # the is_write of a GM access that adds atomically at the destination (truthy: a write)
+
+
 class Inst:
     """A dispatched instruction; ``run(defer)`` executes its numerics. ``accesses``: (space, lo, hi, is_write, label) on-chip byte ranges;
     ``gm``: (param index, param name, rect, is_write) with rect a tuple of (start, stop) per axis."""

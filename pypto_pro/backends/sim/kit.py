@@ -46,6 +46,21 @@ class GMBinding:
         for v in self.views:
             self.objs[v.gm_index] = gm_views.view_obj(v, self.objs[v.base.index])
 
+    def region(self, pidx: int, rect: tuple) -> np.ndarray | None:
+        """The GM bytes behind a checker access of binding ``pidx``: an element window of a tensor
+        parameter, or for a ``pl.make_tensor`` view a byte range of its base (``gm_views``)."""
+        view = next((v for v in self.views if v.gm_index == pidx), None)
+        if view is None:
+            arr = self.arrays[pidx] if pidx < len(self.arrays) else None
+            if arr is None or len(rect) != max(1, arr.ndim):
+                return None
+            return arr[tuple(slice(a, b) for a, b in rect)] if arr.ndim else arr
+        base = self.arrays[view.base.index]
+        if base is None or len(rect) != 1 or not base.flags.c_contiguous:
+            return None
+        (lo, hi), = rect
+        return base.reshape(-1).view(np.uint8)[lo:hi]
+
     def release(self) -> None:
         """Drop the launch's arrays (called when a launch ends), so a compiled kernel does not keep
         its last launch's tensors alive."""

@@ -280,7 +280,7 @@ class Recorder:
             window = None
             if entry[6] is not None and tracker is not None:  # a GM access the L2 model prices
                 pidx, _, rect, write = prep.gm[0]
-                window = (gm_objs[pidx], rect, write)
+                window = (gm_objs[pidx], rect, bool(write))
                 seen = counted.get(window)
                 if seen is None:
                     counted[window] = [1, entry[7]]
@@ -300,6 +300,13 @@ class Recorder:
             cycles, port, flops, _, head, tail, hit, nbytes, path, _ = entry
             pre = pending[pipe]
             spec = None
+            if len(pre) > 1 and any(kind == "xwait" for kind, _, _ in pre[1:]):
+                # a cross-core wait may block long: the syncs before it are instructions of their own,
+                # each consumed as soon as it can be (a flag set for this pipe must not stay pending
+                # behind the cross-core signal, as one fused record would keep it)
+                pending[pipe] = pre[:-1]
+                self._flush(pipe)
+                pending[pipe] = pre = pre[-1:]
             if pre:
                 if len(pre) == 1:  # the common case: one wait or one lock before the op
                     kind, k, _ = pre[0]

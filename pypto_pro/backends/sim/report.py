@@ -57,6 +57,7 @@ class LaunchReport:
     device_log: str = ""  # what pl.printf / pl.dump_data / failed pl.pto_assert printed, per core (debug_log)
     assert_failures: list[str] = field(default_factory=list)  # each failed pl.pto_assert: where, which core, text
     traps: list[str] = field(default_factory=list)            # each pl.trap that stopped a core
+    notes: list[str] = field(default_factory=list)  # benign findings of the checks (simulator.md#benign-overlaps)
 
     @property
     def us(self) -> float:
@@ -105,6 +106,8 @@ class LaunchReport:
             lines += ["", "roofline bounds (us): " + ", ".join(f"{k} {v:.2f}" for k, v in self.roofline.bounds_us.items())]
         if self.flops:
             lines.append(f"FLOPs: {self.flops}")
+        if self.notes:
+            lines += ["", "notes:"] + [f"  {n}" for n in self.notes]
         return "\n".join(lines)
 
     def to_dict(self) -> dict:

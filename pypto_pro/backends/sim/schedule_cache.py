@@ -50,10 +50,13 @@ class RecordedSchedule:
         self.end_time = end_time
         self.flows = [(a.seq, b.seq, label) for a, b, label in flows] if flows is not None else None
 
-    def replay(self, preps: list, gm_check: Callable[[Inst, tuple], None] | None, defer: bool) -> None:
+    def replay(self, preps: list, gm_check: Callable[[Inst, tuple], None] | None, defer: bool,
+               watch: dict | None = None, landed: Callable[[Inst], None] | None = None) -> None:
         """Run a block's numerics (``preps``: its logged ops, in order) in this schedule's order,
-        checking each global-memory access as its instruction starts."""
+        checking each global-memory access as its instruction starts (and, for the writes in
+        ``watch``, calling ``landed`` once their bytes are in memory)."""
         prep_of, templates = self.prep_of, self.templates
+        watch = watch if watch is not None else {}
         pending: dict[int, Callable] = {}
         for k in self.steps:
             if k >= 0:
@@ -66,10 +69,14 @@ class RecordedSchedule:
                 commit = prep.run(defer)
                 if commit is not None:
                     pending[k] = commit
+                elif watch and templates[k] in watch:
+                    landed(templates[k])  # type: ignore[misc]
             else:
                 commit = pending.pop(~k, None)
                 if commit is not None:
                     commit()
+                    if watch and templates[~k] in watch:
+                        landed(templates[~k])  # type: ignore[misc]
 
     def assign(self, insts: list[Inst]) -> list[tuple[Inst, Inst, str]] | None:
         """Give a replayed block's own records (built for a trace) this schedule's times and clocks;

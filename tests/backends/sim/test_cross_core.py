@@ -188,29 +188,30 @@ def test_cube_reuses_workspace_slot_without_waiting_for_free():
     assert re.search(rf"load on AIV[01]\.MTE2 \({re.escape(line_of(SRC_WS, 'vec_load'))}\)", msg), msg
 
 
-def test_cross_core_signal_never_waited_for():
-    """The Cube does not drain the Vector cores' last FREE: signals pending at kernel end (reported
-    per sending Vector core: one pending from each)."""
-    with pytest.raises(SyncError) as info:
-        run_ws("cube_no_drain")
-    msg = str(info.value)
-    assert re.search(rf"cross-core event {FREE} to AIC is signalled but never waited for \(1 pending at kernel end\)",
-                     msg), msg
-    assert "AIV" in msg and "MTE2" in msg, msg
+def test_cross_core_signal_never_waited_for_is_a_note():
+    """The Cube does not drain the Vector cores' last FREE: signals pending at kernel end. A
+    cross-core flag is a counter (PTO-ISA set-cross-core), so a count left over changes nothing in
+    the launch (the real datacopy tail kernels end like this): a note per sending Vector core,
+    naming the set line, and no fault."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report, x, w, out = run_ws("cube_no_drain")
+    check_result(out, x, w)
+    assert report.faults == []
+    notes = [n for n in report.notes if "never waited for" in n]
+    assert len(notes) == 2, report.notes  # one per Vector core
+    for n in notes:
+        assert re.search(rf"cross-core event {FREE} to AIC is signalled but never waited for \(1 pending at kernel "
+                         rf"end\)", n), n
+        assert line_of(SRC_WS, "vec_set_free") in n, n
+    assert {"AIV0" in n for n in notes} == {True, False}
 
 
-def test_cross_core_signal_never_waited_for_names_the_set_line():
-    with pytest.raises(SyncError) as info:
-        run_ws("cube_no_drain")
-    assert line_of(SRC_WS, "vec_set_free") in str(info.value), str(info.value)
-
-
-def test_signal_faults_are_reported_in_warn_mode():
+def test_signal_notes_in_warn_mode_and_none_when_off():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report, *_ = run_ws("cube_no_drain", check="warn")
-    assert len(report.faults) == 2 and all("never waited for" in f for f in report.faults)  # one per Vector core
-    assert {"AIV0" in f for f in report.faults} == {True, False}
+    assert report.faults == [] and sum("never waited for" in n for n in report.notes) == 2
     report, *_ = run_ws("vector_no_wait", check="off")
     assert report.faults == []
 
@@ -339,9 +340,13 @@ def test_acc_to_vec_move_without_mode_reaches_the_first_vector_core_only():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((R, K)).astype(np.float16)
     w = rng.standard_normal((K, N)).astype(np.float16)
-    out = np.full((2 * R, N), np.nan, np.float32)
-    with pytest.raises(UninitializedReadError, match="AIV1"):  # AIV1 stores a UB tile nothing wrote
-        pl.jit(make_default_mode_move_kernel(), arch="a5")[None, 1](x, w, out)
+    out = np.zeros((2 * R, N), np.float32)
+    # AIV1 stores a UB tile nothing wrote: a note (not a fault), and the poison shows in its rows
+    report = pl.jit(make_default_mode_move_kernel(), arch="a5")[None, 1](x, w, out)
+    assert report.faults == []
+    assert any("store on AIV1.MTE3" in n and "that nothing in this block wrote" in n and "stores them to GM" in n
+               for n in report.notes), report.notes
+    assert np.isnan(out[R:]).all()
     out[:] = np.nan
     pl.jit(make_default_mode_move_kernel(), arch="a5", check="off")[None, 1](x, w, out)
     exact = x.astype(np.float64) @ w.astype(np.float64)
@@ -393,3 +398,18 @@ def test_examples_have_no_faults(arch):
         c = np.zeros((200, 130), np.float32)
         report = mm.make_matmul(arch).options(check="warn")[None, 3](a, b, c)
         assert report.faults == [] and (c == 300).all()
+
+
+def test_more_cross_core_signals_pending_than_the_counter_holds_is_still_a_fault():
+    """The cross-core counter holds 15 (4 bits): a 16th pending signal overflows it."""
+    def kernel(x: pl.Tensor[[16, 32], pl.DT_FP16]):
+        with pl.section_cube():
+            pl.system.wait_cross_core(pipe=pl.PipeType.MTE2, event_id=2)  # only after all 16 below
+            for _ in pl.range(0, 16):
+                pl.system.wait_cross_core(pipe=pl.PipeType.MTE2, event_id=1)
+        with pl.section_vector():
+            for _ in pl.range(0, 16):
+                pl.system.set_cross_core(pipe=pl.PipeType.MTE3, event_id=1)
+            pl.system.set_cross_core(pipe=pl.PipeType.MTE3, event_id=2)
+    with pytest.raises(SyncError, match="signalled 16 times without being waited for"):
+        pl.jit(kernel, arch="a5")[None, 1](np.zeros((16, 32), np.float16))

@@ -69,23 +69,3 @@ def test_reads_alone_never_conflict():
     assert not reporter.faults
 
 
-def _atomic(name: str, pipe: int, vc: tuple, atomic: bool = True) -> Inst:
-    from types import SimpleNamespace
-    inst = _inst(name, pipe, vc)
-    inst.stmt = SimpleNamespace(attrs={"atomic": atomic})
-    return inst
-
-
-def test_concurrent_atomic_adds_from_two_blocks_do_not_conflict():
-    gm, _ = _checker()
-    gm.access(_atomic("b0", A, (1, 0)), 0, 0, "out", WIN, True)
-    gm.access(_atomic("b1", A, (1, 0)), 1, 0, "out", WIN, True)   # the hardware adds at the destination
-    gm.access(_atomic("b0'", B, (0, 1)), 0, 0, "out", WIN, True)  # another queue of block 0, unordered
-
-
-@pytest.mark.parametrize("second_atomic, second_write", [(False, True), (False, False)])
-def test_an_atomic_add_still_conflicts_with_a_plain_write_or_read(second_atomic, second_write):
-    gm, _ = _checker()
-    gm.access(_atomic("add", A, (1, 0)), 0, 0, "out", WIN, True)
-    with pytest.raises(RaceError, match="two blocks write the same bytes" if second_write else "another reads"):
-        gm.access(_atomic("other", A, (1, 0), second_atomic), 1, 0, "out", WIN, second_write)
