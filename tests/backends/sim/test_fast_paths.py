@@ -6,6 +6,8 @@
   on strided tile windows, and through whole launches. (``benchmarks/fp16_torch_exact.py`` checks
   all 2^32 pairs.)
 * Memoized access records and region views (kit.TileAccess): the same values as computing afresh.
+* Boxed tiles through strided box views (fractal.Region.boxes): reads and writes of every window
+  shape give the bytes the gather / scatter through the offset map gives.
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ import numpy as np
 import pytest
 
 import pypto_pro.language as pl
-from pypto_pro.backends.sim import kit, numerics, torch_engine
+from pypto_pro.backends.sim import fractal, kit, numerics, torch_engine
+from pypto_pro.language.enums import NN, NZ, ZN, ZZ
 from pypto_pro.backends.sim.tile_state import SlotState
 from kernels import add_fn
 
@@ -147,3 +150,38 @@ def _buffer(tt):
     """A two-slot buffer of ``tt`` (what the frontend's placement makes)."""
     from pypto_pro.ir.nodes import Buffer
     return Buffer("t", tt, (0, 16384), None, True, None)
+
+
+@pytest.mark.parametrize("dtype", [pl.DT_FP16, pl.DT_FP32, pl.DT_INT8, pl.DT_BF16, pl.DT_FP8E4M3FN])
+def test_boxed_windows_read_and_write_the_offset_maps_bytes(dtype):
+    rng = np.random.default_rng(4)
+    served = 0
+    for layout in (NZ, ZN, ZZ, NN):
+        for shape, space, fr in (((64, 128), pl.MemorySpace.Mat, None), ((32, 64), pl.MemorySpace.Mat, None),
+                                 ((32, 32), pl.MemorySpace.Acc, 1024)):
+            try:
+                tt = pl.TileType(shape=list(shape), dtype=dtype, target_memory=space, **({"fractal": fr} if fr else {}))
+            except Exception:  # a combination the TileType rejects
+                continue
+            raw = rng.integers(0, 256, 70000, dtype=np.uint8)
+            whole = fractal.tile_view(raw, tt, layout)
+            served += whole.boxes is not None
+            for r, c in (shape, (shape[0] // 2, shape[1]), (16, 32), (5, 7), (1, shape[1]), (0, 3), (999, 999)):
+                fast, slow = whole[:r, :c], fractal.Region(whole.flat, whole.idx[:r, :c])
+                got, want = fast.read(), slow.read()
+                assert got.shape == want.shape and got.tobytes() == want.tobytes() and got.flags.c_contiguous
+                assert not np.shares_memory(got, raw)  # a read is a copy: later writes must not show in it
+                val = rng.integers(0, 256, want.nbytes, dtype=np.uint8).view(want.dtype).reshape(want.shape)
+                with np.errstate(all="ignore"):
+                    wide = val.astype(np.float64) if val.dtype.kind == "f" else val
+                for v in (val, wide):
+                    outs = []
+                    for boxed in (True, False):
+                        mem = raw.copy()
+                        t = fractal.tile_view(mem, tt, layout)
+                        window = t[:r, :c] if boxed else fractal.Region(t.flat, t.idx[:r, :c])
+                        with np.errstate(all="ignore"):
+                            window[...] = v
+                        outs.append(mem.tobytes())
+                    assert outs[0] == outs[1], (layout, shape, r, c)
+    assert served  # the fast path ran
