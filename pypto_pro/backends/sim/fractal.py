@@ -74,23 +74,17 @@ class Region:
         return out if dtype is None else out.astype(dtype)
 
     def __getitem__(self, key: Any) -> "Region":
-        extent = self._sub_extent(key)
-        if extent is None:
-            return Region(self.flat, self.idx[key])
-        return Region(self.flat, self.idx[key], self.boxes, extent)
-
-    def _sub_extent(self, key: Any) -> tuple[int, int] | None:
-        """The extent of ``self[key]`` when it is a ``[:r, :c]`` window (one the boxes can serve)."""
-        if self.boxes is None or not isinstance(key, tuple) or len(key) != 2:
-            return None
-        out = []
-        for k, n in zip(key, self.extent):
-            if not isinstance(k, slice) or k.start not in (None, 0) or k.step not in (None, 1):
-                return None
-            out.append(n if k.stop is None else max(0, min(n, k.stop)) if k.stop >= 0 else None)
-            if out[-1] is None:
-                return None
-        return out[0], out[1]
+        boxes = self.boxes
+        if boxes is not None and type(key) is tuple and len(key) == 2:  # a [:r, :c] window keeps the boxes
+            k0, k1 = key
+            if type(k0) is slice and type(k1) is slice and k0.start is None and k1.start is None \
+                    and k0.step is None and k1.step is None:
+                s0, s1 = k0.stop, k1.stop
+                if (s0 is None or s0 >= 0) and (s1 is None or s1 >= 0):
+                    r, c = self.extent
+                    return Region(self.flat, self.idx[key], boxes,
+                                  (r if s0 is None else min(r, s0), c if s1 is None else min(c, s1)))
+        return Region(self.flat, self.idx[key])
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if key is Ellipsis and isinstance(value, np.ndarray) and value.shape == self.idx.shape:
