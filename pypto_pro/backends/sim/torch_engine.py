@@ -55,8 +55,14 @@ def binary_fp16(ufunc: object, dst: np.ndarray, a: np.ndarray, b: object) -> boo
     for src in (a, b):  # torch refuses an output that partly overlaps an input; NumPy buffers it
         if np.may_share_memory(dst, src) and not _same(dst, src):
             return False
+    if min(a.strides + b.strides + dst.strides) < 0:  # torch.from_numpy refuses negative strides
+        return False
     from_numpy = sys.modules["torch"].from_numpy
-    fn(from_numpy(a), from_numpy(b), out=from_numpy(dst))
+    try:
+        ta, tb, tdst = from_numpy(a), from_numpy(b), from_numpy(dst)
+    except (TypeError, ValueError, RuntimeError):  # an array torch cannot wrap: nothing written yet
+        return False
+    fn(ta, tb, out=tdst)
     return True
 
 
