@@ -33,16 +33,23 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
         item = max(t.item for t in ts)
         widest = max(t.row_bytes for t in ts)
 
+        memo: dict[tuple, tuple] = {}  # (dst slot, src slots, rows, cols) -> (src views, dst view, accesses, written)
+
         def dispatch(sd: int, *rest) -> Prepared:
             slots, scalars = rest[:n], rest[n + unused:]
             r, c = d.valid[sd]
-            views = []
             for t, s, name in zip(srcs, slots, names[1:]):
                 require_valid(op, t, s, r, c, name)
-                views.append(t.region(s, r, c))
-            run = deferred(lambda out: numerics(out, *views, *scalars), d.region(sd, r, c))
-            acc = tuple(t.access(s, r, c, False) for t, s in zip(srcs, slots)) + (d.access(sd, r, c, True),)
-            return Prepared(r, c, c * item == widest, acc, (), r * c * d.item, run, (d.written(sd, r, c),))
+            key = (sd, slots, r, c)
+            got = memo.get(key)
+            if got is None:  # every part is a pure function of the key (kit.TileAccess)
+                got = memo[key] = (
+                    tuple(t.region(s, r, c) for t, s in zip(srcs, slots)), d.region(sd, r, c),
+                    tuple(t.access(s, r, c, False) for t, s in zip(srcs, slots)) + (d.access(sd, r, c, True),),
+                    (d.written(sd, r, c),))
+            views, out_view, acc, written = got
+            run = deferred(lambda out: numerics(out, *views, *scalars), out_view)
+            return Prepared(r, c, c * item == widest, acc, (), r * c * d.item, run, written)
         return dispatch
     return rule
 

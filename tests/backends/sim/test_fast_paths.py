@@ -175,6 +175,9 @@ def test_boxed_windows_read_and_write_the_offset_maps_bytes(dtype):
                 got, want = fast.read(), slow.read()
                 assert got.shape == want.shape and got.tobytes() == want.tobytes() and got.flags.c_contiguous
                 assert not np.shares_memory(got, raw)  # a read is a copy: later writes must not show in it
+                for wide in (np.float64, np.float32):
+                    with np.errstate(all="ignore"):
+                        assert fast.astype(wide).tobytes() == slow.astype(wide).tobytes()
                 val = rng.integers(0, 256, want.nbytes, dtype=np.uint8).view(want.dtype).reshape(want.shape)
                 with np.errstate(all="ignore"):
                     wide = val.astype(np.float64) if val.dtype.kind == "f" else val
