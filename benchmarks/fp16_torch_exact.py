@@ -9,8 +9,8 @@ both operands are NaN, ``max``/``min`` in returning a canonical NaN.
     python benchmarks/fp16_torch_exact.py --ops add,sub,mul,div,max,min
     python benchmarks/fp16_torch_exact.py --sample 1048576  # random pairs only (a quick look)
 
-Takes about a minute per op on one free core (2^32 pairs in chunks of 2^24); exit status 1 if an
-op that torch_engine uses differs anywhere.
+Takes one to three minutes of CPU per op (2^32 pairs in chunks of 2^24); exit status 1 if an op
+that torch_engine uses differs anywhere.
 """
 from __future__ import annotations
 
