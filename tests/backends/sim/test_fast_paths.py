@@ -68,12 +68,12 @@ def test_every_fp16_value_against_a_spread_of_operands(op, counted):
                              np.array([0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00,
                                        0x7E00, 0xFE00, 0x7C01, 0x7FFF, 0xFFFF, 0x3C00, 0xBC00], np.uint16)])
     for o in others.view(np.float16):
-        a = EVERY_FP16.reshape(256, 256)
-        b = np.full_like(a, o)
-        fast, slow = _both(op, a, b)
-        assert fast == slow, f"{op} with second operand 0x{o.view(np.uint16):04x}"
-        fast, slow = _both(op, b, a)
-        assert fast == slow, f"{op} with first operand 0x{o.view(np.uint16):04x}"
+        for a in EVERY_FP16.reshape(4, 128, 128):  # tiles torch_engine takes (MIN/MAX_ELEMENTS)
+            b = np.full_like(a, o)
+            fast, slow = _both(op, a, b)
+            assert fast == slow, f"{op} with second operand 0x{o.view(np.uint16):04x}"
+            fast, slow = _both(op, b, a)
+            assert fast == slow, f"{op} with first operand 0x{o.view(np.uint16):04x}"
     assert counted and all(counted[i] for i in range(0, len(counted), 2))  # every torch-enabled call used torch
 
 
@@ -192,3 +192,14 @@ def test_boxed_windows_read_and_write_the_offset_maps_bytes(dtype):
                         outs.append(mem.tobytes())
                     assert outs[0] == outs[1], (layout, shape, r, c)
     assert served  # the fast path ran
+
+
+def test_a_torch_that_fails_the_probe_is_not_used(monkeypatch, counted):
+    assert torch_engine._probe(torch)  # this machine's torch: the bytes agree
+    monkeypatch.setattr(torch_engine, "_trusted", None)
+    real_add = torch.add
+    monkeypatch.setattr(torch, "add", lambda x, y, out=None: real_add(y, x, out=out))  # other NaN choice
+    a = np.ones((64, 64), np.float16)
+    numerics.binary("add", np.empty_like(a), a, a.copy())
+    assert torch_engine._trusted is False and counted == [False]
+    monkeypatch.setattr(torch_engine, "_trusted", None)
