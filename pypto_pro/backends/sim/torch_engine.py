@@ -74,7 +74,8 @@ def _op(ufunc: object) -> Callable | None:
 
 def binary_fp16(ufunc: object, dst: np.ndarray, a: np.ndarray, b: object) -> bool:
     """``dst = ufunc(a, b)`` with torch when that is exact and worth it; False: not done (use NumPy)."""
-    if not enabled or dst.dtype != _FP16 or not MIN_ELEMENTS <= dst.size <= MAX_ELEMENTS or not isinstance(b, np.ndarray):
+    if not enabled or dst.dtype != _FP16 or not isinstance(b, np.ndarray) \
+            or not MIN_ELEMENTS <= dst.size <= MAX_ELEMENTS:
         return False
     if a.dtype != _FP16 or b.dtype != _FP16 or a.shape != dst.shape or b.shape != dst.shape:
         return False
