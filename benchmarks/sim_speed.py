@@ -179,13 +179,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", default=",".join(ROWS))
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--out", default="sim_speed", help="JSON name under benchmarks/results/ ('' for none)")
+    ap.add_argument("--out", default=None,
+                    help="JSON name under benchmarks/results/ ('' for none; default sim_speed, sim_speed_small with --small)")
     ap.add_argument("--profile", default=None, metavar="ROW", help="cProfile one warm call of ROW and exit")
     ap.add_argument("--small", action="store_true", help="smaller shapes: add 2048x4096, GEMM 1024^3, FA N2 S1024")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     global SMALL
     SMALL = args.small
+    if args.out is None:
+        args.out = "sim_speed_small" if SMALL else "sim_speed"
     if args.child:
         print("RESULT " + json.dumps(child(args.child, args.repeat, False)))
         return 0

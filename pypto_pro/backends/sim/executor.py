@@ -288,21 +288,30 @@ class SimExecutable:
         stats, cores, ncores_block, cap, core_free, pipe_busy, objs, l2 = self._launch_totals()
         watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
         logged: list[list[Recorder]] = []
-        for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
-            wave = b // cores
-            active = min(cores, block_num - wave * cores)
-            port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
-            recs = []
-            for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
-                r.reset()
-                rec = Recorder(r.recorder_plan, self.cost, port_bpc, on_commit, core=r.core,
-                               aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
-                r.fn(ctx, rec.ops, _prange)
-                rec.account(stats)
-                for fault in rec.faults:
-                    reporter.report(fault)
-                recs.append(rec)
-            logged.append(recs)
+        loggers: dict[tuple[int, float], Recorder] = {}  # (core, GM port share) -> its logging recorder
+        try:
+            for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
+                wave = b // cores
+                active = min(cores, block_num - wave * cores)
+                port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
+                recs = []
+                for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
+                    r.reset()
+                    logger = loggers.get((r.core, port_bpc))
+                    if logger is None:
+                        logger = loggers[(r.core, port_bpc)] = Recorder(
+                            r.recorder_plan, self.cost, port_bpc, on_commit, core=r.core,
+                            aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
+                    r.fn(ctx, logger.ops, _prange)
+                    rec = logger.detach()  # this block's log (the logger goes on, emptied)
+                    rec.account(stats)
+                    for fault in rec.faults:
+                        reporter.report(fault)
+                    recs.append(rec)
+                logged.append(recs)
+        finally:
+            for logger in loggers.values():
+                logger.release()
         schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
         for b, recs in enumerate(logged):
             core = b % cores

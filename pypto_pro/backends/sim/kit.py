@@ -118,7 +118,8 @@ class TileAccess:
     A record covers the bytes a region from ``[0, 0]`` touches in the tile's layout: rows of a
     row-major tile; columns, block columns or block rows of the others (``layouts.region_rows``)."""
 
-    __slots__ = ("st", "space", "addrs", "keys", "labels", "row_bytes", "item", "label", "views", "valid", "boxed")
+    __slots__ = ("st", "space", "addrs", "keys", "labels", "row_bytes", "item", "label", "views", "valid", "boxed",
+                 "_acc", "_wr", "_reg")
 
     def __init__(self, st: SlotState):
         b = st.buffer
@@ -133,6 +134,11 @@ class TileAccess:
         self.row_bytes = b.tile_type.cols * self.item
         self.label = b.name
         self.boxed = st.layout.name != "ND"
+        # memos: a record is a pure function of its arguments (the slot's key, label and layout never
+        # change), and an SPMD launch asks for the same few thousands of times (one per block)
+        self._acc: dict[tuple, tuple] = {}
+        self._wr: dict[tuple, tuple] = {}
+        self._reg: dict[tuple, object] = {}
 
     def _rows(self, rows: int, cols: int) -> tuple[int, int, int]:
         if self.boxed:
@@ -141,14 +147,31 @@ class TileAccess:
         return rows, self.row_bytes, cols * self.item
 
     def access(self, slot: int, rows: int, cols: int, write: bool) -> tuple:
-        return (self.keys[slot], write, self.labels[slot], *self._rows(rows, cols))
+        key = (slot, rows, cols, write)
+        got = self._acc.get(key)
+        if got is None:
+            got = self._acc[key] = (self.keys[slot], write, self.labels[slot], *self._rows(rows, cols))
+        return got
 
     def window(self, slot: int, r0: int, rows: int, cols_end: int, write: bool = False) -> tuple:
         """Rows ``r0 .. r0+rows`` up to column ``cols_end`` (accesses cover whole leading rows)."""
-        return (self.keys[slot], write, self.labels[slot], *self._rows(r0 + rows, cols_end))
+        return self.access(slot, r0 + rows, cols_end, write)
 
     def written(self, slot: int, rows: int, cols: int) -> tuple:
-        return ((self.st.core, self.space), self.addrs[slot], *self._rows(rows, cols))
+        key = (slot, rows, cols)
+        got = self._wr.get(key)
+        if got is None:
+            got = self._wr[key] = ((self.st.core, self.space), self.addrs[slot], *self._rows(rows, cols))
+        return got
+
+    def region(self, slot: int, rows: int, cols: int):
+        """The ``[:rows, :cols]`` window of the slot's view (the same view object on every call:
+        the slot's memory lives as long as the program)."""
+        key = (slot, rows, cols)
+        got = self._reg.get(key)
+        if got is None:
+            got = self._reg[key] = self.views[slot][:rows, :cols]
+        return got
 
 
 def tiles(op: TileOp, env: SimEnv) -> list[TileAccess]:

@@ -32,6 +32,8 @@ from typing import Final, Union
 import ml_dtypes
 import numpy as np
 
+from pypto_pro.backends.sim import torch_engine
+
 __all__ = [
     "BINARY_OPS",
     "SCALAR_OPS",
@@ -330,7 +332,9 @@ def _elementwise2(ufunc: np.ufunc, dst: np.ndarray, a: np.ndarray, b: np.ndarray
     else:
         # fp32: native IEEE op.  fp16: NumPy's half loops compute in float32 and round
         # to nearest even once -- correctly rounded for + - * /.  ints: wrap-around.
-        ufunc(a, b, out=dst)
+        # Large fp16 tiles of the ops where torch gives the same bytes go to torch (torch_engine).
+        if dst.dtype != FP16 or not torch_engine.binary_fp16(ufunc, dst, a, b):
+            ufunc(a, b, out=dst)
 
 
 def binary(op: str, dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:

@@ -541,6 +541,27 @@ class Recorder:
         if self.issue_cycles and t > self.dispatched * self.issue_cycles:
             self.dispatched = t / self.issue_cycles
 
+    def detach(self) -> "Recorder":
+        """The block just logged, as a recorder of its own (to account, build or replay), and this
+        one emptied for the next block on the same core and wave: its logging closures append to
+        the same lists, so they are made once per launch instead of once per block (making them
+        cost more than logging a small block). The result is what a fresh recorder would have."""
+        out = object.__new__(Recorder)
+        out.__dict__.update(self.__dict__)
+        out.log, out.tokens, out.preps, out.windows, out.used = (
+            self.log[:], self.tokens[:], self.preps[:], self.windows[:], self.used[:])
+        out.faults = self.faults[:]
+        out.ops = []
+        out.builders = [None] * len(self.plan.entries)
+        out.insts, out.l2_insts, out.op_insts = [], [], []  # building state: its own
+        out.pending = [[] for _ in PIPE_INDEX]
+        out.last = [None] * len(PIPE_INDEX)
+        out.dispatched = out.barriers = out.bar_alls = 0
+        for got in (self.log, self.tokens, self.preps, self.windows, self.used, self.faults):
+            got.clear()
+        self.sync_alls = 0
+        return out
+
     def release(self) -> None:
         """Drop the closures (they hold this recorder) so the records die by reference counting."""
         self.ops = []

@@ -33,16 +33,23 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
         item = max(t.item for t in ts)
         widest = max(t.row_bytes for t in ts)
 
+        memo: dict[tuple, tuple] = {}  # (dst slot, src slots, rows, cols) -> (src views, dst view, accesses, written)
+
         def dispatch(sd: int, *rest) -> Prepared:
             slots, scalars = rest[:n], rest[n + unused:]
             r, c = d.valid[sd]
-            views = []
             for t, s, name in zip(srcs, slots, names[1:]):
                 require_valid(op, t, s, r, c, name)
-                views.append(t.views[s][:r, :c])
-            run = deferred(lambda out: numerics(out, *views, *scalars), d.views[sd][:r, :c])
-            acc = tuple(t.access(s, r, c, False) for t, s in zip(srcs, slots)) + (d.access(sd, r, c, True),)
-            return Prepared(r, c, c * item == widest, acc, (), r * c * d.item, run, (d.written(sd, r, c),))
+            key = (sd, slots, r, c)
+            got = memo.get(key)
+            if got is None:  # every part is a pure function of the key (kit.TileAccess)
+                got = memo[key] = (
+                    tuple(t.region(s, r, c) for t, s in zip(srcs, slots)), d.region(sd, r, c),
+                    tuple(t.access(s, r, c, False) for t, s in zip(srcs, slots)) + (d.access(sd, r, c, True),),
+                    (d.written(sd, r, c),))
+            views, out_view, acc, written = got
+            run = deferred(lambda out: numerics(out, *views, *scalars), out_view)
+            return Prepared(r, c, c * item == widest, acc, (), r * c * d.item, run, written)
         return dispatch
     return rule
 
@@ -54,7 +61,7 @@ def fill(numerics: Callable[..., None]) -> Callable:
 
         def dispatch(sd: int, *scalars) -> Prepared:
             r, c = d.valid[sd]
-            run = deferred(lambda out: numerics(out, *scalars), d.views[sd][:r, :c])
+            run = deferred(lambda out: numerics(out, *scalars), d.region(sd, r, c))
             return Prepared(r, c, c * d.item == d.row_bytes, (d.access(sd, r, c, True),), (), r * c * d.item, run,
                             (d.written(sd, r, c),))
         return dispatch
@@ -90,8 +97,8 @@ def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> 
                 raise fault(op, f"pl.{op.attrs.get('api', op.op)}: destination '{d.label}' has {have} valid {what}, "
                                 f"the source {need}")
             orow, ocol = (r, 1) if per_row else (1, c)
-            av = a.views[sa][:r, :c]
-            run = deferred(lambda out: numerics(out, av), d.views[sd][:orow, :ocol])
+            av = a.region(sa, r, c)
+            run = deferred(lambda out: numerics(out, av), d.region(sd, orow, ocol))
             acc = [a.access(sa, r, c, False), d.access(sd, orow, ocol, True)]
             if tmp is not None and tmp_written:
                 acc.append(tmp.access(rest[0], r, c, True))
@@ -116,9 +123,9 @@ def expand(numerics: Callable[..., None], per_row: bool) -> Callable:
             if per_row and vr < r or not per_row and vc < c:
                 raise fault(op, f"pl.{op.attrs.get('api', op.op)}: '{names[2]}' ({v.label}) has valid shape {vr} x "
                                 f"{vc}; it needs one value per {'row' if per_row else 'column'} of the {r} x {c} region")
-            vec = v.views[sv][:r, :1] if per_row else v.views[sv][:1, :c]
-            av = a.views[sa][:r, :c]
-            run = deferred(lambda out: numerics(out, av, vec), d.views[sd][:r, :c])
+            vec = v.region(sv, r, 1) if per_row else v.region(sv, 1, c)
+            av = a.region(sa, r, c)
+            run = deferred(lambda out: numerics(out, av, vec), d.region(sd, r, c))
             vacc = v.access(sv, r, 1, False) if per_row else v.access(sv, 1, c, False)
             return Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), vacc, d.access(sd, r, c, True)),
                             (), r * c * d.item, run, (d.written(sd, r, c),))
