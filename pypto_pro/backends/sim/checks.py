@@ -17,11 +17,52 @@ GM_CELL_ROWS, GM_CELL_COLS = 128, 512  # grid (in elements) that indexes global-
 
 
 class _Slot:
-    __slots__ = ("w", "r")
+    """The last write and, per pipe, the last read of one access key (a tile slot or a VF box), with
+    the bytes they touched: ``geom`` = (rows, row_bytes, used bytes per row) from the key's start, the
+    union of every geometry the key was accessed with in this block (so it never under-covers)."""
+    __slots__ = ("w", "r", "wg", "rg")
 
     def __init__(self) -> None:
         self.w: tuple[int, int, Inst] | None = None
         self.r: dict[int, tuple[int, Inst]] = {}
+        self.wg: tuple[int, int, int] | None = None
+        self.rg: dict[int, tuple[int, int, int]] = {}
+
+
+def _union(a: tuple[int, int, int] | None, b: tuple[int, int, int]) -> tuple[int, int, int]:
+    if a is None or a == b:
+        return b
+    if a[1] == b[1]:
+        return max(a[0], b[0]), a[1], max(a[2], b[2])
+    end = max((a[0] - 1) * a[1] + a[2], (b[0] - 1) * b[1] + b[2])  # other strides: one contiguous run
+    return 1, end, end
+
+
+_DISJOINT: dict[tuple, bool] = {}
+
+
+def _strided_disjoint(lo1: int, g1: tuple[int, int, int], lo2: int, g2: tuple[int, int, int]) -> bool:
+    """True when the rows of ``g1`` at ``lo1`` and of ``g2`` at ``lo2`` share no byte (two tiles over
+    one buffer whose valid regions interleave, as the real tests place ping / pong halves of rows)."""
+    key = (lo2 - lo1, g1, g2)
+    hit = _DISJOINT.get(key)
+    if hit is not None:
+        return hit
+    (n1, rb1, u1), (n2, rb2, u2) = g1, g2
+    if n1 > n2:  # loop over the shorter one
+        lo1, n1, rb1, u1, lo2, n2, rb2, u2 = lo2, n2, rb2, u2, lo1, n1, rb1, u1
+    result = True
+    for r in range(n1):
+        s = lo1 + r * rb1
+        e = s + u1
+        first = max(0, -(-(s - lo2 - u2 + 1) // rb2))
+        last = min(n2 - 1, (e - 1 - lo2) // rb2)
+        if any(lo2 + q * rb2 < e and s < lo2 + q * rb2 + u2 for q in range(first, last + 1)):
+            result = False
+            break
+    if len(_DISJOINT) < 4096:
+        _DISJOINT[key] = result
+    return result
 
 
 def _race(kind: str, where: str, a: Inst, b: Inst, extra: str = "") -> RaceError:
@@ -82,46 +123,55 @@ class OnChipChecker:
         if st is None:
             st = self.slots[key] = _Slot()
         self._conflicts(st, key, write, label, vc, p, inst)
+        geom = (rows, row_bytes, used)
         for k in others:  # tiles sharing these bytes (declared views, reused addresses)
             other = self.slots.get(k)
             if other is not None:
-                self._conflicts(other, key, write, label, vc, p, inst)
+                self._conflicts(other, key, write, label, vc, p, inst, (k[1], geom))
         if write:
             st.w = (p, vc[p], inst)
+            st.wg = _union(st.wg, geom)
             st.r.clear()
         else:
             st.r[p] = (vc[p], inst)
+            st.rg[p] = _union(st.rg.get(p), geom)
             space, lo, _, core = key
             if self.stale.marks:
                 self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter)
             self._check_written(inst, (core, space), lo, rows, row_bytes, used, label)
 
-    def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst) -> None:
-        """Report the earlier accesses in ``st`` that this one conflicts with and does not follow."""
+    def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst,
+                   other: tuple | None = None) -> None:
+        """Report the earlier accesses in ``st`` that this one conflicts with and does not follow.
+        ``other``: ``st`` belongs to another key starting at ``other[0]``; an earlier access whose bytes
+        miss this one's (``other[1]`` rows from ``key``'s start) does not conflict."""
+        def apart(g: tuple | None) -> bool:
+            return other is not None and g is not None and _strided_disjoint(other[0], g, key[1], other[1])
+
         w = st.w
-        if w is not None and w[0] != p and w[1] > vc[w[0]]:
+        if w is not None and w[0] != p and w[1] > vc[w[0]] and not apart(st.wg):
             space, lo, hi, _ = key
             kind = "write / write" if write else "write / read"
             self.reporter.report(_race(kind, f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})", w[2], inst))
         if write:
-            for q, (c, other) in st.r.items():
-                if q != p and c > vc[q]:
+            for q, (c, earlier) in st.r.items():
+                if q != p and c > vc[q] and not apart(st.rg.get(q)):
                     space, lo, hi, _ = key
                     self.reporter.report(_race("read / write (WAR)", f"{space.name} bytes 0x{lo:x}-0x{hi:x} "
-                                               f"({label})", other, inst))
+                                               f"({label})", earlier, inst))
         if p % NPIPES in self.unordered:  # after the cross-pipe races: those are the root cause
-            self._same_pipe(st, key, write, label, p, inst)
+            self._same_pipe(st, key, write, label, p, inst, apart)
 
-    def _same_pipe(self, st: _Slot, key: tuple, write: bool, label: str, p: int, inst: Inst) -> None:
+    def _same_pipe(self, st: _Slot, key: tuple, write: bool, label: str, p: int, inst: Inst, apart) -> None:
         """Report the earlier accesses of this queue that this one depends on with no barrier between."""
         w, pipe = st.w, PIPES[p % NPIPES].name
         space, lo, hi, _ = key
         where = f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})"
-        if w is not None and w[0] == p and w[1] > inst.drained and w[2] is not inst:
+        if w is not None and w[0] == p and w[1] > inst.drained and w[2] is not inst and not apart(st.wg):
             self.reporter.report(_hazard("write / write" if write else "write / read (RAW)", where, w[2], inst, pipe))
         if write and p % NPIPES in self.war:
             read = st.r.get(p)
-            if read is not None and read[0] > inst.drained and read[1] is not inst:
+            if read is not None and read[0] > inst.drained and read[1] is not inst and not apart(st.rg.get(p)):
                 self.reporter.report(_hazard("read / write (WAR)", where, read[1], inst, pipe))
 
     def _check_written(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int, label: str) -> None:
