@@ -213,6 +213,9 @@ class SetValidShape(Stmt):
     rows: Expr
     cols: Expr
     loc: SourceLocation | None = None
+    # a subview's valid shape (``tile[r0:r1, c0:c1]``): rows / cols clamped, when it runs, to what the
+    # tile ``clamp_to[0]`` has valid past its element [clamp_to[1], clamp_to[2]]
+    clamp_to: "tuple[Buffer, int, int] | None" = None
 
 
 @dataclass(eq=False)
