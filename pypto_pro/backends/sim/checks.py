@@ -288,5 +288,9 @@ class GlobalChecker:
             self.reporter.report(_hazard("write / write" if other_writes and write else "conflicting access",
                                          f"global '{name}'[{span}]", oinst, inst, PIPES[inst.pipe % NPIPES].name))
         else:
+            cores = {oinst.pipe // NPIPES, inst.pipe // NPIPES}
+            extra = ("\n  both Vector cores of the block run pl.section_vector() and nothing orders one's access after "
+                     "the other's: split the work by pl.get_subblock_idx(), or order them with set_cross_core / "
+                     "wait_cross_core(sync_mode=pl.CrossCoreSyncMode.INTER_SUBBLOCK)") if cores == {1, 2} else ""
             self.reporter.report(_race("write / write" if other_writes and write else "conflicting access",
-                                       f"global '{name}'[{span}]", oinst, inst))
+                                       f"global '{name}'[{span}]", oinst, inst, extra))
