@@ -52,6 +52,7 @@ def test_both_vector_cores_updating_the_same_rows_race():
         _kernel(split=False)(*_data())
 
 
+@pytest.mark.slow
 def test_split_by_subblock_runs():
     a, b, x, out = _data()
     _kernel(split=True)(a, b, x, out)
