@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pypto_pro.backends.sim import numerics
-from pypto_pro.backends.sim.kit import fault
 from pypto_pro.backends.sim.templates import elementwise, fill
 from pypto_pro.frontend.operands import (Args, in_section, is_scalar_arg, row_major, same_dtype, same_shape,
                                          tile_in, want_scalar)
@@ -111,6 +110,7 @@ def _located(rule_of):
                 try:
                     numerics_fn(*args)
                 except ZeroDivisionError as exc:
+                    from pypto_pro.backends.sim.kit import fault  # (kit imports the ops: not at module level)
                     raise fault(op, f"pl.{op.attrs.get('api', op.op)}: {exc}") from None
             return rule_of(run)(op, env)
         return rule
