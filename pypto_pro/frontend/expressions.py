@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pypto_pro.frontend import intrinsics
+from pypto_pro.frontend import intrinsics, subview
 from pypto_pro.ops import resources
 from pypto_pro.frontend.diagnostics import did_you_mean
 from pypto_pro import language
@@ -113,6 +113,8 @@ class ExpressionParser:
 
     def ev_Subscript(self, node: ast.Subscript) -> Any:
         base = self.eval(node.value)
+        if not is_const(base) and subview.is_slice_subscript(node):  # tile[r0:r1, c0:c1]
+            return subview.tile_subview(self, node, base)
         if isinstance(node.slice, ast.Slice):
             if not is_const(base):
                 self.fail(node, "slicing is only supported on compile-time values")

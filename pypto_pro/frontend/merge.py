@@ -99,6 +99,11 @@ def _merge_tiles(p: "FunctionParser", name: str, values: list, loc, assigns: lis
         addrs.extend(b.addrs)
         mutex.extend(b.mutex_ids or ())
     ids = tuple(mutex) if all(b.mutex_ids for b in bufs) else None
+    if ids is not None and len({len(row) for row in ids}) > 1:  # the real parser's rule for a tile join
+        widths = [len(b.mutex_ids[0]) for b in bufs]
+        raise MergeError(f"a tile with {widths[0]} mutex id(s) per slot",
+                         f"one with {next(w for w in widths if w != widths[0])} (cannot merge tile mutex metadata "
+                         "with different ID counts)")
     join = Buffer(p.ctx.fresh_name(name), first.tile_type, tuple(addrs), ids, True, loc, joins=tuple(bufs))
     p.ctx.buffers.append(join)
     var = p.new_var(f"{name}_slot", DT_INT64)

@@ -33,6 +33,7 @@ class StageCall:
     produces: list[str]      # kernel-side names of shared groups it writes
     consumes: list[str]
     delay: int = 0
+    wrapped: bool = False    # the real form: ``with pl.section_x(): stage(...)`` in the loop body
 
 
 @dataclass
@@ -73,6 +74,20 @@ def _engine_of(fdef: ast.FunctionDef) -> str | None:
                     if name in ("section_cube", "section_vector"):
                         engines.add("cube" if name == "section_cube" else "vector")
     return engines.pop() if len(engines) == 1 else ("both" if engines else None)
+
+
+def _section_of(stmt: ast.stmt) -> tuple[str, ast.Expr] | None:
+    """``with pl.section_cube(): stage(...)`` (one section, one call in it): (engine, the call)."""
+    if not (isinstance(stmt, ast.With) and len(stmt.items) == 1 and isinstance(stmt.items[0].context_expr, ast.Call)):
+        return None
+    f = stmt.items[0].context_expr.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    body = [b for b in stmt.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+    if name not in ("section_cube", "section_vector") or len(body) != 1:
+        return None
+    if not (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Call)):
+        return None
+    return ("cube" if name == "section_cube" else "vector"), body[0]
 
 
 def _call_target(scope: Scope, call: ast.Call) -> Any:
@@ -125,6 +140,10 @@ class PipelineTransform:
     # ---- analysis ------------------------------------------------------------------------
 
     def stage_call(self, stmt: ast.stmt) -> StageCall | None:
+        section = _section_of(stmt)
+        outer = stmt
+        if section is not None:
+            stmt = section[1]
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
             return None
         fn = _call_target(self.scope, stmt.value)
@@ -134,9 +153,14 @@ class PipelineTransform:
         fdef, fsrc = parse_function(fn)
         self.stage_fns[fn.__name__] = fn
         engine = _engine_of(fdef)
-        if engine not in ("cube", "vector"):
+        if section is not None:  # called inside a section (the real form): the stage itself holds none
+            if engine is not None:
+                self.fail(outer, f"pipeline stage '{fn.__name__}' holds its own section and is also called inside "
+                                 f"pl.section_{section[0]}(); use one of the two")
+            engine = section[0]
+        elif engine not in ("cube", "vector"):
             raise CompileError(f"pipeline stage '{fn.__name__}' must contain exactly one of pl.section_cube() or "
-                               "pl.section_vector()", fsrc.loc(fdef))
+                               "pl.section_vector(), or be called inside one", fsrc.loc(fdef))
         params = [a.arg for a in fdef.args.args]
         call = stmt.value
         bound: dict[str, ast.expr] = dict(zip(params, call.args))
@@ -155,7 +179,7 @@ class PipelineTransform:
                               f"stage '{fn.__name__}' {role} '{pname}': pass a tile group declared with fwd_ids and "
                               "bwd_ids (a shared group)")
                 out.append(arg.id)
-        return StageCall(stmt, fn.__name__, engine, produces, consumes)
+        return StageCall(stmt, fn.__name__, engine, produces, consumes, wrapped=section is not None)
 
     # ---- rewriting ---------------------------------------------------------------------------
 
@@ -295,7 +319,10 @@ class PipelineTransform:
                                  comment=f"{call.name}: wait for its shared slots")
                     for w in waits:
                         self.em.emit(w, inner + 1, call.node)
-                self.em.emit(ast.unparse(call.node), inner, call.node, comment=f"stage {call.name} ({call.engine})")
+                if call.wrapped:
+                    self.em.emit(f"with pl.section_{call.engine}():", inner, call.node)
+                self.em.emit(ast.unparse(call.node), inner + call.wrapped, call.node,
+                             comment=f"stage {call.name} ({call.engine})")
                 if signals:
                     self.em.emit(f"with pl.section_{call.engine}():", inner, call.node,
                                  comment=f"{call.name}: hand its slots on")

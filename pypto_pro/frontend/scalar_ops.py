@@ -212,8 +212,7 @@ class ScalarOpsParser:
                 b = self.eval(node.orelse)
         if isinstance(a, TileValue) and isinstance(b, TileValue):
             if a.ref.buffer is not b.ref.buffer:
-                self.fail(node, "a run-time conditional expression can only choose between tiles of one tile "
-                                f"group ({self.describe(a)} vs {self.describe(b)})")
+                return self.choose_tile(node, cond, a, b, then_stmts, else_stmts)
             slot = self.choose(node, cond, a.ref.slot, b.ref.slot, then_stmts, else_stmts, "slot")
             return TileValue(TileRef(a.ref.buffer, slot))
         if not (is_scalar_value(a) and is_scalar_value(b)):
@@ -223,6 +222,18 @@ class ScalarOpsParser:
             self.fail(node, f"the branches of this conditional expression have mismatched types: {x.dtype.short} "
                             f"and {y.dtype.short} (both must be integers, both floats, or both bools)")
         return self.choose(node, cond, x, y, then_stmts, else_stmts, "ifexp")
+
+    def choose_tile(self, node: ast.AST, cond: Expr, a: Any, b: Any, then_stmts: list, else_stmts: list) -> Any:
+        """``a if cond else b`` for tiles of two buffers: the join a run-time ``if`` makes (its slots are
+        both buffers' slots, with their mutex ids), chosen by a slot variable set on each side."""
+        from pypto_pro.frontend.merge import MergeError, merge_values
+        try:
+            value, (then_set, else_set) = merge_values(self, "_ifexp", [a, b], self.loc(node), first_wins=True)
+        except MergeError as exc:
+            self.fail(node, f"the branches of this conditional expression cannot be merged: {exc.args[0]} and "
+                            f"{exc.args[1]}")
+        self.ctx.builder.emit(If(cond, then_stmts + then_set, else_stmts + else_set, self.loc(node)))
+        return value
 
     def choose(self, node: ast.AST, cond: Expr, x: Expr, y: Expr, then_stmts: list, else_stmts: list,
                name: str) -> Expr:

@@ -212,8 +212,9 @@ class StatementParser:
                 var = self.new_var(name, literal_dtype(current))
                 self.ctx.builder.emit(Assign(var, self.scalar_expr(node, current), self.loc(node)))
                 self.scope.locals[name] = var
-            elif isinstance(current, TileValue) and current.ref.buffer.is_group:
-                var = self.new_var(f"{name}_slot", DT_INT64)
+            elif isinstance(current, TileValue) and current.ref.buffer.is_group and not \
+                    (isinstance(current.ref.slot, Var) and current.ref.slot.name.endswith("_carried")):
+                var = self.new_var(f"{name}_slot", DT_INT64)  # (a carried slot register is already shared)
                 var.name += "_carried"
                 self.ctx.builder.emit(Assign(var, current.ref.slot, self.loc(node)))
                 self.scope.locals[name] = TileValue(TileRef(current.ref.buffer, var))

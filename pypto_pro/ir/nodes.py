@@ -24,7 +24,7 @@ class Buffer:
     name: str
     tile_type: TileType
     addrs: tuple[int, ...]
-    mutex_ids: tuple[int, ...] | None
+    mutex_ids: tuple[tuple[int, ...], ...] | None  # per slot, its buffer (mutex) ids: one or several
     is_group: bool
     loc: SourceLocation | None
     alias_of: "Buffer | None" = None  # a declared view shares its base's bytes and sync ids
@@ -49,6 +49,11 @@ class Buffer:
     @property
     def root(self) -> "Buffer":
         return self.alias_of.root if self.alias_of is not None else self
+
+    @property
+    def mutex_union(self) -> tuple[int, ...]:
+        """Every mutex id of the buffer's slots, in first-use order."""
+        return tuple(dict.fromkeys(m for row in self.mutex_ids or () for m in row))
 
     def slot_label(self, slot: int) -> str:
         return f"{self.name}[{slot}]" if self.is_group else self.name
@@ -208,6 +213,9 @@ class SetValidShape(Stmt):
     rows: Expr
     cols: Expr
     loc: SourceLocation | None = None
+    # a subview's valid shape (``tile[r0:r1, c0:c1]``): rows / cols clamped, when it runs, to what the
+    # tile ``clamp_to[0]`` has valid past its element [clamp_to[1], clamp_to[2]]
+    clamp_to: "tuple[Buffer, int, int] | None" = None
 
 
 @dataclass(eq=False)

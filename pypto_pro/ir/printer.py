@@ -182,7 +182,10 @@ def sync_str(s: SyncOp) -> str:
 def buffer_line(b: Buffer) -> str:
     t = b.tile_type
     addrs = ", ".join(f"0x{a:05x}" for a in b.addrs)
-    ids = f" mutex_ids={list(b.mutex_ids)}" if b.mutex_ids else ""
+    ids = ""
+    if b.mutex_ids:
+        multi = any(len(row) != 1 for row in b.mutex_ids)
+        ids = f" mutex_ids={[list(r) for r in b.mutex_ids] if multi else [r[0] for r in b.mutex_ids]}"
     alias = f" view_of={b.alias_of.name}" if b.alias_of is not None else ""
     where = f"  # {os.path.basename(b.loc.path)}:{b.loc.line}" if b.loc else ""
     return (f"{b.name}: {t.target_memory.name} {t.dtype.name}[{t.rows}x{t.cols}] "

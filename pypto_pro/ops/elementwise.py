@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 FAMILY = "elementwise"
 VEC = (MemorySpace.Vec,)
 FLOATS = (DT_FP16, DT_BF16, DT_FP32)
+# pl.div: 16 / 32-bit integers, FP16 and FP32 (real div.md; a5 TDivCheck), and BF16 as before. The real
+# page also lists 64-bit integers (PTO-ISA Int64Div); not yet in this release
+DIV_DTYPES = FLOATS + (DT_INT16, DT_UINT16, DT_INT32, DT_UINT32)
 FILL_DTYPES = (DT_FP16, DT_BF16, DT_FP32, DT_INT8, DT_UINT8, DT_INT16, DT_INT32, DT_UINT16, DT_UINT32)  # TEXPANDS (a5)
 
 
@@ -47,7 +50,7 @@ BINARY = {  # api -> (tile instruction, scalar instruction, PTO-ISA tile op, sca
     "add": ("add", "adds", "TADD", "TADDS", ARITH_DTYPES),
     "sub": ("sub", "subs", "TSUB", "TSUBS", ARITH_DTYPES),
     "mul": ("mul", "muls", "TMUL", "TMULS", ARITH_DTYPES),
-    "div": ("div", "divs", "TDIV", "TDIVS", FLOATS),
+    "div": ("div", "divs", "TDIV", "TDIVS", DIV_DTYPES),
     "maximum": ("maximum", "maxs", "TMAX", "TMAXS", ARITH_DTYPES),
     "minimum": ("minimum", "mins", "TMIN", "TMINS", ARITH_DTYPES),
 }
@@ -114,9 +117,25 @@ def _scalar_numerics(name: str):
     return lambda out, x, s: numerics.binary_scalar(name, out, x, s)
 
 
+def _located(rule_of):
+    """An elementwise rule whose numerics errors (an integer division by zero) name the op's line."""
+    def wrap(numerics_fn):
+        def rule(op, env):
+            def run(*args):
+                try:
+                    numerics_fn(*args)
+                except ZeroDivisionError as exc:
+                    from pypto_pro.backends.sim.kit import fault  # (kit imports the ops: not at module level)
+                    raise fault(op, f"pl.{op.attrs.get('api', op.op)}: {exc}") from None
+            return rule_of(run)(op, env)
+        return rule
+    return wrap
+
+
 for _api, (_ti, _si, _tcpp, _scpp, _dts) in BINARY.items():
-    instruction(_ti, FAMILY, elementwise(_binary_numerics(_ti)), vector(_ti), call_cpp(_tcpp))
-    instruction(_si, FAMILY, elementwise(_scalar_numerics(_si)), vector(_si), call_cpp(_scpp, scalar=True))
+    _rule = _located(elementwise) if _api == "div" else elementwise
+    instruction(_ti, FAMILY, _rule(_binary_numerics(_ti)), vector(_ti), call_cpp(_tcpp))
+    instruction(_si, FAMILY, _rule(_scalar_numerics(_si)), vector(_si), call_cpp(_scpp, scalar=True))
     if _api not in ("maximum", "minimum"):  # those two also reduce (dim=); declared in reduction.py
         declare(FAMILY, _api, "out, lhs, rhs",
                 f"``out = lhs {_api} rhs`` over out's valid shape; ``rhs`` is a tile ({_tcpp}) or a scalar ({_scpp}).",

@@ -38,7 +38,8 @@ def make_tile_group(*, type: Any, addrs: Any, mutex_ids: Any = None, depth: int 
                     bwd_ids: Any = None) -> Any:
     """A ring of tiles (multi-buffering). ``addrs``: a base address (slots back to back) or one per slot.
 
-    ``mutex_ids`` (one id per slot) lets auto_mutex order every op on each slot; without them give ``depth``.
+    ``mutex_ids`` (per slot one id or a list of ids) lets auto_mutex order every op on each slot; without
+    them (None or ``[]``) give ``depth``.
     Methods: ``.next()``, ``.current()``, ``.previous()``, ``group[i]``. ``fwd_ids`` / ``bwd_ids`` (one
     cross-core event id per slot) share the group between a Cube and a Vector stage (``pl.pipeline``)."""
 
@@ -48,7 +49,8 @@ def make_view(tile: Any, type: Any, offset: int = 0) -> Any:
     """Ours: a declared alias, ``tile``'s bytes from byte ``offset`` seen as ``type``."""
 
 
-def place(p: "FunctionParser", node: ast.AST, tt: TileType, addrs: list[int], mutex_ids: tuple[int, ...] | None,
+def place(p: "FunctionParser", node: ast.AST, tt: TileType, addrs: list[int],
+          mutex_ids: tuple[tuple[int, ...], ...] | None,
           is_group: bool, addr_node: ast.AST, size: int | None = None) -> Buffer:
     arch = p.ctx.arch
     space = tt.target_memory
@@ -107,30 +109,50 @@ def mutex_side(tt) -> str:
 
 
 def check_mutex_ids(p: "FunctionParser", a: Args, ids: Any, depth: int | None,
-                    side: str = "vector") -> tuple[int, ...] | None:
+                    side: str = "vector") -> tuple[tuple[int, ...], ...] | None:
+    """The real ``mutex_ids``: None or ``[]`` (no auto mutex), else one entry per slot, each an int or a
+    non-empty list / tuple of ints (several buffer ids for one slot: ``[[0, 1], [2, 3]]``). Every slot has
+    the same number of ids, distinct within the slot; slots (and groups) may share ids. Returns one tuple
+    of ids per slot."""
     if ids is None:
         return None
     node = a.node("mutex_ids")
-    if not isinstance(ids, (list, tuple)) or not ids:
-        p.fail(node, f"mutex_ids must be a non-empty list of ints, got {p.describe(ids)}")
+    if not isinstance(ids, (list, tuple)):
+        p.fail(node, f"mutex_ids must be a list, tuple or None, got {p.describe(ids)}")
+    if not ids:
+        return None
     limit = int(p.ctx.arch.mutex_ids.value)
-    for i, m in enumerate(ids):
-        if not isinstance(m, int) or isinstance(m, bool):
-            p.fail(element_node(node, len(ids), i), f"mutex id {m!r} must be a compile-time int")
-        if not 0 <= m < limit:
-            p.fail(element_node(node, len(ids), i), f"mutex id {m} is outside 0-{limit - 1}")
-    for i, m in enumerate(ids):
-        if m in ids[:i]:
-            p.fail(element_node(node, len(ids), i), f"mutex_ids {list(ids)} repeat id {m}; each slot needs its own")
-    if depth is not None and len(ids) != depth:
-        p.fail(node, f"{len(ids)} mutex_ids for a group of depth {depth}; give one per slot")
-    shared_ok = p.ctx.arch.name == "a5"  # hardware buffer locks: groups may share one (the real parser allows it)
-    for i, m in enumerate(ids):
-        owner = p.ctx.mutex_owner.get((side, m))
-        if owner is not None and not shared_ok:
-            where = f" (line {owner.loc.line})" if owner.loc else ""
-            p.fail(element_node(node, len(ids), i), f"mutex id {m} is already used by '{owner.name}'{where}")
-    return tuple(ids)
+    slots: list[tuple[int, ...]] = []
+    for i, entry in enumerate(ids):
+        where = element_node(node, len(ids), i)
+        row = tuple(entry) if isinstance(entry, (list, tuple)) else (entry,)
+        if not row:
+            p.fail(where, f"the mutex ids of slot {i} must not be empty")
+        for m in row:
+            if not isinstance(m, int) or isinstance(m, bool):
+                p.fail(where, f"mutex id {m!r} must be a compile-time int")
+            if not 0 <= m < limit:
+                p.fail(where, f"mutex id {m} is outside 0-{limit - 1}")
+        if len(set(row)) != len(row):
+            p.fail(where, f"the mutex ids of slot {i} repeat an id: {list(row)}; one slot needs distinct ids")
+        if slots and len(row) != len(slots[0]):
+            p.fail(where, f"every slot of a tile group needs the same number of mutex ids: slot 0 has "
+                          f"{len(slots[0])}, slot {i} has {len(row)}")
+        slots.append(row)
+    if depth is not None and len(slots) != depth:
+        p.fail(node, f"{len(slots)} mutex_ids for a group of depth {depth}; give one entry per slot")
+    if p.ctx.arch.name != "a5":  # a5 has hardware buffer locks that groups may share; a2a3 emulates them
+        for i, row in enumerate(slots):  # per group with events, so each id belongs to one slot of one group
+            for m in row:
+                owner = p.ctx.mutex_owner.get((side, m))
+                if owner is not None:
+                    where = f" (line {owner.loc.line})" if owner.loc else ""
+                    p.fail(element_node(node, len(ids), i), f"mutex id {m} is already used by '{owner.name}'{where}"
+                                                            " (ids may be shared only on a5)")
+                if any(m in r for r in slots[:i]):
+                    p.fail(element_node(node, len(ids), i), f"mutex_ids {list(ids)} repeat id {m}; on "
+                                                            f"{p.ctx.arch.name} each slot needs its own")
+    return tuple(slots)
 
 
 def check_cross_ids(p: "FunctionParser", a: Args, name: str, depth: int) -> tuple[int, ...] | None:
@@ -192,7 +214,7 @@ def _make_tile_group(p: "FunctionParser", node: ast.Call, a: Args) -> GroupValue
                      "is missing")
     buf = place(p, node, tt, addr_list, mutex, True, a.node("addrs"))
     buf.fwd_ids, buf.bwd_ids = cross["fwd_ids"], cross["bwd_ids"]
-    for m in mutex or ():
+    for m in dict.fromkeys(m for row in mutex or () for m in row):
         p.ctx.mutex_owner.setdefault((mutex_side(tt), m), buf)
     for k in ("fwd_ids", "bwd_ids"):
         for e in cross[k] or ():

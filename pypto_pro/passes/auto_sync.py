@@ -2,8 +2,10 @@
 
 Every op on such a slot is ordered against the earlier and later ops on the same slot.
 
-a5 has hardware buffer mutexes: each op is bracketed by ``lock``/``unlock`` of its slot's id,
-which the hardware grants in dispatch order.
+a5 has hardware buffer mutexes: each op is bracketed by ``lock``/``unlock`` of every id of every
+slot it touches (a slot may carry several ids, ``mutex_ids=[[0, 1], [2, 3]]``), each distinct id
+once (a run-time id that may equal an earlier one of another slot is guarded by ``!=``), locks and
+unlocks in the same order; the hardware grants them in dispatch order.
 
 a2a3 has none, so the pass emulates them with ``set_flag``/``wait_flag`` pairs and event ids it
 allocates per (src pipe, dst pipe):
@@ -68,30 +70,64 @@ def _accesses(op: TileOp) -> dict[Buffer, TileRef]:
 # ---- a5: buffer-id lock / unlock --------------------------------------------------------------
 
 
+def _slot_ids(root: Buffer, slot: Expr) -> list[Expr]:
+    """The buffer ids of one (possibly run-time) slot of ``root``: one per id column of its table."""
+    width = len(root.mutex_ids[0])
+    return [slot_id(tuple(row[j] for row in root.mutex_ids), slot) for j in range(width)]
+
+
+def _components(refs: list[tuple[Buffer, Expr]]) -> list[list[int]]:
+    """Indices of the refs grouped by overlapping candidate ids (only those can coincide at run time),
+    each group in operand order, the groups in the order of their first ref (the real auto_mutex's order)."""
+    parent = list(range(len(refs)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    sets = [set(r.mutex_union) for r, _ in refs]
+    for i in range(len(refs)):
+        for j in range(i + 1, len(refs)):
+            if sets[i] & sets[j]:
+                parent[find(i)] = find(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(refs)):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
 def _lock_body(body: list[Stmt]) -> list[Stmt]:
     out: list[Stmt] = []
     for s in body:
         if isinstance(s, TileOp):
-            seen: list[tuple[Buffer, Expr]] = []
+            refs: list[tuple[Buffer, Expr]] = []
             slots: set[tuple[int, int]] = set()
-            ids: set[tuple] = set()  # a5 groups may share buffer ids: lock each id once per op
             for t in s.tile_operands():  # every distinct slot: an op may read one slot and write another
                 root = _managed(t)
                 if root is not None and (root.uid, id(t.slot)) not in slots:
                     slots.add((root.uid, id(t.slot)))
-                    ev = slot_id(root.mutex_ids, t.slot)
-                    key = ("c", ev.value) if isinstance(ev, Const) else ("v", ev.uid) if isinstance(ev, Var) else None
-                    if key is not None and key in ids:
-                        continue
-                    if key is not None:
-                        ids.add(key)
-                    seen.append((root, ev))
-            guards = [_distinct_from(ev, [e for r, e in seen[:i] if set(r.mutex_ids) & set(root.mutex_ids)])
-                      for i, (root, ev) in enumerate(seen)]  # only ids whose tables intersect can coincide
-            for (root, ev), guard in zip(seen, guards):
+                    refs.append((root, t.slot))
+            plan: list[tuple[Buffer, Expr, Expr | None]] = []  # (group, id, guard) in lock (= unlock) order
+            for comp in _components(refs):
+                seen: list[tuple[int, Expr]] = []  # (owner ref, id) already locked in this component
+                keys: set[tuple] = set()  # groups may share buffer ids: lock each id once per op
+                for owner in comp:
+                    root, slot = refs[owner]
+                    for ev in _slot_ids(root, slot):
+                        key = ("c", ev.value) if isinstance(ev, Const) else ("v", ev.uid) if isinstance(ev, Var) \
+                            else None
+                        if key is not None and key in keys:
+                            continue
+                        if key is not None:
+                            keys.add(key)
+                        # the ids of one slot are distinct by construction: guard only against other slots'
+                        plan.append((root, ev, _distinct_from(ev, [e for o, e in seen if o != owner])))
+                        seen.append((owner, ev))
+            for root, ev, guard in plan:
                 _guarded(out, guard, SyncOp("lock", s.pipe, None, ev, s.loc, origin=f"acquire {root.name}"), s.loc)
             out.append(s)
-            for (root, ev), guard in zip(seen, guards):
+            for root, ev, guard in plan:
                 _guarded(out, guard, SyncOp("unlock", s.pipe, None, ev, s.loc, origin=f"release {root.name}"), s.loc)
         else:
             out.append(with_bodies(s, _lock_body))

@@ -33,7 +33,15 @@ def split_sections(kernel: KernelIR) -> dict[SectionKind, KernelIR]:
                 used.update(t.buffer.uid for t in s.tile_operands())
             elif isinstance(s, SetValidShape):
                 used.add(s.buffer.uid)
-        buffers = [b for b in kernel.buffers if b.uid in used or any(
-            (v.alias_of is b or b in v.joins) and v.uid in used for v in kernel.buffers)]
+        grew = True
+        while grew:  # a used view or join needs its bases / members (a join may join joins: nested ifs)
+            before = len(used)
+            for v in kernel.buffers:
+                if v.uid in used:
+                    used.update(m.uid for m in v.joins)
+                    if v.alias_of is not None:
+                        used.add(v.alias_of.uid)
+            grew = len(used) != before
+        buffers = [b for b in kernel.buffers if b.uid in used]
         programs[kind] = dataclasses.replace(kernel, body=body, buffers=buffers, kind=kind)
     return programs

@@ -508,8 +508,8 @@ def mutex_id_negative(x: T16):
         pass
 
 
-@case(r"mutex_ids \[5, 5\] repeat id 5; each slot needs its own", "5]")
-@pl.jit
+@case(r"mutex_ids \[5, 5\] repeat id 5; on a2a3 each slot needs its own", "5]")
+@pl.jit(arch="a2a3")  # a5 slots may share an id (the real make_tile_group.md); a2a3 emulates ids per slot
 def mutex_id_repeated(x: T16):
     g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[5, 5])  # <- here
     with pl.section_vector():
@@ -525,7 +525,31 @@ def mutex_id_used_by_two_groups(x: T16):
         pass
 
 
-@case("3 mutex_ids for a group of depth 2; give one per slot", "[0, 1, 2]")
+@case(r"the mutex ids of slot 1 repeat an id: \[3, 3\]", "[3, 3]")
+@pl.jit(arch="a5")
+def mutex_ids_repeated_in_one_slot(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[[0, 1], [3, 3]])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("every slot of a tile group needs the same number of mutex ids: slot 0 has 2, slot 1 has 1", "[2]")
+@pl.jit(arch="a5")
+def mutex_ids_of_unequal_width(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[[0, 1], [2]])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("the mutex ids of slot 0 must not be empty", "[]")
+@pl.jit(arch="a5")
+def mutex_ids_empty_slot(x: T16):
+    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[[], [1]])  # <- here
+    with pl.section_vector():
+        pass
+
+
+@case("3 mutex_ids for a group of depth 2; give one entry per slot", "[0, 1, 2]")
 @pl.jit
 def mutex_ids_longer_than_depth(x: T16):
     g = pl.make_tile_group(type=V16, addrs=0x0, depth=2, mutex_ids=[0, 1, 2])  # <- here
@@ -533,7 +557,7 @@ def mutex_ids_longer_than_depth(x: T16):
         pass
 
 
-@case("1 mutex_ids for a group of depth 2; give one per slot", "[7]")
+@case("1 mutex_ids for a group of depth 2; give one entry per slot", "[7]")
 @pl.jit
 def mutex_ids_shorter_than_addrs(x: T16):
     g = pl.make_tile_group(type=V16, addrs=[0x0, 0x8000], mutex_ids=[7])  # <- here

@@ -247,6 +247,11 @@ class ProgramEmitter:
             slots = [self.cexpr(s.slot) if b.is_group else None]
         for slot in slots:
             ref = f"{name}[{slot}]" if slot is not None else name
+            if s.clamp_to is not None:  # a subview: clamped to its tile's valid shape
+                base, r0, c0 = s.clamp_to
+                src = self.tile_names[base.uid] + (f"[{slot}]" if base.is_group and slot is not None else "")
+                rows = f"pp_min(static_cast<int64_t>({src}.GetValidRow()) - {r0}, static_cast<int64_t>({s.rows.value}))"
+                cols = f"pp_min(static_cast<int64_t>({src}.GetValidCol()) - {c0}, static_cast<int64_t>({s.cols.value}))"
             self.lines.append(f"{pad}{ref}.SetValidShape({rows}, {cols});{tail}")
 
     # ---- whole function -----------------------------------------------------------------------

@@ -22,12 +22,41 @@ def _meets(a: tuple, b: tuple) -> bool:
     Exact for one pitch (the rows of one buffer's tiles); the bounding ranges otherwise."""
     lo1, n1, s1, u1 = a
     lo2, n2, s2, u2 = b
-    if s1 != s2 or s1 <= 0 or u1 > s1 or u2 > s2:
+    if s1 <= 0 or s2 <= 0 or u1 > s1 or u2 > s2:
         return lo1 < lo2 + (n2 - 1) * s2 + u2 and lo2 < lo1 + (n1 - 1) * s1 + u1
+    if s1 != s2:
+        return not _strided_disjoint(lo1, (n1, s1, u1), lo2, (n2, s2, u2))
     d = lo2 - lo1  # row r1 of a meets row r2 of b iff -d - u2 < (r2 - r1) * s < u1 - d
     k_lo = max((-d - u2) // s1 + 1, 1 - n1)
     k_hi = min(-((d - u1) // s1) - 1, n2 - 1)
     return k_lo <= k_hi
+
+
+_DISJOINT: dict[tuple, bool] = {}  # (lo2 - lo1, geometry 1, geometry 2) -> disjoint
+
+
+def _strided_disjoint(lo1: int, g1: tuple[int, int, int], lo2: int, g2: tuple[int, int, int]) -> bool:
+    """True when the rows of ``g1`` = (rows, pitch, bytes used per row) at ``lo1`` and of ``g2`` at
+    ``lo2`` share no byte, for two different pitches (a tile over another tile's rows)."""
+    key = (lo2 - lo1, g1, g2)
+    hit = _DISJOINT.get(key)
+    if hit is not None:
+        return hit
+    (n1, rb1, u1), (n2, rb2, u2) = g1, g2
+    if n1 > n2:  # loop over the shorter one
+        lo1, n1, rb1, u1, lo2, n2, rb2, u2 = lo2, n2, rb2, u2, lo1, n1, rb1, u1
+    result = True
+    for r in range(n1):
+        s = lo1 + r * rb1
+        e = s + u1
+        first = max(0, -(-(s - lo2 - u2 + 1) // rb2))
+        last = min(n2 - 1, (e - 1 - lo2) // rb2)
+        if any(lo2 + q * rb2 < e and s < lo2 + q * rb2 + u2 for q in range(first, last + 1)):
+            result = False
+            break
+    if len(_DISJOINT) < 4096:
+        _DISJOINT[key] = result
+    return result
 
 
 class _Slot:
@@ -325,5 +354,9 @@ class GlobalChecker:
             self.reporter.report(_hazard("write / write" if other_writes and write else "conflicting access",
                                          f"global '{name}'[{span}]", oinst, inst, PIPES[inst.pipe % NPIPES].name))
         else:
+            cores = {oinst.pipe // NPIPES, inst.pipe // NPIPES}
+            extra = ("\n  both Vector cores of the block run pl.section_vector() and nothing orders one's access after "
+                     "the other's: split the work by pl.get_subblock_idx(), or order them with set_cross_core / "
+                     "wait_cross_core(sync_mode=pl.CrossCoreSyncMode.INTER_SUBBLOCK)") if cores == {1, 2} else ""
             self.reporter.report(_race("write / write" if other_writes and write else "conflicting access",
-                                       f"global '{name}'[{span}]", oinst, inst))
+                                       f"global '{name}'[{span}]", oinst, inst, detail + extra))

@@ -102,12 +102,17 @@ _FLOAT_ONLY: Final = frozenset(
     {"div", "divs", "exp", "log", "sqrt", "rsqrt", "recip", "expand_div"}
 )
 
+# TDIV / TDIVS also divide 16 / 32 / 64-bit integers (a5 TDivCheck; real div.md), truncating toward zero
+_DIV_DTYPES: Final = _FLOATS + (I16, U16, I32, U32, I64, U64)
+
 SUPPORTED_DTYPES: Final[dict[str, tuple[np.dtype, ...]]] = {
     **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in BINARY_OPS},
     **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in SCALAR_OPS},
     **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in UNARY_OPS},
     **{op: _ARITH for op in REDUCE_OPS},
     **{op: (_FLOATS if op in _FLOAT_ONLY else _ARITH) for op in EXPAND_OPS},
+    "div": _DIV_DTYPES,
+    "divs": _DIV_DTYPES,
     "cast": _ALL,
     "fill": _ALL + (np.dtype(np.uint16), np.dtype(np.uint32)),  # TEXPANDS also fills u16 / u32 (a5)
 }
@@ -337,6 +342,17 @@ def _elementwise2(ufunc: np.ufunc, dst: np.ndarray, a: np.ndarray, b: np.ndarray
             ufunc(a, b, out=dst)
 
 
+def _int_div(dst: np.ndarray, a: np.ndarray, b: np.ndarray | np.generic) -> None:
+    """C integer division (the chip's vdiv on integers): the quotient truncated toward zero; a zero
+    divisor has no defined result on the chip (div.md), so it is an error here."""
+    if np.any(b == 0):
+        raise ZeroDivisionError("integer division by zero (the chip's result is undefined)")
+    q = np.floor_divide(a, b)
+    if dst.dtype.kind == "i":
+        q += ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
+    dst[...] = q
+
+
 def binary(op: str, dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     """Tile-tile elementwise op (TADD/TSUB/TMUL/TDIV/TMAX/TMIN): ``dst = a (op) b``."""
     _check_op("binary", op, BINARY_OPS)
@@ -348,6 +364,9 @@ def binary(op: str, dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     _check_shape(op, dst, a)
     _check_shape(op, dst, b)
     with np.errstate(all="ignore"):
+        if op == "div" and dst.dtype.kind in "iu":
+            _int_div(dst, a, b)
+            return
         _elementwise2(_UFUNC[op], dst, a, b)
 
 
@@ -364,6 +383,9 @@ def binary_scalar(op: str, dst: np.ndarray, a: np.ndarray, scalar: Scalar) -> No
     _check_shape(op, dst, a)
     s = _scalar(dst.dtype, scalar)
     with np.errstate(all="ignore"):
+        if op == "divs" and dst.dtype.kind in "iu":
+            _int_div(dst, a, s)
+            return
         _elementwise2(_SCALAR_UFUNC[op], dst, a, s)
 
 

@@ -36,17 +36,25 @@ def build(stmt: TileOp | SetValidShape, states: dict[int, SlotState], gm: GMBind
     core's memory, for moves that write into it (a5 Acc -> Vec from the Cube program); ``kind`` is the
     engine of the program (a ``SectionKind``); ``spr`` the core's vector-mask registers."""
     if isinstance(stmt, SetValidShape):
-        return _set_validshape(stmt, states[stmt.buffer.uid])
+        parent = states[stmt.clamp_to[0].uid] if stmt.clamp_to is not None else None
+        return _set_validshape(stmt, states[stmt.buffer.uid], parent)
     from pypto_pro.ops import INSTRUCTIONS
     return INSTRUCTIONS[stmt.op].sim(stmt, SimEnv(states, gm, remote, kind, block, spr))
 
 
-def _set_validshape(s: SetValidShape, st: SlotState) -> Callable:
+def _set_validshape(s: SetValidShape, st: SlotState, parent: SlotState | None = None) -> Callable:
     rows_max, cols_max = s.buffer.tile_type.shape
     depth = len(st.views)
     valid = st.valid
 
     def dispatch(slot: int, rows: int, cols: int) -> None:
+        if parent is not None:  # a subview: the window clamped to what its tile has valid now
+            _, r0, c0 = s.clamp_to
+            pr, pc = parent.valid[max(slot, 0)]
+            if pr <= r0 or pc <= c0:
+                raise fault(s, f"this subview starts at [{r0}, {c0}], past the valid shape [{pr}, {pc}] its tile has "
+                               "here")
+            rows, cols = min(rows, pr - r0), min(cols, pc - c0)
         if not (1 <= rows <= rows_max and 1 <= cols <= cols_max):
             raise fault(s, f"pl.set_validshape([{rows}, {cols}]) is outside the tile's 1..{rows_max} x 1..{cols_max}")
         for i in (range(depth) if slot < 0 else (slot,)):

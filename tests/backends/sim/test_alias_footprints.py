@@ -61,4 +61,5 @@ def test_footprint_meeting_matches_a_brute_force_count():
         a = (rnd.randrange(0, 3 * s), rnd.randint(1, 4), s, rnd.randint(1, s))
         b = (rnd.randrange(0, 3 * s), rnd.randint(1, 4), s, rnd.randint(1, s))
         assert _meets(a, b) == bool(cells(a) & cells(b)), (a, b)
-    assert _meets((0, 2, 8, 4), (4, 1, 16, 4))          # other pitches: the bounding ranges
+    assert not _meets((0, 2, 8, 4), (4, 1, 16, 4))      # other pitches: exact too (row 0's gap)
+    assert _meets((0, 2, 8, 4), (6, 1, 16, 4))

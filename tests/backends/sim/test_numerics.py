@@ -254,6 +254,9 @@ def test_supported_dtype_table() -> None:
             assert set(dts) == set(ALL)
         elif op == "fill":  # TEXPANDS also fills the unsigned 16/32-bit tiles (histogram, gather indices)
             assert set(dts) == set(ALL) | {np.dtype(np.uint16), np.dtype(np.uint32)}
+        elif op in ("div", "divs"):  # TDIV / TDIVS: floats and 16 / 32 / 64-bit integers (a5; real div.md)
+            ints = {np.dtype(t) for t in (np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64)}
+            assert set(dts) == set(FLOATS) | ints, op
         elif op in float_only:
             assert set(dts) == set(FLOATS), op
         else:
@@ -265,7 +268,9 @@ def test_errors() -> None:
     i16 = np.zeros((2, 3), I16)
     f32 = np.zeros((2, 3), F32)
     i8 = np.zeros((2, 3), I8)
-    with pytest.raises(ValueError, match="div"):
+    with pytest.raises(ValueError, match="div"):  # TDIV divides 16/32/64-bit integers, not int8
+        nm.binary("div", i8, i8, i8)
+    with pytest.raises(ZeroDivisionError):
         nm.binary("div", i16, i16, i16)
     with pytest.raises(ValueError, match="unknown"):
         nm.binary("pow", f32, f32, f32)
@@ -280,7 +285,7 @@ def test_errors() -> None:
     with pytest.raises(ValueError):
         nm.unary("tanh", f32, f32)
     with pytest.raises(ValueError):
-        nm.binary_scalar("divs", i16, i16, 2)
+        nm.binary_scalar("divs", i8, i8, 2)
     with pytest.raises(ValueError, match="mode"):
         nm.cast(f32, i16, "nearest")
     with pytest.raises(ValueError):
@@ -306,6 +311,20 @@ def test_errors() -> None:
 
 @pytest.mark.parametrize("op,dt", cases(nm.BINARY_OPS))
 def test_binary_vs_float64_reference(op: str, dt: np.dtype, rng) -> None:
+    if op == "div" and dt.kind in "iu":  # C division: truncated toward zero; no zero divisors (an error)
+        info = np.iinfo(dt)
+        lo, hi = max(int(info.min), -(1 << 62)), min(int(info.max), 1 << 62)
+        a = rng.integers(lo, hi, SHAPE, endpoint=True).astype(dt)
+        b = rng.integers(lo, hi, SHAPE, endpoint=True).astype(dt) >> dt.type(info.bits // 2)
+        b[b == 0] = 1
+        if dt.kind == "i":
+            b[(a == np.iinfo(dt).min) & (b == -1)] = 1  # the one overflowing quotient (undefined in C)
+        out = np.zeros(SHAPE, dt)
+        nm.binary(op, out, a, b)
+        q = [(abs(x) // abs(y)) * (-1 if (x < 0) != (y < 0) else 1)
+             for x, y in zip(map(int, a.flat), map(int, b.flat))]
+        assert out.ravel().tolist() == [int(v) for v in q], dname(dt)
+        return
     a = rand_tile(rng, dt, SHAPE)
     b = rand_tile(rng, dt, SHAPE)
     if op == "div":
@@ -442,6 +461,16 @@ def ref_scalar(dt: np.dtype, s) -> float:
 
 @pytest.mark.parametrize("op,dt", cases(nm.SCALAR_OPS))
 def test_binary_scalar(op: str, dt: np.dtype, rng) -> None:
+    if op == "divs" and dt.kind in "iu":  # C division by the scalar, truncated toward zero
+        a = rng.integers(-1000 if dt.kind == "i" else 0, 1000, SHAPE).astype(dt)
+        for s in ((3, -3, 7) if dt.kind == "i" else (3, 7)):
+            out = np.zeros(SHAPE, dt)
+            nm.binary_scalar(op, out, a, s)
+            want = [(abs(x) // abs(s)) * (-1 if (x < 0) != (s < 0) else 1) for x in map(int, a.flat)]
+            assert out.ravel().tolist() == want, (dname(dt), s)
+        with pytest.raises(ZeroDivisionError):
+            nm.binary_scalar(op, out, a, 0)
+        return
     a = rand_tile(rng, dt, SHAPE)
     base_a, va = embed(a)
     base_d, vd = embed(np.zeros(SHAPE, dt))
