@@ -16,7 +16,7 @@ import numpy as np
 
 from pypto_pro.backends.pto.ctypes_map import ctype
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
-from pypto_pro.backends.sim import gm_views, numerics
+from pypto_pro.backends.sim import gm_strided, gm_views, numerics
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import (Args, element_node, in_section, want_enum, want_index, want_tensor,
                                          want_tile)
@@ -235,6 +235,26 @@ class _Tensor:
                             v[rank:2 * rank], v[-1])
         return g, args[:rank]
 
+    def strided(self, g: np.ndarray, offs: tuple, rows: int, cols: int, axes: tuple[int, int],
+                strides: tuple[int, int] | None, packed: bool, write: bool) -> tuple:
+        """A window walked with explicit strides (``pl.set_stride``, packed 4-bit types; see ``gm_strided``):
+        (its elements, or for a write its addresses, and the GM checker's record)."""
+        for axis, o in enumerate(offs):
+            if not 0 <= o < g.shape[axis]:
+                raise fault(self.op, f"{'store to' if write else 'load from'} '{self.pname}': offset {o} on axis "
+                                     f"{axis} is outside the tensor's shape {list(g.shape)}", OutOfBoundsError)
+        index = self.view.base.index if self.view is not None else self.pidx
+        flat, start = gm_strided.base_of(self.arrays, index, g)
+        addr = gm_strided.element_addresses(g, start, offs, rows, cols, axes, strides, packed)
+        gm_strided.check_bounds(addr, flat.size, g.itemsize, packed, lambda m: fault(self.op, m, OutOfBoundsError),
+                                f"{'store to' if write else 'load from'} '{self.pname}' ({rows} x {cols} at "
+                                f"{list(offs)}, strides {list(strides) if strides else 'default'})")
+        rect = gm_strided.checker_rect(g, start, addr, packed, self.view is not None)
+        acc = ((self.pidx, self.pname, rect, write),)
+        if write:
+            return (flat, addr), acc
+        return gm_strided.gather(flat, addr, g.dtype, packed), acc
+
     def accesses(self, g: np.ndarray, idx: tuple, rect: tuple, write: bool) -> tuple:
         """What the GM checker sees: the window's rect, or for a view one byte range per row of its base."""
         if self.view is None:
@@ -249,10 +269,20 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
     t = TileAccess(env.states[tile.buffer.uid])
     gmt = _Tensor(op, ref, env)
     pname, axes = ref.param.name, op.attrs["order"]
+    descriptors, packed = env.gm.strides, tile.tile_type.dtype.packed
 
     def dispatch(slot: int, *args: int) -> Prepared:
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
+        strides = descriptors.get(ref.param.index)
+        if strides is not None or packed:
+            src, gm_acc = gmt.strided(g, offs, r, c, axes, strides, packed, False)
+            view = t.views[slot][:r, :(c + 1) // 2] if packed else t.views[slot][:r, :c]
+            data = gm_strided.pack_codes(src) if packed else src
+            data = data if data.dtype == view.dtype else data.view(view.dtype)
+            run = deferred(lambda out: np.copyto(out, data), view)
+            return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, True),), gm_acc,
+                            t.st.buffer.tile_type.dtype.nbytes(r * c), run, (t.written(slot, r, c),))
         idx, rect, transposed = _window(op, g, offs, r, c, axes, "load from", pname)
         src = g[idx]
         src = src.T if transposed else (src if g.ndim > 1 else src[None, :])
@@ -274,6 +304,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     runtime_scale = "deq_runtime" in op.attrs
     scaled = (tile.tile_type.dtype.name, ref.param.type.dtype.name) in SCALED
     to_hf8 = ref.param.type.dtype.name == "DT_HF8"
+    descriptors = env.gm.strides
 
     def dispatch(slot: int, *args: int) -> Prepared:
         if runtime_scale:
@@ -282,9 +313,16 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
             deq = deq_word(op.attrs, None)
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
-        idx, rect, _ = _window(op, g, offs, r, c, axes, "store to", pname)
-        dst = g[idx]
         view = t.views[slot][:r, :c]
+        strides = descriptors.get(ref.param.index)
+        if strides is not None:  # pl.set_stride: the elements go to their strided addresses
+            if ref.param.type.dtype.packed:
+                raise fault(op, f"pl.store of a packed 4-bit tensor '{pname}' through pl.set_stride strides is not "
+                                "supported in this release")
+            (flat, addr), gm_acc = gmt.strided(g, offs, r, c, axes, strides, False, True)
+            dst = np.empty((r, c), g.dtype)
+        idx, rect, _ = _window(op, g, offs, r, c, axes, "store to", pname) if strides is None else ((), (), False)
+        dst = g[idx] if strides is None else dst
 
         def compute(out: np.ndarray) -> None:
             data = np.asarray(view)
@@ -311,10 +349,34 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
                 out[...] = np.add(out, shaped, dtype=out.dtype) if out.dtype.kind == "f" else out + shaped
             else:
                 out[...] = shaped
+        if strides is not None:
+            run = _strided_write(compute, flat, addr, dst, atomic)
+            return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),), gm_acc,
+                            r * c * t.item, run)
         run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
         return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),),
                         gmt.accesses(g, idx, rect, True), r * c * t.item, run)
     return dispatch
+
+
+def _strided_write(compute: Callable[[np.ndarray], None], flat: np.ndarray, addr: np.ndarray, scratch: np.ndarray,
+                   atomic: bool) -> Callable:
+    """A store through ``pl.set_stride`` strides: computed into ``scratch``, scattered when it lands (an
+    atomic add reads GM then)."""
+    def land() -> None:
+        if atomic:
+            scratch[...] = gm_strided.gather(flat, addr, scratch.dtype, False)
+            compute(scratch)
+        gm_strided.scatter(flat, addr, scratch, False)
+
+    def run(defer: bool):
+        if not atomic:
+            compute(scratch)
+        if not defer:
+            land()
+            return None
+        return land
+    return run
 
 
 def hf8_out(data, deq: int | None, relu: bool) -> np.ndarray:

@@ -110,6 +110,7 @@ class ProgramRunner:
     def reset(self) -> None:
         for st in self.states.values():
             st.reset()
+        self.gm.strides.clear()  # each block starts with the tensors' default descriptors (pl.set_stride)
 
 
 class SimExecutable:
