@@ -135,6 +135,10 @@ def _load_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
                                    f"'{tile.buffer.name}' is in {space.name} (use pl.move for the other spaces)")
     in_section(p, node, LOAD_SPACES[space], f"{a.display} into a {space.name} tile")
     _check_dtype(p, node, tile, tensor, a.display)
+    from pypto_pro.ops import mx_load
+    if mx_load.is_mx_load(p, tile, tensor):  # MX scales: the pair-phase GM layout (ops/mx_load.py)
+        mx_load.emit(p, node, a, tile, tensor, tile_coords)
+        return
     axes = _order(p, a, tensor.param.type.rank, store=False)
     offsets = gm_offsets(p, a, "tile_offsets" if tile_coords else "offsets", tensor, tile, axes, tile_coords)
     p.ctx.builder.emit(TileOp("load", PipeType.MTE2, tile, (GMRef(tensor.param, offsets),),
