@@ -166,6 +166,9 @@ def _store_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
             p.fail(node, f"the fixpipe converts {tile.tile_type.dtype.name} accumulators to {', '.join(allowed)}, "
                          f"not {tensor.param.type.dtype.name}")
         attrs["relu"] = want_enum(p, a, "relu_pre_mode", ReluPreMode, optional=True) is not None
+        if (src_name, dst_name) == ("DT_FP32", "DT_FP32") and p.ctx.arch.name == "a5" and \
+                (scalars or "deq" in attrs):
+            attrs["f32_quant"] = True  # a5 TSTORE to GM has QF322F32_PRE: the scale multiplies (GetScalarPreQuantModeGm)
         if a["phase"] is not None:
             attrs["phase"] = want_enum(p, a, "phase", STPhase)
     else:
@@ -309,6 +312,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     scaled = (tile.tile_type.dtype.name, ref.param.type.dtype.name) in SCALED
     to_hf8 = ref.param.type.dtype.name == "DT_HF8"
     descriptors = env.gm.strides
+    f32_quant = op.attrs.get("f32_quant", False)
 
     def dispatch(slot: int, *args: int) -> Prepared:
         if runtime_scale:
@@ -334,6 +338,12 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
                 q = hf8_out(data, deq, relu)
                 out[...] = q if g.ndim > 1 else q[0]
                 return
+            if f32_quant and deq is not None:  # QF322F32_PRE: one fp32 multiply, ReLU after
+                q = np.asarray(data).astype(np.float32) * np.array([deq & 0xFFFFFFFF], np.uint32).view(np.float32)[0]
+                q = np.where(q > 0, q, np.float32(0)) if relu else q
+                q = q if g.ndim > 1 else q[0]
+                out[...] = np.add(out, q, dtype=out.dtype) if atomic else q
+                return
             if scaled and deq is not None:
                 q = fixpipe.quantize(np.asarray(data), dst.dtype, deq, relu)
                 q = q if g.ndim > 1 else q[0]
@@ -353,13 +363,15 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
                 out[...] = np.add(out, shaped, dtype=out.dtype) if out.dtype.kind == "f" else out + shaped
             else:
                 out[...] = shaped
+        write = "atomic" if atomic else True  # the GM checker lets atomic adders overlap each other only
         if strides is not None:
             run = _strided_write(compute, flat, addr, dst, atomic)
+            gm_acc = tuple((i, n, rr, write) for i, n, rr, _ in gm_acc)
             return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),), gm_acc,
                             r * c * t.item, run)
         run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
         return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),),
-                        gmt.accesses(g, idx, rect, True), r * c * t.item, run)
+                        gmt.accesses(g, idx, rect, write), r * c * t.item, run)
     return dispatch
 
 

@@ -191,7 +191,8 @@ class GlobalChecker:
     def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool) -> None:
         vc = inst.vc
         p = inst.pipe
-        entry = (block, p, vc[p], rect, inst)
+        atomic = write == "atomic"  # an atomic-add store (pl.store(atomic=AtomicAdd)): the memory adds
+        entry = (block, p, vc[p], rect, inst, atomic)
         shared = self.shared_clock
         hazards: list[tuple] = []  # same-queue conflicts: reported only when no cross-pipe race is
         races = 0
@@ -205,7 +206,9 @@ class GlobalChecker:
                 for i, other in enumerate(group):
                     if (other[4] is inst and other[0] == block) or not _overlap(rect, other[3]):
                         continue  # itself (replayed blocks share their recorded block's instructions)
-                    ob, op, oc, orect, _ = other
+                    if atomic and other[5]:
+                        continue  # atomic adds commute: concurrent atomic writers are allowed, and only they
+                    ob, op, oc, orect, _, _ = other
                     if (ob == block or shared) and (oc <= inst.drained if op == p and p % NPIPES in self.unordered
                                                     else op == p or oc <= vc[op]):  # happens before this access
                         if write and _contains(rect, orect):
@@ -226,7 +229,7 @@ class GlobalChecker:
     def _conflict(self, inst: Inst, block: int, name: str, rect: tuple, write: bool,
                   other: tuple, other_writes: bool) -> None:
         """Report an overlapping access (one of them a write) that this one is not ordered after."""
-        ob, _, _, orect, oinst = other
+        ob, _, _, orect, oinst, _ = other
         span = ", ".join(f"{max(a0, b0)}:{min(a1, b1)}" for (a0, a1), (b0, b1) in zip(rect, orect))
         if ob != block:
             what = "two blocks write the same bytes" if (write and other_writes) else "one block writes bytes another reads"
