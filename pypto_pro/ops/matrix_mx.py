@@ -139,7 +139,10 @@ def _sim(op: TileOp, env: SimEnv) -> Callable:
                 prod = prod + np.asarray(acc_view, np.float64)
             out[...] = prod.astype(np.float32)
         run = deferred(compute, d.views[sd][:m, :n])
-        return Prepared(m, n, True, tuple(accesses), (), 0, run, (d.written(sd, m, n),), k)
+        # the Cube writes L0C in 16-row fractals: the rows up to the next multiple of 16 are written too (with
+        # what it computed from the left tile's padding rows; the simulator leaves their bytes as they were)
+        wm = min(-(-m // 16) * 16, drows)
+        return Prepared(m, n, True, tuple(accesses), (), 0, run, (d.written(sd, wm, n),), k)
     return dispatch
 
 

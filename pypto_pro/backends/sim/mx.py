@@ -47,3 +47,47 @@ def matmul_mx(a: np.ndarray, b: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> n
     sb_full = np.repeat(sb, GROUP, axis=0)[:k, :]
     with np.errstate(invalid="ignore", over="ignore"):
         return (a * sa_full) @ (b * sb_full)
+
+
+# ---- encoding into the MX mantissa types (TCVT f32 -> e4m3 / e5m2, bf16 -> e2m1 / e1m2: #rnd #sat) ----
+
+def _grid(dtype_name: str) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(non-negative finite values ascending, their codes, the sign bit, the NaN code or -1)."""
+    if dtype_name in FP4_VALUES:
+        return FP4_VALUES[dtype_name], np.arange(8, dtype=np.uint8), 0x8, -1
+    import ml_dtypes
+    t = ml_dtypes.float8_e4m3fn if dtype_name == "DT_FP8E4M3FN" else ml_dtypes.float8_e5m2
+    codes = np.arange(0x80, dtype=np.uint8)
+    vals = codes.view(t).astype(np.float64)
+    keep = np.isfinite(vals)
+    return vals[keep], codes[keep], 0x80, 0x7F
+
+
+def encode(x: np.ndarray, dtype_name: str, mode: str) -> np.ndarray:
+    """Codes of ``x`` (float64-exact values) in an MX mantissa type, rounded by ``mode`` (``rint`` ties to
+    even, ``round`` ties away, ``floor``, ``ceil``, ``trunc``) and saturated to the largest finite value
+    (the ``#sat`` of PTO-ISA's a5 conversions); NaN becomes the type's NaN (FP4 has none: 0)."""
+    vals, codes, sign_bit, nan_code = _grid(dtype_name)
+    x = np.asarray(x, np.float64)
+    neg = np.signbit(x)
+    mag = np.minimum(np.abs(x), vals[-1])  # saturate (+-inf too)
+    mag = np.where(np.isnan(mag), 0.0, mag)
+    i = np.clip(np.searchsorted(vals, mag, side="right") - 1, 0, len(vals) - 1)
+    j = np.minimum(i + 1, len(vals) - 1)
+    lo, hi = vals[i], vals[j]
+    exact = lo == mag
+    if mode in ("trunc",):
+        up = np.zeros_like(exact)
+    elif mode in ("floor", "ceil"):
+        up = ~exact & (neg if mode == "floor" else ~neg)  # away from zero on the magnitude
+    else:
+        d_lo, d_hi = mag - lo, hi - mag
+        tie = d_lo == d_hi
+        up = d_hi < d_lo
+        tie_up = np.ones_like(tie) if mode == "round" else (codes[j] & 1) == 0
+        up = np.where(tie & ~exact, tie_up, up) & ~exact
+    out = np.where(up, codes[j], codes[i]).astype(np.uint8)
+    out = out | np.where(neg, sign_bit, 0).astype(np.uint8)
+    if nan_code >= 0:
+        out = np.where(np.isnan(x), nan_code, out).astype(np.uint8)
+    return out
