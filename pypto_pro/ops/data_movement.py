@@ -17,6 +17,7 @@ import numpy as np
 from pypto_pro.backends.pto.ctypes_map import ctype
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
 from pypto_pro.backends.sim import gm_strided, gm_views, numerics
+from pypto_pro.backends.sim.fractal import values as fractal_values
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import (Args, element_node, in_section, want_enum, want_index, want_tensor,
                                          want_tile)
@@ -312,6 +313,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     scaled = (tile.tile_type.dtype.name, ref.param.type.dtype.name) in SCALED
     to_hf8 = ref.param.type.dtype.name == "DT_HF8"
     descriptors = env.gm.strides
+    packed = tile.tile_type.dtype.packed
     f32_quant = op.attrs.get("f32_quant", False)
 
     def dispatch(slot: int, *args: int) -> Prepared:
@@ -323,10 +325,12 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
         r, c = t.valid[slot]
         view = t.views[slot][:r, :c]
         strides = descriptors.get(ref.param.index)
+        if packed:  # 4-bit codes, two a byte: nibble addresses (gm_strided)
+            (flat, addr), gm_acc = gmt.strided(g, offs, r, c, axes, strides, True, True)
+            src = t.views[slot][:r, :(c + 1) // 2]
+            run = _packed_write(src, c, flat, addr)
+            return Prepared(r, c, False, (t.access(slot, r, c, False),), gm_acc, (r * c + 1) // 2, run)
         if strides is not None:  # pl.set_stride: the elements go to their strided addresses
-            if ref.param.type.dtype.packed:
-                raise fault(op, f"pl.store of a packed 4-bit tensor '{pname}' through pl.set_stride strides is not "
-                                "supported in this release")
             (flat, addr), gm_acc = gmt.strided(g, offs, r, c, axes, strides, False, True)
             dst = np.empty((r, c), g.dtype)
         idx, rect, _ = _window(op, g, offs, r, c, axes, "store to", pname) if strides is None else ((), (), False)
@@ -373,6 +377,20 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
         return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, False),),
                         gmt.accesses(g, idx, rect, write), r * c * t.item, run)
     return dispatch
+
+
+def _packed_write(src, cols: int, flat: np.ndarray, addr: np.ndarray) -> Callable:
+    """A packed 4-bit tile's codes, read when the store starts, written to their nibbles when it lands."""
+    def run(defer: bool):
+        codes = gm_strided.unpack_codes(np.asarray(fractal_values(src), np.uint8), cols)
+
+        def land() -> None:
+            gm_strided.scatter(flat, addr, codes, True)
+        if not defer:
+            land()
+            return None
+        return land
+    return run
 
 
 def _strided_write(compute: Callable[[np.ndarray], None], flat: np.ndarray, addr: np.ndarray, scratch: np.ndarray,
