@@ -275,7 +275,7 @@ def move_float_offset(x: T16):
 
 
 @case(r"pl.move has no Vec -> Left path in this release \(supported: Vec->Vec, Mat->Left, Mat->Right, Acc->Vec, Vec->Mat, "
-      r"Mat->Bias, Mat->Scaling\)")
+      r"Mat->Bias, Mat->Scaling, Mat->ScaleLeft, Mat->ScaleRight\)")
 def move_vec_to_left(x: T16):
     ub = pl.make_tile(VEC16, addr=0)
     a = pl.make_tile(LEFT16, addr=0)
