@@ -19,11 +19,12 @@ import numpy as np
 
 from pypto_pro.backends.sim import mx
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, tiles
-from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
-from pypto_pro.ir.nodes import TileOp, TileRef
+from pypto_pro.frontend.operands import Args, in_section, want_enum
+from pypto_pro.ir.nodes import TileOp
 from pypto_pro.language.dtypes import DT_FP4E1M2, DT_FP4E2M1, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP8E8M0, DT_FP32
 from pypto_pro.language.enums import AccPhase, MemorySpace, PipeType, SectionKind
 from pypto_pro.ops.decl import CUBE, api, instruction
+from pypto_pro.ops.matrix import _cube_tile as _in  # a tile operand in one memory space
 
 if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
@@ -45,13 +46,6 @@ def matmul_mx_acc(dst_tile: Any, acc_tile: Any, lhs_tile: Any, rhs_tile: Any, sc
                   phase: Any = None) -> None:
     """``dst = acc + dequant(lhs, scale_a) @ dequant(rhs, scale_b)`` (``dst`` may be ``acc``): the K blocks after
     the first."""
-
-
-def _in(p: "FunctionParser", a: Args, name: str, space: MemorySpace) -> TileRef:
-    t = want_tile(p, a, name)
-    if t.buffer.space is not space:
-        p.fail(a.node(name), f"'{name}' must be a {space.name} tile, '{t.buffer.name}' is in {t.buffer.space.name}")
-    return t
 
 
 def _check(p: "FunctionParser", node, a: Args, with_acc: bool) -> None:
