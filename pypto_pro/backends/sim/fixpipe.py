@@ -12,7 +12,8 @@ element, as PTO-ISA's CPU model (``include/pto/cpu/common.hpp::quantize_element`
 * to fp16 from fp32 (QF322F16_PRE): a finite value clamps to +-65504, inf and NaN pass; from int32
   (DEQF16): clamps always; then rounded to nearest even;
 * ReLU (``relu_pre_mode``) applies after the clamp; fp32 -> fp32 and int32 -> int32 have no quant
-  mode, so the scale does not apply (PTO-ISA's ``GetScalarPreQuantMode``).
+  mode, so the scale does not apply (PTO-ISA's ``GetScalarPreQuantMode``), except an a5 store of fp32
+  to GM (``GetScalarPreQuantModeGm``: QF322F32_PRE, one fp32 multiply; ``ops/data_movement.py``).
 """
 from __future__ import annotations
 
