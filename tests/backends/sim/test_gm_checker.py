@@ -67,3 +67,15 @@ def test_reads_alone_never_conflict():
     for block in range(4):
         gm.access(_inst(f"r{block}", A, (1, 0)), block, 0, "x", WIN, False)
     assert not reporter.faults
+
+
+def test_concurrent_atomic_adds_may_overlap_but_nothing_else_may():
+    gm, _ = _checker()
+    gm.access(_inst("a0", A, (1, 0)), 0, 0, "acc", WIN, "atomic")
+    gm.access(_inst("a1", A, (1, 0)), 1, 0, "acc", WIN, "atomic")  # another block, unordered: atomics commute
+    with pytest.raises(RaceError, match="two blocks write the same bytes"):
+        gm.access(_inst("w", A, (1, 0)), 2, 0, "acc", WIN, True)   # a plain write among atomic adders
+    gm2, _ = _checker()
+    gm2.access(_inst("a0", A, (1, 0)), 0, 0, "acc", WIN, "atomic")
+    with pytest.raises(RaceError, match="one block writes bytes another reads"):
+        gm2.access(_inst("r", A, (1, 0)), 1, 0, "acc", WIN, False)  # a read is not ordered after the adds
