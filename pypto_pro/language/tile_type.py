@@ -141,8 +141,14 @@ class TileType:
 
     @property
     def nbytes(self) -> int:
-        """The tile's footprint: elements x dtype width (make_tile's default ``size``)."""
+        """The bytes the tile's elements occupy (a packed 4-bit type: half a byte each)."""
         return self.dtype.nbytes(self.rows * self.cols)
+
+    @property
+    def slot_size(self) -> int:
+        """make_tile's default ``size`` and a tile group's slot pitch, as the real ``tile_slot_size``: elements
+        x ``max(1, bytes per element)`` (so a packed FP4 tile's slot is as wide as an 8-bit one's)."""
+        return self.rows * self.cols * max(1, (self.dtype.bits + 7) // 8)
 
     @property
     def static_valid(self) -> tuple[int, int] | None:

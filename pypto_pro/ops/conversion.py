@@ -44,6 +44,10 @@ def cast_attrs(p: "FunctionParser", a: Args, src: DataType, dst: DataType) -> di
 
 def _cast_check(p: "FunctionParser", node, a: Args) -> None:
     in_section(p, node, SectionKind.VECTOR, a.display)
+    from pypto_pro.ops import mx_cast
+    if mx_cast.is_mx_cast(a):  # into FP8 / FP4 (a5): ops/mx_cast.py
+        mx_cast.emit(p, node, a)
+        return
     out = tile_in(p, a, "out", (MemorySpace.Vec,), CAST_DTYPES)
     src = tile_in(p, a, "src", (MemorySpace.Vec,), CAST_DTYPES)
     same_shape(p, a, out, "out", src, "src")

@@ -16,7 +16,8 @@ import numpy as np
 
 from pypto_pro.backends.pto.ctypes_map import ctype
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
-from pypto_pro.backends.sim import gm_views, numerics
+from pypto_pro.backends.sim import gm_strided, gm_views, numerics
+from pypto_pro.backends.sim.fractal import values as fractal_values
 from pypto_pro.backends.sim.inst import ATOMIC
 from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.frontend.operands import (Args, element_node, in_section, want_enum, want_index, want_tensor,
@@ -134,6 +135,10 @@ def _load_check(p: "FunctionParser", node, a: Args, tile_coords: bool) -> None:
                                    f"'{tile.buffer.name}' is in {space.name} (use pl.move for the other spaces)")
     in_section(p, node, LOAD_SPACES[space], f"{a.display} into a {space.name} tile")
     _check_dtype(p, node, tile, tensor, a.display)
+    from pypto_pro.ops import mx_load
+    if mx_load.is_mx_load(p, tile, tensor):  # MX scales: the pair-phase GM layout (ops/mx_load.py)
+        mx_load.emit(p, node, a, tile, tensor, tile_coords)
+        return
     axes = _order(p, a, tensor.param.type.rank, store=False)
     offsets = gm_offsets(p, a, "tile_offsets" if tile_coords else "offsets", tensor, tile, axes, tile_coords)
     p.ctx.builder.emit(TileOp("load", PipeType.MTE2, tile, (GMRef(tensor.param, offsets),),
@@ -236,6 +241,26 @@ class _Tensor:
                             v[rank:2 * rank], v[-1])
         return g, args[:rank]
 
+    def strided(self, g: np.ndarray, offs: tuple, rows: int, cols: int, axes: tuple[int, int],
+                strides: tuple[int, int] | None, packed: bool, write: bool) -> tuple:
+        """A window walked with explicit strides (``pl.set_stride``, packed 4-bit types; see ``gm_strided``):
+        (its elements, or for a write its addresses, and the GM checker's record)."""
+        for axis, o in enumerate(offs):
+            if not 0 <= o < g.shape[axis]:
+                raise fault(self.op, f"{'store to' if write else 'load from'} '{self.pname}': offset {o} on axis "
+                                     f"{axis} is outside the tensor's shape {list(g.shape)}", OutOfBoundsError)
+        index = self.view.base.index if self.view is not None else self.pidx
+        flat, start = gm_strided.base_of(self.arrays, index, g)
+        addr = gm_strided.element_addresses(g, start, offs, rows, cols, axes, strides, packed)
+        gm_strided.check_bounds(addr, flat.size, g.itemsize, packed, lambda m: fault(self.op, m, OutOfBoundsError),
+                                f"{'store to' if write else 'load from'} '{self.pname}' ({rows} x {cols} at "
+                                f"{list(offs)}, strides {list(strides) if strides else 'default'})")
+        rect = gm_strided.checker_rect(g, start, addr, packed, self.view is not None)
+        acc = ((self.pidx, self.pname, rect, write),)
+        if write:
+            return (flat, addr), acc
+        return gm_strided.gather(flat, addr, g.dtype, packed), acc
+
     def accesses(self, g: np.ndarray, idx: tuple, rect: tuple, write: bool) -> tuple:
         """What the GM checker sees: the window's rect, or for a view one byte range per row of its base."""
         if self.view is None:
@@ -250,10 +275,20 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
     t = TileAccess(env.states[tile.buffer.uid])
     gmt = _Tensor(op, ref, env)
     pname, axes = ref.param.name, op.attrs["order"]
+    descriptors, packed = env.gm.strides, tile.tile_type.dtype.packed
 
     def dispatch(slot: int, *args: int) -> Prepared:
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
+        strides = descriptors.get(ref.param.index)
+        if strides is not None or packed:
+            src, gm_acc = gmt.strided(g, offs, r, c, axes, strides, packed, False)
+            view = t.views[slot][:r, :(c + 1) // 2] if packed else t.views[slot][:r, :c]
+            data = gm_strided.pack_codes(src) if packed else src
+            data = data if data.dtype == view.dtype else data.view(view.dtype)
+            run = deferred(lambda out: np.copyto(out, data), view)
+            return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, True),), gm_acc,
+                            t.st.buffer.tile_type.dtype.nbytes(r * c), run, (t.written(slot, r, c),))
         idx, rect, transposed = _window(op, g, offs, r, c, axes, "load from", pname)
         src = g[idx]
         src = src.T if transposed else (src if g.ndim > 1 else src[None, :])
@@ -276,6 +311,9 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     fp = TileAccess(env.states[op.srcs[1].buffer.uid]) if len(op.srcs) > 1 else None  # type: ignore[union-attr]
     # the fixpipe's conversion into HiFloat8 (an Acc result); an HF8 tile's bytes are stored as they are
     to_hf8 = ref.param.type.dtype.name == "DT_HF8" and tile.tile_type.dtype.name != "DT_HF8"
+    descriptors = env.gm.strides
+    packed = tile.tile_type.dtype.packed
+    write = ATOMIC if atomic else True  # the GM checker lets atomic adders overlap each other only
 
     def dispatch(slot: int, *args: int) -> Prepared:
         fp_slot = None
@@ -287,10 +325,20 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
             deq = deq_word(op.attrs, None)
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
-        idx, rect, _ = _window(op, g, offs, r, c, axes, "store to", pname)
-        dst = g[idx]
         view = t.views[slot][:r, :c]
         reads = (t.access(slot, r, c, False),)
+        strides = descriptors.get(ref.param.index)
+        if packed:  # 4-bit codes, two a byte: nibble addresses (gm_strided)
+            (flat, addr), gm_acc = gmt.strided(g, offs, r, c, axes, strides, True, True)
+            src = t.views[slot][:r, :(c + 1) // 2]
+            run = _packed_write(src, c, flat, addr)
+            return Prepared(r, c, False, reads, gm_acc, (r * c + 1) // 2, run)
+        if strides is not None:  # pl.set_stride: the elements go to their strided addresses
+            (flat, addr), gm_acc = gmt.strided(g, offs, r, c, axes, strides, False, True)
+            dst = np.empty((r, c), g.dtype)
+        else:
+            idx, rect, _ = _window(op, g, offs, r, c, axes, "store to", pname)
+            dst = g[idx]
         if fp is not None:
             deq = quant_words(op, fp.views[fp_slot], fp.valid[fp_slot][1], 0, c, fault)
             reads += (fp.access(fp_slot, 1, c, False),)
@@ -320,10 +368,48 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
                 out[...] = np.add(out, shaped, dtype=out.dtype) if out.dtype.kind == "f" else out + shaped
             else:
                 out[...] = shaped
+        if strides is not None:
+            run = _strided_write(compute, flat, addr, dst, atomic)
+            gm_acc = tuple((i, n, rr, write) for i, n, rr, _ in gm_acc)
+            return Prepared(r, c, c * t.item == t.row_bytes, reads, gm_acc, r * c * t.item, run)
         run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
-        return Prepared(r, c, c * t.item == t.row_bytes, reads, gmt.accesses(g, idx, rect, ATOMIC if atomic else True),
+        return Prepared(r, c, c * t.item == t.row_bytes, reads, gmt.accesses(g, idx, rect, write),
                         r * c * t.item, run)
     return dispatch
+
+
+def _packed_write(src, cols: int, flat: np.ndarray, addr: np.ndarray) -> Callable:
+    """A packed 4-bit tile's codes, read when the store starts, written to their nibbles when it lands."""
+    def run(defer: bool):
+        codes = gm_strided.unpack_codes(np.asarray(fractal_values(src), np.uint8), cols)
+
+        def land() -> None:
+            gm_strided.scatter(flat, addr, codes, True)
+        if not defer:
+            land()
+            return None
+        return land
+    return run
+
+
+def _strided_write(compute: Callable[[np.ndarray], None], flat: np.ndarray, addr: np.ndarray, scratch: np.ndarray,
+                   atomic: bool) -> Callable:
+    """A store through ``pl.set_stride`` strides: computed into ``scratch``, scattered when it lands (an
+    atomic add reads GM then)."""
+    def land() -> None:
+        if atomic:
+            scratch[...] = gm_strided.gather(flat, addr, scratch.dtype, False)
+            compute(scratch)
+        gm_strided.scatter(flat, addr, scratch, False)
+
+    def run(defer: bool):
+        if not atomic:
+            compute(scratch)
+        if not defer:
+            land()
+            return None
+        return land
+    return run
 
 
 def hf8_out(data, deq: int | None, relu: bool) -> np.ndarray:

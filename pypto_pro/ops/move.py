@@ -47,6 +47,9 @@ PATHS: dict[tuple[MemorySpace, MemorySpace], tuple[str, PipeType, SectionKind, b
     (V, M): ("ub_to_l1", PipeType.MTE3, SectionKind.VECTOR, True),
     (M, MemorySpace.Bias): ("to_bias", PipeType.MTE1, SectionKind.CUBE, False),
     (M, MemorySpace.Scaling): ("to_scaling", PipeType.FIX, SectionKind.CUBE, False),
+    # the MX scales (a5): the same MTE1 copy of dst's valid region (ops/matrix_mx.py)
+    (M, MemorySpace.ScaleLeft): ("extract", PipeType.MTE1, SectionKind.CUBE, False),
+    (M, MemorySpace.ScaleRight): ("extract", PipeType.MTE1, SectionKind.CUBE, False),
 }
 # Mat -> Bias converts on the way (PTO-ISA a5 TMovToBt); the bias table holds fp32
 BIAS_DTYPES = {"DT_FP32": "DT_FP32", "DT_FP16": "DT_FP32", "DT_BF16": "DT_FP32", "DT_INT32": "DT_INT32"}
@@ -216,6 +219,7 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
     transpose = op.attrs["transpose"]
     tmov = op.attrs.get("tmov", False)
     srows, scols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
+    packed = op.dst.tile_type.dtype.packed  # type: ignore[union-attr]
 
     def dispatch(sd: int, sa: int, r0: int, c0: int) -> Prepared:
         dr, dc = d.valid[sd]
@@ -226,8 +230,14 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
                             f"{srows} x {scols} shape")
         # the MTE1 copy reads L1 bytes whatever the source's valid shape (real kernels narrow a wide L1 tile's
         # valid shape and extract past it); bytes nothing wrote are still reported by the checkers
-        src = a.views[sa][r0:r0 + r, c0:c0 + c]
-        run = deferred(lambda out: np.copyto(out, src.T if transpose else src), d.views[sd][:dr, :dc])
+        if packed:  # two 4-bit elements a byte: whole bytes of the window (offsets on even columns)
+            if c0 % 2 or transpose:
+                raise fault(op, "pl.move of a packed 4-bit tile takes windows at even columns, untransposed")
+            src = a.views[sa][r0:r0 + r, c0 // 2:(c0 + c + 1) // 2]
+            run = deferred(lambda out: np.copyto(out, src), d.views[sd][:dr, :(dc + 1) // 2])
+        else:
+            src = a.views[sa][r0:r0 + r, c0:c0 + c]
+            run = deferred(lambda out: np.copyto(out, src.T if transpose else src), d.views[sd][:dr, :dc])
         # a TMOV copies the destination's valid shape whatever the source's: the rows past the source's valid
         # shape carry what L1 holds there (garbage the chip computes with and a tail store leaves out), so the
         # checkers see the read of the source's valid part only

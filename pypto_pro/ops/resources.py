@@ -60,7 +60,7 @@ def place(p: "FunctionParser", node: ast.AST, tt: TileType, addrs: list[int],
     bad_layout = layout_violation(tt, arch.name)
     if bad_layout:
         p.fail(node, bad_layout)
-    extent = size if size is not None else tt.nbytes
+    extent = size if size is not None else tt.slot_size
     for i, addr in enumerate(addrs):
         slot = f" (slot {i})" if is_group else ""
         if addr % mem.alignment:
@@ -202,8 +202,8 @@ def _make_tile_group(p: "FunctionParser", node: ast.Call, a: Args) -> GroupValue
                                              len(fwd) if isinstance(fwd, (list, tuple)) and fwd else 2)
         space = tt.target_memory
         if space in p.ctx.arch.memories:  # depth may be huge: list no more slots than can fit, plus the
-            n = min(n, p.ctx.arch.memory(space).capacity // max(tt.nbytes, 1) + 1)  # first that can't (place fails on it)
-        addr_list = [addrs + i * tt.nbytes for i in range(n)]
+            n = min(n, p.ctx.arch.memory(space).capacity // max(tt.slot_size, 1) + 1)  # first that can't (place fails on it)
+        addr_list = [addrs + i * tt.slot_size for i in range(n)]
     else:
         p.fail(a.node("addrs"), f"addrs must be a base address or a list of addresses, got {p.describe(addrs)}")
     mutex = check_mutex_ids(p, a, ids, len(addr_list), mutex_side(tt))

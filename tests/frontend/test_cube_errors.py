@@ -217,7 +217,7 @@ def matmul_bias_wrong_width(x: T16):
     acc = pl.make_tile(ACC32, addr=0)
     bt = pl.make_tile(pl.TileType([1, 32], pl.DT_FP32, Bias), addr=0)
     with pl.section_cube():
-        pl.matmul(acc, a, b, bias_tile=bt)  # <- here
+        pl.matmul(acc, a, b, bt)  # <- here
 
 
 @case(r"pl.matmul runs on the Cube engine; it cannot be used in section_vector\(\)", "pl.matmul")
@@ -275,7 +275,7 @@ def move_float_offset(x: T16):
 
 
 @case(r"pl.move has no Vec -> Left path in this release \(supported: Vec->Vec, Mat->Left, Mat->Right, Acc->Vec, Vec->Mat, "
-      r"Mat->Bias, Mat->Scaling\)")
+      r"Mat->Bias, Mat->Scaling, Mat->ScaleLeft, Mat->ScaleRight\)")
 def move_vec_to_left(x: T16):
     ub = pl.make_tile(VEC16, addr=0)
     a = pl.make_tile(LEFT16, addr=0)

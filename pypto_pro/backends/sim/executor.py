@@ -128,6 +128,7 @@ class ProgramRunner:
         for st in self.states.values():
             st.reset()
         self.spr.reset()
+        self.gm.strides.clear()  # each block starts with the tensors' default descriptors (pl.set_stride)
 
 
 class SimExecutable:

@@ -35,10 +35,12 @@ class GMBinding:
         extra = max((v.gm_index + 1 for v in self.views), default=count) - count
         self.arrays: list[np.ndarray | None] = [None] * (count + max(0, extra))
         self.objs: list[int] = list(range(len(self.arrays)))
+        self.strides: dict[int, tuple[int, int]] = {}  # pl.set_stride descriptors of this program (gm_strided)
 
     def bind(self, arrays: list[np.ndarray | None]) -> None:
         from pypto_pro.backends.sim import gm_views
         self.arrays[:self.count] = arrays
+        self.strides.clear()
         seen: dict[tuple, int] = {}
         for i, a in enumerate(arrays):
             key = (a.__array_interface__["data"][0], a.shape, a.strides) if a is not None else ("none", i)

@@ -4,7 +4,7 @@ import pytest
 
 from pypto_pro import RaceError
 from pypto_pro.backends.sim.checks import GlobalChecker
-from pypto_pro.backends.sim.inst import NPIPES, OP, Inst
+from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, OP, Inst
 from pypto_pro.backends.sim.scheduler import Reporter
 
 A, B = 0, 1  # two queues of one block
@@ -69,3 +69,13 @@ def test_reads_alone_never_conflict():
     assert not reporter.faults
 
 
+def test_concurrent_atomic_adds_may_overlap_but_nothing_else_may():
+    gm, _ = _checker()
+    gm.access(_inst("a0", A, (1, 0)), 0, 0, "acc", WIN, ATOMIC)
+    gm.access(_inst("a1", A, (1, 0)), 1, 0, "acc", WIN, ATOMIC)  # another block, unordered: atomics commute
+    with pytest.raises(RaceError, match="two blocks write the same bytes"):
+        gm.access(_inst("w", A, (1, 0)), 2, 0, "acc", WIN, True)   # a plain write among atomic adders
+    gm2, _ = _checker()
+    gm2.access(_inst("a0", A, (1, 0)), 0, 0, "acc", WIN, ATOMIC)
+    with pytest.raises(RaceError, match="one block writes bytes another reads"):
+        gm2.access(_inst("r", A, (1, 0)), 1, 0, "acc", WIN, False)  # a read is not ordered after the adds
