@@ -88,8 +88,8 @@ def ref_round(x, dt: np.dtype, mode: str = "rint") -> np.ndarray:
 def wrap(v, dt: np.dtype) -> np.ndarray:
     info = np.iinfo(dt)
     span = int(info.max) - int(info.min) + 1
-    v = np.asarray(v, dtype=np.int64)
-    return ((v - int(info.min)) % span + int(info.min)).astype(dt)
+    v = np.asarray(v, dtype=object)  # exact Python integers: 64-bit values wrap without overflow
+    return np.asarray((v - int(info.min)) % span + int(info.min), dtype=object).astype(dt)
 
 
 def ref_round_int(x64: np.ndarray, mode: str) -> np.ndarray:
@@ -109,8 +109,8 @@ def f64(a: np.ndarray) -> np.ndarray:
 
 
 def wide(a: np.ndarray) -> np.ndarray:
-    """Exact wide copy for a reference computation: float64 for floats, int64 for ints."""
-    return f64(a) if a.dtype in FLOATS else a.astype(np.int64)
+    """Exact wide copy for a reference computation: float64 for floats, Python ints for ints."""
+    return f64(a) if a.dtype in FLOATS else a.astype(object)
 
 
 def ref_result(dt: np.dtype, value64: np.ndarray) -> np.ndarray:
@@ -175,8 +175,8 @@ def specials(dt: np.dtype) -> np.ndarray:
                 tiny, -tiny, 2.0**emin, 1.5, 1e-3, 100.0]
         return np.array(vals, dtype=F64).astype(dt)
     info = np.iinfo(dt)
-    return np.array([0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.min + 1, info.max - 1, 7],
-                    dtype=np.int64).astype(dt)
+    return np.array([0, 1, -1 if info.min < 0 else 2, int(info.min), int(info.max), int(info.min) + 1,
+                     int(info.max) - 1, 7], dtype=object).astype(dt)
 
 
 def rand_tile(rng: np.random.Generator, dt: np.dtype, shape, *, special: bool = True,
@@ -192,7 +192,7 @@ def rand_tile(rng: np.random.Generator, dt: np.dtype, shape, *, special: bool = 
             x[:k] = rng.integers(0, 1 << 16, k, dtype=np.uint64).astype(np.uint16).view(dt)
     else:
         info = np.iinfo(dt)
-        x = rng.integers(int(info.min), int(info.max) + 1, size, dtype=np.int64).astype(dt)
+        x = rng.integers(int(info.min), int(info.max), size, dtype=dt, endpoint=True)
     if special:
         sp = specials(dt)
         pos = rng.choice(size, size=min(size, len(sp)), replace=False)
@@ -259,6 +259,10 @@ def test_supported_dtype_table() -> None:
             assert set(dts) == set(FLOATS) | ints, op
         elif op in float_only:
             assert set(dts) == set(FLOATS), op
+        elif op in ("add", "sub", "maximum", "minimum", "adds", "subs", "maxs", "mins"):  # a5: every 8-64 bit int
+            assert set(dts) == set(FLOATS) | {np.dtype(f"{s}int{b}") for s in ("", "u") for b in (8, 16, 32, 64)}, op
+        elif op in ("mul", "muls"):  # a5: 16-64 bit ints
+            assert set(dts) == set(FLOATS) | {np.dtype(f"{s}int{b}") for s in ("", "u") for b in (16, 32, 64)}, op
         else:
             assert set(dts) == set(ARITH), op
     assert nm.CAST_MODES[0] == "rint"
@@ -274,8 +278,8 @@ def test_errors() -> None:
         nm.binary("div", i16, i16, i16)
     with pytest.raises(ValueError, match="unknown"):
         nm.binary("pow", f32, f32, f32)
-    with pytest.raises(ValueError):
-        nm.binary("add", i8, i8, i8)
+    with pytest.raises(ValueError, match="mul"):  # TMUL: 16-64 bit integers, not int8
+        nm.binary("mul", i8, i8, i8)
     with pytest.raises(ValueError, match="dtype"):
         nm.binary("add", f32, f32, i16)
     with pytest.raises(ValueError, match="shape"):
@@ -435,6 +439,8 @@ SCALARS = {
     F32: [0.1, -3, 1e39, 16777217, 1 + 2.0**-24 + 2.0**-60, 2**60 + 1],
     I16: [5, -7, 70000, -40000, 2**40 + 3, np.int64(-1)],
     I32: [5, -7, 2**31, -(2**33) - 1, np.int8(-3)],
+    **{np.dtype(t): [5, -7, 2**31 + 9, -(2**63), 2**64 - 1, np.int8(-3)]  # a5's wider integer tables
+       for t in (np.int8, np.uint8, np.uint16, np.uint32, np.int64, np.uint64)},
 }
 
 
