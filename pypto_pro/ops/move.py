@@ -140,10 +140,7 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
             want = (st.rows // 2, st.cols)
         elif mode is AccToVecMode.DualModeSplitN:
             want = (st.rows, st.cols // 2)
-        if offset is not None:  # TEXTRACT Acc -> Vec: dst's valid region from src at offset
-            if mode in (AccToVecMode.DualModeSplitM, AccToVecMode.DualModeSplitN):
-                p.fail(a.node("offset"), "pl.move Acc -> Vec with an offset extracts into one Vector core: use "
-                                         "SingleModeVec0 or SingleModeVec1")
+        if offset is not None:  # TEXTRACT Acc -> Vec: from src at offset (dual modes: src's valid shape, split)
             r0, c0 = offset
             if dt.rows > st.rows or dt.cols > st.cols or isinstance(r0, int) and r0 >= st.rows or \
                     isinstance(c0, int) and c0 >= st.cols:
@@ -256,7 +253,21 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
         else:
             deq = deq_word(op.attrs, None)
         r, c = a.valid[sa]
-        if offset:  # TEXTRACT: dst's valid region from the Acc at [r0, c0]
+        if offset and k is not None:  # TEXTRACT, dual mode: src's valid shape from [r0, c0], halved per core
+            r0, c0 = offset
+            rows, cols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
+            if r0 < 0 or c0 < 0 or r0 + r > rows or c0 + c > cols:
+                raise fault(op, f"pl.move extracts {r} x {c} (the valid shape of '{a.label}') at [{r0}, {c0}]: "
+                                f"outside its {rows} x {cols} shape")
+            if mode is AccToVecMode.DualModeSplitM:
+                r = (r + 1) // 2
+                src = a.views[sa][r0 + k * r:r0 + (k + 1) * r, c0:c0 + c]
+                acc_src = a.window(sa, r0 + k * r, r, c0 + c)
+            else:
+                c = (c + 31) // 32 * 32 // 2
+                src = a.views[sa][r0:r0 + r, c0 + k * c:c0 + (k + 1) * c]
+                acc_src = a.window(sa, r0, r, c0 + (k + 1) * c)
+        elif offset:  # TEXTRACT: dst's valid region from the Acc at [r0, c0]
             r0, c0 = offset
             r, c = d.valid[sd]
             vr, vc = a.valid[sa]
