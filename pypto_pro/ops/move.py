@@ -200,8 +200,18 @@ def _one_row_check(p: "FunctionParser", a: Args, instr: str, st, dt) -> None:
 
 
 def _copy_sim(op: TileOp, env: SimEnv) -> Callable:
-    """Vec -> Vec: dst's valid region from src (same valid shape)."""
-    return elementwise(lambda out, x: np.copyto(out, x))(op, env)
+    """Vec -> Vec (TMOV): the rows and columns both valid shapes cover (the smaller of the two, per
+    axis, as PTO-ISA's a2a3 and a5 ``TMovToVec`` take them); dst's valid shape is left as it is."""
+    d, a = tiles(op, env)
+
+    def dispatch(sd: int, sa: int) -> Prepared:
+        (dr, dc), (sr, sc) = d.valid[sd], a.valid[sa]
+        r, c = min(dr, sr), min(dc, sc)
+        src = a.views[sa][:r, :c]
+        run = deferred(lambda out: np.copyto(out, src), d.views[sd][:r, :c])
+        return Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), d.access(sd, r, c, True)), (),
+                        r * c * d.item, run, (d.written(sd, r, c),))
+    return dispatch
 
 
 def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
