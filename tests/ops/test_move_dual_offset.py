@@ -82,3 +82,47 @@ def test_dual_mode_extract_past_the_acc_is_a_fault():
     out = np.zeros((M, N // 2), np.float32)
     with pytest.raises(Exception, match=r"extracts 32 x 16 .* at \[0, 24\]: outside"):
         pl.jit(_kernel(SPLIT_M, [0, 24]), arch="a5")(a, b, out)
+
+
+def _single_kernel(x_rows: int):
+    """A [M, N] product moved with an explicit single mode into a Vec tile of another shape: the real
+    pl.move checks no shapes once a mode is given; the Acc's valid shape must fit the tile's."""
+    def kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
+               out: pl.Tensor[[M, N], pl.DT_FP32]):
+        ub = pl.make_tile(pl.TileType([2 * M, N], pl.DT_FP32, Vec, valid_shape=[-1, -1]), addr=0x0)
+        with pl.section_cube():
+            a_mat = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x0)
+            b_mat = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x8000)
+            xa = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
+            xb = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
+            acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
+            pl.load(a_mat, a, [0, 0])
+            pl.load(b_mat, b, [0, 0])
+            _sync(MTE2, MTE1)
+            pl.move(xa, a_mat)
+            pl.move(xb, b_mat)
+            _sync(MTE1, M_PIPE)
+            pl.matmul(acc, xa, xb)
+            _sync(M_PIPE, FIX)
+            pl.set_validshape(ub, [x_rows, N])
+            pl.move(ub, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
+            pl.system.set_cross_core(pipe=FIX, event_id=1)
+        with pl.section_vector():
+            pl.system.wait_cross_core(pipe=MTE3, event_id=1)
+            if pl.get_subblock_idx() == 0:
+                pl.set_validshape(ub, [M, N])
+                pl.store(out, ub, [0, 0])
+    return kernel
+
+
+def test_single_mode_move_into_a_larger_tile():
+    a, b = _data()
+    out = np.zeros((M, N), np.float32)
+    pl.jit(_single_kernel(M), arch="a5")(a, b, out)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
+
+
+def test_single_mode_move_past_the_valid_shape_is_a_fault():
+    a, b = _data()
+    with pytest.raises(Exception, match=r"writes 32 x 32 into 'ub', whose valid shape is 16 x 32"):
+        pl.jit(_single_kernel(M // 2), arch="a5")(a, b, np.zeros((M, N), np.float32))
