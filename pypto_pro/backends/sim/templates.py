@@ -20,8 +20,9 @@ def _names(op: TileOp, n: int) -> tuple[str, ...]:
 
 
 def elementwise(numerics: Callable[..., None], full_width: bool = False, unused: int = 0) -> Callable:
-    """``dst = f(src...[, scalars...])`` over dst's valid region; every tile source must have the
-    same valid shape. ``numerics(out, *src_views, *scalars)``. Scalars follow the tile slots in the
+    """``dst = f(src...[, scalars...])`` over dst's valid region, as far as every tile source's valid
+    shape reaches (the rest of dst is left unwritten: on the chip it gets values computed from bytes
+    past a source's valid data). ``numerics(out, *src_views, *scalars)``. Scalars follow the tile slots in the
     run-time arguments (see ``tile_ops.operand_exprs``). The last ``unused`` tile sources are
     operands the instruction takes but neither reads nor writes (an API's workspace tile)."""
     def rule(op: TileOp, env: SimEnv) -> Callable:
@@ -29,20 +30,18 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
         ts = ts[:len(ts) - unused]
         d, srcs = ts[0], ts[1:]
         n = len(srcs)
-        names = _names(op, n + 1)
         item = max(t.item for t in ts)
         widest = max(t.row_bytes for t in ts)
 
         def dispatch(sd: int, *rest) -> Prepared:
             slots, scalars = rest[:n], rest[n + unused:]
-            r, c = d.valid[sd]
-            views = []
-            for t, s, name in zip(srcs, slots, names[1:]):
-                require_valid(op, t, s, r, c, name)
-                views.append(t.views[s][:r, :c])
+            dr, dc = r, c = d.valid[sd]  # the chip computes (and is priced) over dst's valid shape
+            for t, s in zip(srcs, slots):  # rows / columns past a source's valid shape: see docs/simulator.md
+                r, c = min(r, t.valid[s][0]), min(c, t.valid[s][1])
+            views = [t.views[s][:r, :c] for t, s in zip(srcs, slots)]
             run = deferred(lambda out: numerics(out, *views, *scalars), d.views[sd][:r, :c])
             acc = tuple(t.access(s, r, c, False) for t, s in zip(srcs, slots)) + (d.access(sd, r, c, True),)
-            return Prepared(r, c, c * item == widest, acc, (), r * c * d.item, run, (d.written(sd, r, c),))
+            return Prepared(dr, dc, dc * item == widest, acc, (), dr * dc * d.item, run, (d.written(sd, r, c),))
         return dispatch
     return rule
 
