@@ -213,6 +213,12 @@ class StatementParser:
                 self.ctx.builder.emit(Assign(var, self.scalar_expr(node, current), self.loc(node)))
                 self.scope.locals[name] = var
             elif isinstance(current, TileValue) and current.ref.buffer.is_group:
+                owner = self.ctx.section_slots.get(getattr(current.ref.slot, "uid", None))
+                if owner is not None and owner is not self.ctx.section:
+                    # the slot is another engine's register: this loop's program cannot start from it, so the
+                    # name is unbound in the loop until the body binds it (a shared group's own .next())
+                    self.scope.locals.pop(name)
+                    continue
                 var = self.new_var(f"{name}_slot", DT_INT64)
                 var.name += "_carried"
                 self.ctx.builder.emit(Assign(var, current.ref.slot, self.loc(node)))
@@ -330,6 +336,7 @@ class StatementParser:
         self.ctx.section = value.kind
         self.ctx.sections_seen.add(value.kind)
         returned: _Return | None = None
+        before = dict(self.scope.locals)
         try:
             with self.ctx.builder.block() as body:
                 try:
@@ -338,6 +345,9 @@ class StatementParser:
                     returned = ret
         finally:
             self.ctx.section = None
+        for name, v in self.scope.locals.items():  # tiles at run-time slots this engine's registers hold
+            if isinstance(v, TileValue) and isinstance(v.ref.slot, Var) and before.get(name) is not v:
+                self.ctx.section_slots.setdefault(v.ref.slot.uid, value.kind)
         # a jump inside the section is this engine's only: the code after it belongs to the others too
         self.terminated = False
         if returned is not None and not self.in_inline:
