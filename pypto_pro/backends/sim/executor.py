@@ -24,6 +24,7 @@ from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
+from pypto_pro.backends.sim.kit import GMBinding
 from pypto_pro.backends.sim.memory import CoreMemory
 from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker, Recorder, RecorderPlan, build_block
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
@@ -246,7 +247,7 @@ class SimExecutable:
         cap = self.arch.gm_bandwidth_cap_gb_s
         core_free = [0.0] * cores
         pipe_busy = [0.0] * (ncores_block * len(PIPES))
-        objs = self.runners[0].gm.objs
+        objs = GMBinding.launch_objs([r.gm for r in self.runners])
         l2 = L2Tracker(self.arch.l2)
         on_commit = onchip.committed if onchip is not None else None
         logged: list[list[Recorder]] = []
@@ -361,7 +362,7 @@ class SimExecutable:
         for i, inst in enumerate(insts):
             inst.seq = i
         L2Tracker.apply(priced, l2.miss_fractions(windows, stats))
-        objs = blocks[0][1][0].gm.objs
+        objs = GMBinding.launch_objs([r.gm for r in blocks[0][1]])
         block_of = {id(inst): b for inst, b in zip(insts, owner)}
         hook = self._check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])
         sched = CoreScheduler(insts, reporter, hook, -1, checks, record_flows=trace is not None,

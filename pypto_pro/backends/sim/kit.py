@@ -46,6 +46,17 @@ class GMBinding:
         for v in self.views:
             self.objs[v.gm_index] = gm_views.view_obj(v, self.objs[v.base.index])
 
+    @staticmethod
+    def launch_objs(bindings: list["GMBinding"]) -> list[int]:
+        """The memory ids of every parameter and view of a launch's programs: each program binds the
+        views it makes (a Vector program's views are not the Cube program's), all numbered per kernel."""
+        objs = list(range(max(len(b.objs) for b in bindings)))
+        for b in bindings:
+            objs[:b.count] = b.objs[:b.count]
+            for v in b.views:
+                objs[v.gm_index] = b.objs[v.gm_index]
+        return objs
+
     def release(self) -> None:
         """Drop the launch's arrays (called when a launch ends), so a compiled kernel does not keep
         its last launch's tensors alive."""
