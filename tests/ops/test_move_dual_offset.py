@@ -20,6 +20,24 @@ def _sync(src, dst):
 SPLIT_M = pl.AccToVecMode.DualModeSplitM
 
 
+def _product(a, b):
+    """The Cube's [M, N] = a @ b in an Acc tile, ready for the fixpipe (a helper, inlined)."""
+    a_mat = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x0)
+    b_mat = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x8000)
+    xa = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
+    xb = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
+    acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
+    pl.load(a_mat, a, [0, 0])
+    pl.load(b_mat, b, [0, 0])
+    _sync(MTE2, MTE1)
+    pl.move(xa, a_mat)
+    pl.move(xb, b_mat)
+    _sync(MTE1, M_PIPE)
+    pl.matmul(acc, xa, xb)
+    _sync(M_PIPE, FIX)
+    return acc
+
+
 def _shapes(mode):
     """(Acc valid shape, each core's tile shape, output shape): SplitM takes N/2 columns, SplitN M/2 rows."""
     return ((M, N // 2), (M // 2, N // 2), (M, N // 2)) if mode is SPLIT_M else \
@@ -34,19 +52,7 @@ def _kernel(mode, offset):
                out: pl.Tensor[oshape, pl.DT_FP32]):
         ub = pl.make_tile(pl.TileType([rows, cols], pl.DT_FP32, Vec), addr=0x0)
         with pl.section_cube():
-            a_mat = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x0)
-            b_mat = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x8000)
-            xa = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
-            xb = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
-            acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
-            pl.load(a_mat, a, [0, 0])
-            pl.load(b_mat, b, [0, 0])
-            _sync(MTE2, MTE1)
-            pl.move(xa, a_mat)
-            pl.move(xb, b_mat)
-            _sync(MTE1, M_PIPE)
-            pl.matmul(acc, xa, xb)
-            _sync(M_PIPE, FIX)
+            acc = _product(a, b)
             pl.set_validshape(acc, valid)
             pl.move(ub, acc, offset, acc_to_vec_mode=mode)
             pl.system.set_cross_core(pipe=FIX, event_id=1)
@@ -91,19 +97,7 @@ def _single_kernel(x_rows: int):
                out: pl.Tensor[[M, N], pl.DT_FP32]):
         ub = pl.make_tile(pl.TileType([2 * M, N], pl.DT_FP32, Vec, valid_shape=[-1, -1]), addr=0x0)
         with pl.section_cube():
-            a_mat = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x0)
-            b_mat = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x8000)
-            xa = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
-            xb = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
-            acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
-            pl.load(a_mat, a, [0, 0])
-            pl.load(b_mat, b, [0, 0])
-            _sync(MTE2, MTE1)
-            pl.move(xa, a_mat)
-            pl.move(xb, b_mat)
-            _sync(MTE1, M_PIPE)
-            pl.matmul(acc, xa, xb)
-            _sync(M_PIPE, FIX)
+            acc = _product(a, b)
             pl.set_validshape(ub, [x_rows, N])
             pl.move(ub, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
             pl.system.set_cross_core(pipe=FIX, event_id=1)
