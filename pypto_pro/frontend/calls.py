@@ -139,7 +139,7 @@ class CallParser:
         missing = [p for p in params if p not in bound]
         if missing:
             self.fail(node, f"'{fn.name}' is missing argument(s): {', '.join(missing)}")
-        scope = Scope(fn.globals, fn.closure)
+        scope = Scope(fn.globals, fn.closure, self.ctx.consts)
         reassigned = assigned_names(fdef.body)
         for name, value in bound.items():
             if name in reassigned and isinstance(value, Expr):  # the helper's own copy: the caller's stays
@@ -192,7 +192,7 @@ class CallParser:
         return merged
 
     def eval_in(self, fn: InlineFunction, node: ast.expr) -> Any:
-        return type(self)(self.ctx, fn.src, Scope(fn.globals, fn.closure), in_inline=True).eval(node)
+        return type(self)(self.ctx, fn.src, Scope(fn.globals, fn.closure, self.ctx.consts), in_inline=True).eval(node)
 
 
 def _hashable(v: Any) -> bool:

@@ -50,6 +50,9 @@ class KernelContext:
         self.runtime_depth = 0  # run-time ifs / loops around the statement being compiled (all helpers)
         self.var_depth: dict[int, int] = {}  # Var uid -> runtime_depth where the frontend created it
         self.simt = None  # frontend/simt_values.SimtScope while SIMT code is compiled
+        self.section_slots: dict[int, SectionKind] = {}  # run-time slot Var uid -> the section that bound it
+        self.consts: dict[str, Any] = {}  # the launch's compile-time names, seen by helpers too (parse_kernel)
+        self.tuple_joins: dict[tuple[int, ...], Buffer] = {}  # member buffer uids -> join (tuple_index.py)
 
     def fresh_name(self, base: str) -> str:
         n = self.names_used.get(base, 0)

@@ -11,9 +11,10 @@ from pypto_pro import language
 from pypto_pro.frontend.scalars import is_const, is_scalar_value
 from pypto_pro.frontend.scope import MISSING
 from pypto_pro.frontend.statements import _not_supported
+from pypto_pro.frontend.tuple_index import runtime_index
 from pypto_pro.frontend.values import (BoundGroupMethod, FrontendObject, GroupValue, ShapeValue, TensorValue,
                                        TileValue)
-from pypto_pro.ir.expr import Expr, ListIndex, TensorDim
+from pypto_pro.ir.expr import Expr, TensorDim
 from pypto_pro.ir.nodes import TensorParam
 from pypto_pro.language.intrinsic import intrinsic_name
 from pypto_pro.language.types import DTypeVar
@@ -133,9 +134,7 @@ class ExpressionParser:
         if isinstance(base, GroupValue):
             return resources.group_index(self, node, base, index)
         if isinstance(base, (list, tuple)) and isinstance(index, Expr):
-            if all(isinstance(x, int) and not isinstance(x, bool) for x in base):
-                return ListIndex(tuple(base), index)
-            self.fail(node, "run-time indexing needs a list of compile-time ints")
+            return runtime_index(self, node, base, index)  # frontend/tuple_index.py
         if isinstance(base, (list, tuple)) and is_const(index):  # elements may be run-time values
             return self.py_call(node, lambda: base[index])
         if not is_const(base):

@@ -103,6 +103,7 @@ def parse_kernel(fn: Callable, arch: ArchModel, constexprs: dict[str, Any] | Non
     params = kernel_params(parser, fn, node, constexprs or {}, shapes, jit_scope)
     if fold:
         scope.locals.update(fold)
+        ctx.consts = dict(fold)  # helpers and vector functions see them too, as the real parser passes them on
     try:
         parser.visit_body(node.body)
     except _Return:

@@ -10,20 +10,21 @@ _MISSING = object()
 class Scope:
     """Local bindings of one function body over the (read-only) enclosing Python namespaces."""
 
-    def __init__(self, globals_: dict[str, Any], closure: dict[str, Any]):
+    def __init__(self, globals_: dict[str, Any], closure: dict[str, Any], consts: dict[str, Any] | None = None):
         self.locals: dict[str, Any] = {}
         self.closure = closure
         self.globals = globals_
+        self.consts = consts or {}  # the launch's compile-time names (TilingKey fields, datatype= variables)
 
     def lookup(self, name: str) -> Any:
-        for space in (self.locals, self.closure, self.globals, vars(builtins)):
+        for space in (self.locals, self.closure, self.consts, self.globals, vars(builtins)):
             value = space.get(name, _MISSING)
             if value is not _MISSING:
                 return value
         return _MISSING
 
     def known_names(self) -> list[str]:
-        return [*self.locals, *self.closure, *self.globals, *vars(builtins)]
+        return [*self.locals, *self.closure, *self.consts, *self.globals, *vars(builtins)]
 
 
 MISSING = _MISSING

@@ -202,6 +202,11 @@ class StatementParser:
         except ValueError as exc:
             self.fail(node, str(exc))
 
+    def _other_engines_slot(self, tile: TileValue) -> bool:
+        """Whether ``tile``'s slot register belongs to the other section's program."""
+        owner = self.ctx.section_slots.get(getattr(tile.ref.slot, "uid", None))
+        return owner is not None and owner is not self.ctx.section
+
     def materialize(self, body: list[ast.stmt], node: ast.AST) -> None:
         """Before a run-time loop: names it reassigns that now hold constants become IR variables."""
         for name in sorted(assigned_names(body)):
@@ -212,6 +217,12 @@ class StatementParser:
                 var = self.new_var(name, literal_dtype(current))
                 self.ctx.builder.emit(Assign(var, self.scalar_expr(node, current), self.loc(node)))
                 self.scope.locals[name] = var
+            elif isinstance(current, TileValue) and current.ref.buffer.is_group and \
+                    self._other_engines_slot(current):
+                # the slot is another engine's register: this loop's program cannot start from it, so the
+                # name is unbound in the loop until the body binds it (a shared group's own .next())
+                self.scope.locals.pop(name)
+                continue
             elif isinstance(current, TileValue) and current.ref.buffer.is_group and not \
                     (isinstance(current.ref.slot, Var) and current.ref.slot.name.endswith("_carried")):
                 var = self.new_var(f"{name}_slot", DT_INT64)  # (a carried slot register is already shared)
@@ -331,6 +342,7 @@ class StatementParser:
         self.ctx.section = value.kind
         self.ctx.sections_seen.add(value.kind)
         returned: _Return | None = None
+        before = dict(self.scope.locals)
         try:
             with self.ctx.builder.block() as body:
                 try:
@@ -339,6 +351,9 @@ class StatementParser:
                     returned = ret
         finally:
             self.ctx.section = None
+        for name, v in self.scope.locals.items():  # tiles at run-time slots this engine's registers hold
+            if isinstance(v, TileValue) and isinstance(v.ref.slot, Var) and before.get(name) is not v:
+                self.ctx.section_slots.setdefault(v.ref.slot.uid, value.kind)
         # a jump inside the section is this engine's only: the code after it belongs to the others too
         self.terminated = False
         if returned is not None and not self.in_inline:

@@ -76,10 +76,14 @@ def emit_insert(p: "FunctionParser", node, dst: TileRef, src: TileRef, offset: t
     if sl is NZ and BOXES[dl][0]:  # NZ bytes into a row-major-block Mat: the transposed coordinates
         rows, cols = cols, rows
     r0, c0 = offset
-    for i, (o, ext, lim) in enumerate(((r0, st.rows, rows), (c0, st.cols, cols))):
-        if isinstance(o, int) and o + ext > lim:
-            p.fail(element_node(offset_node, 2, i) if offset_node is not None else node,
-                   f"{display}: offset[{i}] = {o} + the source's {ext} exceeds the destination's {lim}")
+    # the DMA moves the source's valid shape (a padded source, e.g. [65, 64] valid [64, 64], inserts 64 rows):
+    # a static valid shape must fit from the offset; a run-time one is checked when the copy runs
+    for i, (o, ext, lim) in enumerate(((r0, st.valid_shape[0], rows), (c0, st.valid_shape[1], cols))):
+        at = element_node(offset_node, 2, i) if offset_node is not None else node
+        if isinstance(o, int) and isinstance(ext, int) and ext > 0 and o + ext > lim:
+            p.fail(at, f"{display}: offset[{i}] = {o} + the source's valid {ext} exceeds the destination's {lim}")
+        if isinstance(o, int) and o >= lim:
+            p.fail(at, f"{display}: offset[{i}] = {o} is past the destination's {lim}")
     attrs = {"api": "insert", "access_scalars": True, "src_layout": sl, "dst_layout": dl}
     p.ctx.builder.emit(TileOp("insert", PipeType.MTE3, dst, (src,), (as_expr(r0), as_expr(c0)), attrs, p.loc(node)))
 

@@ -140,14 +140,7 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
         want = (st.cols, st.rows) if transpose else st.shape
         mode = want_enum(p, a, "acc_to_vec_mode", AccToVecMode, optional=True) if key == (A, V) else None
         single_mode_only(p, a)
-        if mode is AccToVecMode.DualModeSplitM:
-            want = (st.rows // 2, st.cols)
-        elif mode is AccToVecMode.DualModeSplitN:
-            want = (st.rows, st.cols // 2)
-        if offset is not None:  # TEXTRACT Acc -> Vec: dst's valid region from src at offset
-            if mode in (AccToVecMode.DualModeSplitM, AccToVecMode.DualModeSplitN):
-                p.fail(a.node("offset"), "pl.move Acc -> Vec with an offset extracts into one Vector core: use "
-                                         "SingleModeVec0 or SingleModeVec1")
+        if offset is not None:  # TEXTRACT Acc -> Vec: from src at offset (dual modes: src's valid shape, split)
             r0, c0 = offset
             if dt.rows > st.rows or dt.cols > st.cols or isinstance(r0, int) and r0 >= st.rows or \
                     isinstance(c0, int) and c0 >= st.cols:
@@ -156,7 +149,8 @@ def _move_check(p: "FunctionParser", node, a: Args) -> None:
                              f"{list(st.shape)}: it does not fit")
             attrs["offset"] = True
             attrs["access_scalars"] = True
-        elif tuple(dt.shape) != tuple(want):
+        elif tuple(dt.shape) != tuple(want) and mode is None:  # the real check skips shapes given a mode:
+            # the valid shapes govern, checked when the move runs (it writes the Acc's valid shape, or its half)
             p.fail(a.node("dst_tile"), f"pl.move: 'dst_tile' has shape {list(dt.shape)}; this move needs "
                                        f"{list(want)}")
         scale_ops: tuple = ()
@@ -209,8 +203,18 @@ def _one_row_check(p: "FunctionParser", a: Args, instr: str, st, dt) -> None:
 
 
 def _copy_sim(op: TileOp, env: SimEnv) -> Callable:
-    """Vec -> Vec: dst's valid region from src (same valid shape)."""
-    return elementwise(lambda out, x: np.copyto(out, x))(op, env)
+    """Vec -> Vec (TMOV): the rows and columns both valid shapes cover (the smaller of the two, per
+    axis, as PTO-ISA's a2a3 and a5 ``TMovToVec`` take them); dst's valid shape is left as it is."""
+    d, a = tiles(op, env)
+
+    def dispatch(sd: int, sa: int) -> Prepared:
+        (dr, dc), (sr, sc) = d.valid[sd], a.valid[sa]
+        r, c = min(dr, sr), min(dc, sc)
+        src = a.views[sa][:r, :c]
+        run = deferred(lambda out: np.copyto(out, src), d.views[sd][:r, :c])
+        return Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), d.access(sd, r, c, True)), (),
+                        r * c * d.item, run, (d.written(sd, r, c),))
+    return dispatch
 
 
 def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
@@ -272,7 +276,21 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
         else:
             deq = deq_word(op.attrs, None)
         r, c = a.valid[sa]
-        if offset:  # TEXTRACT: dst's valid region from the Acc at [r0, c0]
+        if offset and k is not None:  # TEXTRACT, dual mode: src's valid shape from [r0, c0], halved per core
+            r0, c0 = offset
+            rows, cols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
+            if r0 < 0 or c0 < 0 or r0 + r > rows or c0 + c > cols:
+                raise fault(op, f"pl.move extracts {r} x {c} (the valid shape of '{a.label}') at [{r0}, {c0}]: "
+                                f"outside its {rows} x {cols} shape")
+            if mode is AccToVecMode.DualModeSplitM:
+                r = (r + 1) // 2
+                src = a.views[sa][r0 + k * r:r0 + (k + 1) * r, c0:c0 + c]
+                acc_src = a.window(sa, r0 + k * r, r, c0 + c)
+            else:
+                c = (c + 31) // 32 * 32 // 2
+                src = a.views[sa][r0:r0 + r, c0 + k * c:c0 + (k + 1) * c]
+                acc_src = a.window(sa, r0, r, c0 + (k + 1) * c)
+        elif offset:  # TEXTRACT: dst's valid region from the Acc at [r0, c0]
             r0, c0 = offset
             r, c = d.valid[sd]
             vr, vc = a.valid[sa]

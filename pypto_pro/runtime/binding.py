@@ -175,7 +175,11 @@ def check_tensor(kernel_name: str, p: TensorParam, v: Any, dtypes: dict[str, Dat
 
 
 def check_ptr(kernel_name: str, p: PtrParam, v: Any) -> np.ndarray:
-    """A ``pl.Ptr`` argument: any contiguous tensor; its bytes, seen as the pointer's dtype."""
+    """A ``pl.Ptr`` argument: any contiguous tensor; its bytes, seen as the pointer's dtype. ``None``
+    is a null pointer, as the real runtime passes it (for optional inputs the kernel never reads):
+    memory of no bytes, so any load or store through it is out of bounds."""
+    if v is None:
+        return np.zeros(0, dtype=p.dtype.np_dtype if p.dtype.np_dtype is not None else np.uint8)
     arr = to_numpy(v, p.name)
     if arr is None:
         raise LaunchError(f"{kernel_name}: Ptr parameter '{p.name}' expected torch.Tensor (or a NumPy array), got "

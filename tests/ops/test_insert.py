@@ -86,8 +86,13 @@ def test_insert_needs_the_direct_path():
 
 
 def test_insert_offset_past_the_destination_is_located():
-    with pytest.raises(CompileError, match=r"offset\[1\] = 40 \+ the source's 32 exceeds the destination's 64"):
-        pl.jit(_insert_kernel(True, offset=[0, 40]), arch="a5").compile()
+    """The source's valid shape is set at run time (-1): the copy past the destination is found when it runs;
+    an offset past the destination is a compile error."""
+    d, v = _data()
+    with pytest.raises(Exception, match=r"pl.insert: the 32 x 32 copy at \[0, 40\] reaches past"):
+        pl.jit(_insert_kernel(True, offset=[0, 40]), arch="a5")(d, v, np.zeros((M, N), np.float32))
+    with pytest.raises(CompileError, match=r"offset\[1\] = 64 is past the destination's 64"):
+        pl.jit(_insert_kernel(True, offset=[0, 64]), arch="a5").compile()
 
 
 def _acc_rows_kernel(row0: int):
@@ -133,3 +138,18 @@ def test_acc_to_vec_offset_past_the_acc_is_a_fault():
     out = np.zeros((M // 2, N), np.float32)
     with pytest.raises(Exception, match=r"extracts 16 x 32 at \[24, 0\]"):
         pl.jit(_acc_rows_kernel(24), arch="a5")(a, b[:, :N], out)
+
+
+def test_insert_of_a_padded_source_checks_its_valid_shape():
+    """A source padded past its valid shape ([M, SUB + 16], valid [M, SUB]) inserts its valid columns: at
+    offset SUB it fits the [M, K] destination; at SUB + 16 its valid SUB columns do not."""
+    def kernel(d: pl.Tensor[[M, K], pl.DT_FP16], col0: pl.Constexpr):
+        p_mat = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x10000)
+        with pl.section_vector():
+            t = pl.make_tile(pl.TileType([M, SUB + 16], pl.DT_FP16, Vec, valid_shape=[M, SUB]), addr=0x0)
+            pl.load(t, d, [0, 0])
+            _sync(MTE2, MTE3)
+            pl.insert(p_mat, t, [0, col0])
+    pl.jit(kernel, arch="a5").compile(col0=SUB)
+    with pytest.raises(CompileError, match=r"offset\[1\] = 48 \+ the source's valid 32 exceeds the destination's 64"):
+        pl.jit(kernel, arch="a5").compile(col0=SUB + 16)

@@ -234,3 +234,24 @@ def test_tensor_aliases_by_assignment():
     z = np.zeros_like(x)
     pl.jit(alias_fn)(x, y, z)
     assert (z == 1.0).all()
+
+
+def _copy_in_helper(x, z, n):
+    """Names the launch's datatype= variable and TilingKey field itself (the real parser passes them to
+    every function it compiles for the kernel, not only the kernel body)."""
+    _copy_views(x, z, n, dt, SCALE == 2)  # noqa: F821
+
+
+def helper_names(x: pl.Ptr[pl.DT_UINT8], z: pl.Ptr[pl.DT_UINT8], n: int):
+    _copy_in_helper(x, z, n)
+
+
+def test_helpers_see_the_datatype_and_key_names():
+    k = pl.jit(helper_names, tiling_key=Key, datatype={"x": "dt", "z": "dt"})
+    xs = np.random.default_rng(2).random((32, 64)).astype(np.float16)
+    zs = np.zeros_like(xs)
+    k[None, 1, {"SCALE": 2}, {"x": pl.DT_FP16, "z": pl.DT_FP16}](xs, zs, 32)
+    assert np.array_equal(zs, xs * 2)
+    zs[:] = 0
+    k[None, 1, {"SCALE": 1}, {"x": pl.DT_FP16, "z": pl.DT_FP16}](xs, zs, 32)
+    assert np.array_equal(zs, xs)

@@ -24,6 +24,7 @@ from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
+from pypto_pro.backends.sim.kit import GMBinding
 from pypto_pro.backends.sim.live import LiveBlock, LivePricing
 from pypto_pro.backends.sim.memory import CoreMemory
 from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker, Recorder, RecorderPlan, _read_now, build_block
@@ -282,7 +283,7 @@ class SimExecutable:
         cores = self.physical_cores
         ncores_block = len(self.memories) if self.mixed else 1
         return (BlockStats(), cores, ncores_block, self.arch.gm_bandwidth_cap_gb_s, [0.0] * cores,
-                [0.0] * (ncores_block * len(PIPES)), self.runners[0].gm.objs, L2Tracker(self.arch.l2))
+                [0.0] * (ncores_block * len(PIPES)), GMBinding.launch_objs([r.gm for r in self.runners]), L2Tracker(self.arch.l2))
 
     def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
         reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
@@ -463,7 +464,7 @@ class SimExecutable:
         for i, inst in enumerate(insts):
             inst.seq = i
         L2Tracker.apply(priced, l2.miss_fractions(windows, stats))
-        objs = blocks[0][1][0].gm.objs
+        objs = GMBinding.launch_objs([r.gm for r in blocks[0][1]])
         block_of = {id(inst): b for inst, b in zip(insts, owner)}
         hook = self._check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])
         sched = CoreScheduler(insts, reporter, hook, -1, checks, record_flows=trace is not None,

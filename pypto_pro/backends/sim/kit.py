@@ -63,6 +63,17 @@ class GMBinding:
         (lo, hi), = rect
         return base.reshape(-1).view(np.uint8)[lo:hi]
 
+    @staticmethod
+    def launch_objs(bindings: list["GMBinding"]) -> list[int]:
+        """The memory ids of every parameter and view of a launch's programs: each program binds the
+        views it makes (a Vector program's views are not the Cube program's), all numbered per kernel."""
+        objs = list(range(max(len(b.objs) for b in bindings)))
+        for b in bindings:
+            objs[:b.count] = b.objs[:b.count]
+            for v in b.views:
+                objs[v.gm_index] = b.objs[v.gm_index]
+        return objs
+
     def release(self) -> None:
         """Drop the launch's arrays (called when a launch ends), so a compiled kernel does not keep
         its last launch's tensors alive."""
@@ -265,12 +276,13 @@ def broadcast(parts: list[Callable]) -> Callable:
 
 
 def require_valid(op: TileOp, t: TileAccess, slot: int, rows: int, cols: int, name: str) -> None:
-    """PTO-ISA asserts that a source's valid shape equals the region an instruction computes."""
-    vr, vc = t.valid[slot]
-    if vr != rows or vc != cols:
-        raise fault(op, f"pl.{op.attrs.get('api', op.op)}: '{name}' ({t.label}) has valid shape {vr} x {vc} but the "
-                        f"instruction computes {rows} x {cols} (the destination's valid shape); PTO-ISA requires them "
-                        "to match: set both with pl.set_validshape")
+    """A source must cover the region an instruction computes (the destination's valid shape).
+
+    PTO-ISA's debug builds assert the two are equal (``PTO_ASSERT``, compiled out of release builds):
+    on the chip a source with a larger valid shape is read over the region at its own row stride,
+    as real kernels rely on (a Vector core's view of a tile whose valid shape only the Cube set).
+    A smaller one would have the instruction read past the source's valid data: a fault here."""
+    require_covers(op, t, slot, rows, cols, name)
 
 
 def require_covers(op: TileOp, t: TileAccess, slot: int, rows: int, cols: int, name: str) -> None:

@@ -20,8 +20,9 @@ def _names(op: TileOp, n: int) -> tuple[str, ...]:
 
 
 def elementwise(numerics: Callable[..., None], full_width: bool = False, unused: int = 0) -> Callable:
-    """``dst = f(src...[, scalars...])`` over dst's valid region; every tile source must have the
-    same valid shape. ``numerics(out, *src_views, *scalars)``. Scalars follow the tile slots in the
+    """``dst = f(src...[, scalars...])`` over dst's valid region, as far as every tile source's valid
+    shape reaches (the rest of dst is left unwritten: on the chip it gets values computed from bytes
+    past a source's valid data). ``numerics(out, *src_views, *scalars)``. Scalars follow the tile slots in the
     run-time arguments (see ``tile_ops.operand_exprs``). The last ``unused`` tile sources are
     operands the instruction takes but neither reads nor writes (an API's workspace tile)."""
     def rule(op: TileOp, env: SimEnv) -> Callable:
@@ -29,7 +30,6 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
         ts = ts[:len(ts) - unused]
         d, srcs = ts[0], ts[1:]
         n = len(srcs)
-        names = _names(op, n + 1)
         item = max(t.item for t in ts)
         widest = max(t.row_bytes for t in ts)
 
@@ -37,9 +37,9 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
 
         def dispatch(sd: int, *rest) -> Prepared:
             slots, scalars = rest[:n], rest[n + unused:]
-            r, c = d.valid[sd]
-            for t, s, name in zip(srcs, slots, names[1:]):
-                require_valid(op, t, s, r, c, name)
+            dr, dc = r, c = d.valid[sd]  # the chip computes (and is priced) over dst's valid shape
+            for t, s in zip(srcs, slots):  # rows / columns past a source's valid shape: see docs/simulator.md
+                r, c = min(r, t.valid[s][0]), min(c, t.valid[s][1])
             key = (sd, slots, r, c)
             got = memo.get(key)
             if got is None:  # every part is a pure function of the key (kit.TileAccess)
@@ -49,7 +49,7 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
                     (d.written(sd, r, c),))
             views, out_view, acc, written = got
             run = deferred(lambda out: numerics(out, *views, *scalars), out_view)
-            return Prepared(r, c, c * item == widest, acc, (), r * c * d.item, run, written)
+            return Prepared(dr, dc, dc * item == widest, acc, (), dr * dc * d.item, run, written)
         return dispatch
     return rule
 

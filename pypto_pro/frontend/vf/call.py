@@ -51,7 +51,7 @@ def call(p: "FunctionParser", node: ast.Call, fn: Callable, args: list, kwargs: 
         p.fail(node, f"@pl.vector_function needs the register-level Vector unit of Ascend 950 (a5); this kernel "
                      f"is compiled for {p.ctx.arch.name}", kind="unsupported")
     state = VfState(fn.__name__)
-    scope = Scope(inline.globals, inline.closure)
+    scope = Scope(inline.globals, inline.closure, p.ctx.consts)
     scalars: list[Expr] = []
     param_vars = []
     for (name, ann), (value, arg_node) in params:
@@ -146,7 +146,7 @@ def _inline_into(p, node: ast.Call, inline, params: list) -> None:
     from pypto_pro.frontend.vf.body import VfBodyParser
     if p.ctx.inline_depth > 32:
         p.fail(node, "vector functions nest deeper than 32 calls (recursion?)")
-    scope = Scope(inline.globals, inline.closure)
+    scope = Scope(inline.globals, inline.closure, p.ctx.consts)
     from pypto_pro.frontend.scalars import assigned_names
     reassigned = assigned_names(inline.node.body)
     for (name, _ann), (value, _arg) in params:

@@ -17,7 +17,7 @@ from pypto_pro.language.enums import CastLayout
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import (FLOATS, INTS, NUMERIC, accumulator, declare_binary, declare_scalar,
-                                    declare_unary, merge_mode, sim_lanewise)
+                                    declare_unary, merge_mode, on_bits, sim_lanewise)
 
 FAMILY = "vf_arithmetic"
 _DOC = "For each active lane i: dst[i] = {}; inactive lanes are zeroed (mode=ZEROING) or kept (MERGING)."
@@ -47,13 +47,16 @@ for _name, _fn, _cost, _types, _text in (
     declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
 
 _LOGIC = " (mask registers: the predicate operation, under the mask)"
-declare_binary(FAMILY, "and_", np.bitwise_and, "VADD", INTS, _DOC.format("src0[i] & src1[i]") + _LOGIC,
-               on_masks=np.logical_and)
-declare_binary(FAMILY, "or_", np.bitwise_or, "VADD", INTS, _DOC.format("src0[i] | src1[i]") + _LOGIC,
-               on_masks=np.logical_or)
-declare_binary(FAMILY, "xor", np.bitwise_xor, "VADD", INTS, _DOC.format("src0[i] ^ src1[i]") + _LOGIC,
+_BITS = " Float registers are taken as their bit patterns (the real pages list FP16 / BF16 / FP32 too)."
+declare_binary(FAMILY, "and_", on_bits(np.bitwise_and), "VADD", INTS + FLOATS,
+               _DOC.format("src0[i] & src1[i]") + _LOGIC + _BITS, on_masks=np.logical_and)
+declare_binary(FAMILY, "or_", on_bits(np.bitwise_or), "VADD", INTS + FLOATS,
+               _DOC.format("src0[i] | src1[i]") + _LOGIC + _BITS, on_masks=np.logical_or)
+declare_binary(FAMILY, "xor", on_bits(np.bitwise_xor), "VADD", INTS + FLOATS,
+               _DOC.format("src0[i] ^ src1[i]") + _LOGIC + _BITS,
                params="src0, src1, mask, mode=None, dtype=None", on_masks=np.logical_xor)
-declare_unary(FAMILY, "not_", np.invert, "VADD", INTS, _DOC.format("~src[i]") + _LOGIC, on_masks=np.logical_not)
+declare_unary(FAMILY, "not_", on_bits(np.invert), "VADD", INTS + (D.DT_FP16, D.DT_FP32),
+              _DOC.format("~src[i]") + _LOGIC + _BITS, on_masks=np.logical_not)
 declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS, _DOC.format("trunc(src[i]) (the same float type)"),
               instr="vtrc")
 

@@ -39,6 +39,8 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
         ct = compute_dtype(np_of(odt))
         cts = [compute_dtype(np_of(r.dtype)) for r in regs]
         ot = np_of(odt)
+        if getattr(fn, "on_bits", False):  # a bitwise instruction: the lanes' bits, whatever their type
+            return _bitwise_run(fn, d, odt, regs, mk, merging)
 
         def run(rf, mem, bases, *scalars):
             ins = [view(rf.v[r.reg.uid], r.dtype).astype(t, copy=False) for r, t in zip(regs, cts)]
@@ -53,6 +55,28 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
                 merge(out, res, active(rf.m[mk.reg.uid], odt), merging)
         return run
     return build
+
+
+def on_bits(fn: Numerics) -> Numerics:
+    """``fn`` applied to the lanes' bit patterns (unsigned integers of the lane width): the real
+    logical instructions take float registers too (``vf.or_`` of two fp16 registers ORs their bits)."""
+    def bits(*xs):
+        return fn(*xs)
+    bits.on_bits = True  # type: ignore[attr-defined]
+    return bits
+
+
+def _bitwise_run(fn: Numerics, d, odt, regs, mk, merging: bool) -> Callable:
+    ut = np.dtype(f"u{np_of(odt).itemsize}")
+
+    def run(rf, mem, bases, *scalars):
+        res = fn(*(view(rf.v[r.reg.uid], r.dtype).view(ut) for r in regs))
+        out = view(rf.v[d.uid], odt)
+        if mk is None:
+            out.view(ut)[:] = res
+        else:
+            merge(out, np.asarray(res, ut).view(out.dtype), active(rf.m[mk.reg.uid], odt), merging)
+    return run
 
 
 def merge_mode(p, a, name: str = "mode") -> bool:
