@@ -22,6 +22,7 @@ Deadlocks and out-of-bounds GM accesses cannot be run past, so they raise in eve
 from __future__ import annotations
 
 import inspect
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Callable
@@ -339,9 +340,9 @@ def ring_drain_one_trip(x: F32, z: F32):
     """Missing wait only when the loop runs ONCE. ring_ok with a "smarter" drain: the author
     drains only the slots the loop used, waiting for slot 1's back edge only if the loop ran more
     than once. But both slots were pre-set before the loop, so with a single trip slot 1's pre-set
-    flag is never waited for (a flag left set at kernel end: on hardware, the next kernel on this
-    core inherits it and its first wait passes too early). With >= 2 trips both slots were used
-    and drained: clean."""
+    flag is never waited for (a flag left set at kernel end: a note, since this launch does not depend
+    on it; on hardware a later kernel on this core that waits for it first would pass too early). With
+    >= 2 trips both slots were used and drained: clean."""
     a_db = pl.make_tile_group(type=TT, addrs=A_ADDR, depth=2)
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
@@ -691,15 +692,9 @@ CATALOGUE = [
         ("deadlock in block", "V    blocked at muls", "wait_flag(MTE2, V, event=1): no pending set_flag"),
         ("blocked",), xz(64), 2, scale_ok,
         sync_lines=("wait", "set"), stops=DeadlockError),
-    Bug("missing_drain_one_trip", ring_drain_one_trip, SyncError,
-        ("set_flag(V, MTE2, event=1) is never waited for",), ("preset",), xz(2 * R), 2, ring_ok,
-        sync_lines=("preset",)),   # 2 tiles, 2 blocks: one trip per block
     Bug("edge_tile_validshape", edge_validshape, UninitializedReadError,
         ("sum on V", "reads Vec bytes of", "that nothing in this block wrote"),
         ("sum",), colsum_args(4 * R - 8), 4, colsum_ok),   # ragged: last tile has 8 of 16 rows
-    Bug("unpaired_set", unpaired_set, SyncError,
-        ("set_flag(MTE3, MTE2, event=1) is never waited for",), (), xz(64), 2, scale_ok,
-        sync_lines=("set",)),
     Bug("set_twice_while_pending", set_twice, SyncError,
         ("set_flag(MTE2, V, event=0) is set again while still pending",), (), xyz(64), 2, add_ok,
         sync_lines=("first", "second"), stops=DeadlockError),
@@ -875,11 +870,24 @@ def test_war_ring_needs_three_trips(arch, tiles, blocks):
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("tiles,blocks", [(2, 2), (3, 2), (1, 1), (5, 4)])
-def test_missing_drain_caught_when_a_block_runs_one_trip(arch, tiles, blocks):
+def test_missing_drain_noted_when_a_block_runs_one_trip(arch, tiles, blocks):
+    """A flag left set at kernel end is a note with the set's line, not a fault: this launch's result
+    does not depend on it, and the real flash-attention kernels pre-set slot-free flags this way."""
     x, z = xz(tiles * R)()
-    with pytest.raises(SyncError, match=r"set_flag\(V, MTE2, event=1\) is never waited for") as err:
-        kernel(ring_drain_one_trip, arch).options(check="raise")[None, blocks](x, z)
-    assert line_of(ring_drain_one_trip, "preset") in str(err.value)
+    report = kernel(ring_drain_one_trip, arch).options(check="raise")[None, blocks](x, z)
+    assert report.faults == []
+    np.testing.assert_array_equal(z, 2 * x)
+    notes = [n for n in report.notes if re.search(r"set_flag\(V, MTE2, event=1\) is never waited for", n)]
+    assert len(notes) == 1 and line_of(ring_drain_one_trip, "preset") in notes[0], report.notes
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_unpaired_set_is_noted_with_its_line(arch):
+    x, z = xz(64)()
+    report = kernel(unpaired_set, arch).options(check="raise")[None, 2](x, z)
+    assert report.faults == []
+    notes = [n for n in report.notes if "set_flag(MTE3, MTE2, event=1) is never waited for" in n]
+    assert len(notes) == 1 and line_of(unpaired_set, "set") in notes[0], report.notes
 
 
 @pytest.mark.parametrize("arch", ARCHS)
