@@ -351,7 +351,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
                 out[...] = np.add(out, q, dtype=out.dtype) if atomic and not to_hf8 else q
                 return
             if to_hf8:
-                q = hf8_out(data, None, relu)
+                q = hf8_out(data, relu)
                 out[...] = q if g.ndim > 1 else q[0]
                 return
             if relu:
@@ -412,11 +412,10 @@ def _strided_write(compute: Callable[[np.ndarray], None], flat: np.ndarray, addr
     return run
 
 
-def hf8_out(data, deq: int | None, relu: bool) -> np.ndarray:
-    """The fixpipe's fp32 -> HiFloat8 conversion (times the scale, when one is given)."""
+def hf8_out(data, relu: bool) -> np.ndarray:
+    """The fixpipe's fp32 -> HiFloat8 conversion without a scale (a scaled one is a quant mode:
+    ``fixpipe_scale.convert``)."""
     v = np.asarray(data).astype(np.float32)
-    if deq is not None:
-        v = v * np.array([deq & 0xFFFFFFFF], np.uint32).view(np.float32)[0]
     if relu:
         v = np.where(v > 0, v, np.float32(0))
     return hf8.encode(v)

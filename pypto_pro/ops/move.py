@@ -329,7 +329,7 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
                 out[...] = q
                 return
             if to_hf8:
-                out[...] = hf8_out(src, None, relu)
+                out[...] = hf8_out(src, relu)
                 return
             data = np.maximum(src, np.zeros((), src.dtype)) if relu else src
             if same:
