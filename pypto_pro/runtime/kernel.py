@@ -23,7 +23,7 @@ from pypto_pro.frontend.parser import parse_kernel
 from pypto_pro.ir.nodes import GMRef, KernelIR, TensorParam, TileOp, walk_stmts
 from pypto_pro.passes.manager import CompiledPrograms, PassOptions, run_passes, write_dumps
 from pypto_pro.runtime.binding import bind_arguments
-from pypto_pro.runtime.build_dir import kernel_build_dir, safe_symbol
+from pypto_pro.runtime.build_dir import kernel_build_dir, safe_symbol, write_launch_report
 from pypto_pro.runtime.launch_config import (bind_datatype, check_block_dim, parse_launch_key,
                                              validate_datatype_context, validate_datatype_schema)
 
@@ -376,6 +376,7 @@ class JitKernel:
             report.trace_files = write_trace(trace_dir, self.name, report, events, entry.programs)
         self.last_report = report
         LAUNCH_LOG.append(report)
+        write_launch_report(kernel_build_dir(self.name, self.build_dir), report)
         return report
 
 
