@@ -85,6 +85,16 @@ def test_a_set_that_runs_ahead_of_its_wait_is_not_lost(arch):
     np.testing.assert_array_equal(zw, w)
 
 
+def test_cached_start_times_stay_exact_across_a_stall(monkeypatch):
+    """A stall and its release change which heads can start: every cached start time is checked
+    against a fresh computation at every step."""
+    from pypto_pro.backends.sim import scheduler
+    monkeypatch.setattr(scheduler.CoreScheduler, "verify_cache", True)
+    x, y, w, z, zw = _args()
+    pl.jit(run_ahead, auto_mutex=False).options(check="raise")(x, y, w, z, zw)
+    np.testing.assert_array_equal(z, x + x + y + y)
+
+
 def _line(e: dict) -> int:
     return int(e["args"]["line"].rsplit(":", 1)[1])
 
