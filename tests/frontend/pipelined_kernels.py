@@ -62,12 +62,7 @@ def reader_without_writer(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tenso
 
 def break_in_pipelined_loop(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
                             out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32], stop: pl.DT_INT32):
-    a_l1 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0, mutex_ids=[0, 1])
-    b_l1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0x10000,
-                              mutex_ids=[2, 3])
-    a_l0 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Left), addrs=0, mutex_ids=[4, 5])
-    b_l0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Right), addrs=0, mutex_ids=[6, 7])
-    acc_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Acc), addrs=0, mutex_ids=[8, 9])
+    a_l1, b_l1, a_l0, b_l0, acc_g = _cube_rings()
     s = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0,
                            fwd_ids=[0, 1, 2], bwd_ids=[3, 4, 5])
     o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
@@ -77,3 +72,28 @@ def break_in_pipelined_loop(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Ten
         if i >= stop:
             break  # <- jump
         scale(out, i, s, o_g)
+
+
+def _cube_rings():
+    """The Cube-local rings of two_stage, as a helper (inlined where it is called). two_stage itself
+    spells them out: its standalone pipeline_generated.py carries no helpers."""
+    a_l1 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0, mutex_ids=[0, 1])
+    b_l1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0x10000,
+                              mutex_ids=[2, 3])
+    a_l0 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Left), addrs=0, mutex_ids=[4, 5])
+    b_l0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Right), addrs=0, mutex_ids=[6, 7])
+    acc_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Acc), addrs=0, mutex_ids=[8, 9])
+    return a_l1, b_l1, a_l0, b_l0, acc_g
+
+
+def two_stage_fwd_only(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
+                       out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
+    """two_stage with a shared group declared with fwd_ids only: no "slot free" back edge, so the
+    Cube may refill a slot the Vector side still reads once the loop runs more trips than slots."""
+    a_l1, b_l1, a_l0, b_l0, acc_g = _cube_rings()
+    s = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0, fwd_ids=[0, 1, 2])
+    o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
+                             mutex_ids=[10, 11])
+    for i in pl.range(0, x.shape[0] // TM, 1):
+        scores(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s)  # <- producer
+        scale(out, i, s, o_g)                              # <- consumer

@@ -89,7 +89,6 @@ def _group_kernel(fwd, bwd, extra_ids=None):
 
 
 @pytest.mark.parametrize("fwd,bwd,extra,needle", [
-    ([0, 1], None, None, "needs both fwd_ids and bwd_ids"),
     ([0, 1, 2], [3, 4], None, "one cross-core event id per slot"),
     ([0, 1], [1, 2], None, "share id"),
     ([0, 16], [3, 4], None, "outside 0-15"),
@@ -98,6 +97,40 @@ def _group_kernel(fwd, bwd, extra_ids=None):
 def test_fwd_bwd_id_errors(fwd, bwd, extra, needle):
     with pytest.raises(CompileError, match=needle):
         _group_kernel(fwd, bwd, extra).compile()
+
+
+@pytest.mark.parametrize("fwd,bwd", [([0, 1], None), (None, [0, 1])])
+def test_one_direction_of_ids_is_a_shared_group(fwd, bwd):
+    """The real transform accepts fwd_ids or bwd_ids alone (one direction of sync)."""
+    _group_kernel(fwd, bwd).compile()
+
+
+@pytest.mark.parametrize("tiles", [1, 3])
+def test_fwd_ids_alone_sync_data_ready_only(tiles):
+    """fwd_ids only: the data-ready edge alone. Up to as many trips as slots the result is exact and
+    clean; no slot-free wait is emitted."""
+    x, w, ref = _data(pk.TM * tiles)
+    out = np.zeros((x.shape[0], pk.N), np.float32)
+    k = pl.jit(pk.two_stage_fwd_only, pipeline=pl.pipeline.PipelineConfig(preload=0))
+    report = k(x, w, out)
+    np.testing.assert_array_equal(out, ref)
+    assert report.faults == []
+    from pypto_pro.ir.printer import kernel_str
+    from pypto_pro.language.enums import SectionKind
+    programs = k.compile().programs
+    cube, vec = (kernel_str(programs[kind]) for kind in (SectionKind.CUBE, SectionKind.VECTOR))
+    assert "pipeline signal_ready(s)" in cube and "pipeline wait_free(s)" not in cube
+    assert "pipeline wait_ready(s)" in vec and "pipeline signal_free(s)" not in vec
+
+
+def test_fwd_ids_alone_lets_the_producer_overwrite_a_slot_in_use():
+    """More trips than slots with no slot-free edge: the Cube's fourth fill of the 3-slot group is
+    unordered with the Vector side's first read of that slot, and the race checker says so."""
+    from pypto_pro import RaceError
+    x, w, _ = _data(pk.TM * 5)
+    k = pl.jit(pk.two_stage_fwd_only, pipeline=pl.pipeline.PipelineConfig(preload=0))
+    with pytest.raises(RaceError):
+        k(x, w, np.zeros((x.shape[0], pk.N), np.float32))
 
 
 def test_pipeline_config_validation():

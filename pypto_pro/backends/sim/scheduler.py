@@ -101,6 +101,11 @@ class CoreScheduler:
         # same-pipe hazard check of pipes whose queue is not in order (arch/pipes.py)
         self.drained = [0] * nq
         self.flags: dict[tuple, tuple[float, tuple[int, ...], Inst]] = {}
+        # a set_flag of a flag that is still set waits for the wait_flag that clears it, and its
+        # pipe stalls meanwhile (docs/simulator.md, "Flags"): flag key -> the stalled pipe, and
+        # pipe -> (the instruction whose signals are held, its clock, the key, the signals left)
+        self.held: dict[tuple, int] = {}
+        self.stalled: dict[int, tuple[Inst, tuple[int, ...], tuple, tuple]] = {}
         self.lock_holder: dict[int, Inst | None] = {}
         self.lock_release: dict[int, tuple[float, tuple[int, ...], Inst]] = {}
         self.lock_pos: dict[int, int] = {m: 0 for m in self.lock_queues}
@@ -149,6 +154,8 @@ class CoreScheduler:
     # ---- readiness -------------------------------------------------------------------------
 
     def start_time(self, inst: Inst) -> float | None:
+        if self.stalled and inst.pipe in self.stalled:
+            return None  # its pipe is stalled at a set_flag of a flag still set
         t = self.free[inst.pipe]
         if inst.t_issue > t:
             t = inst.t_issue
@@ -294,6 +301,8 @@ class CoreScheduler:
 
     def _finish_run(self) -> float:
         """The end-of-kernel checks; the block's end time."""
+        if self.stalled:  # a pipe still stalled at a set_flag: the core never finishes
+            self._deadlock()
         if self.checks:  # a cross-core flag is a counter (PTO-ISA set-cross-core): a count left over is benign
             for key, senders in self.xflags.items():
                 for pend in senders.values():
@@ -336,6 +345,8 @@ class CoreScheduler:
         if ex is not None:
             for key in ex.waits:
                 _, fvc, setter = self.flags.pop(key)
+                if self.held and key in self.held:  # the flag is clear: a set stalled on it goes on
+                    self._resume(self.held.pop(key), t)
                 if fvc[p] > drained[p]:
                     drained[p] = fvc[p]
                 if fvc[setter.pipe] > vc[setter.pipe]:  # else this clock already covers the setter's
@@ -411,23 +422,34 @@ class CoreScheduler:
         ex = inst.extra
         if ex is None:
             return
+        self._signal(inst, snapshot, inst.end, ex.sets, ex.releases, ex.xsets)
+
+    def _signal(self, inst: Inst, snapshot: tuple[int, ...], t: float, sets: tuple, releases: tuple,
+                xsets: tuple) -> None:
+        """At ``t``: set ``sets`` in order, release ``releases``, send ``xsets``. A set of a flag
+        that is still set (not yet waited for) does not land: ``inst``'s pipe stalls there, holding
+        that set and every signal after it, until the wait_flag that clears the flag starts
+        (``_resume``). The intra-core flag is one bit (Ascend C SetFlag/WaitFlag; the CCE
+        ``set_flag`` intrinsic: a 3-bit event id per pipe pair, one pending set each), and the real
+        kernels rely on a set that runs ahead of its wait not being lost."""
         dirty = self.dirty
-        for key in ex.sets:
+        flags = self.flags
+        for i, key in enumerate(sets):
             dirty[key[1]] = True
-            if key in self.flags and self.checks:
-                first = self.flags[key][2]
-                self.reporter.report(SyncError(
-                    f"{flag_str(key)} is set again while still pending (not yet waited "
-                    f"for)\n  first set:  {sync_where(first, 'set_flag', key)}\n  second set: "
-                    f"{sync_where(inst, 'set_flag', key)}"))
-            self.flags[key] = (inst.end, snapshot, inst)
-        for mid in ex.releases:
+            if key in flags:
+                p = inst.pipe
+                self.held[key] = p
+                self.stalled[p] = (inst, snapshot, key, (sets[i:], releases, xsets))
+                dirty[p] = True
+                return
+            flags[key] = (t, snapshot, inst)
+        for mid in releases:
             self.lock_holder[mid] = None
-            self.lock_release[mid] = (inst.end, snapshot, inst)
+            self.lock_release[mid] = (t, snapshot, inst)
             line = self.lock_queues.get(mid)
             if line is not None and self.lock_pos[mid] < len(line):
                 dirty[line[self.lock_pos[mid]].pipe] = True  # the next acquirer in dispatch order
-        for key in ex.xsets:
+        for key in xsets:
             core = key[0]
             if core >= 0:
                 dirty[core * NPIPES:(core + 1) * NPIPES] = [True] * NPIPES
@@ -438,13 +460,36 @@ class CoreScheduler:
                 self.reporter.report(SyncError(
                     f"cross-core event {xid_str(key[1])} to {_core_name(key[0])} is signalled {len(pend) + 1} times without "
                     f"being waited for (the hardware counter holds {XFLAG_MAX})\n  by {inst.describe()}"))
-            pend.append((inst.end, snapshot, inst))
+            pend.append((t, snapshot, inst))
+
+    def _resume(self, p: int, t: float) -> None:
+        """The flag pipe ``p`` stalled on was cleared at ``t``: its held set lands, then the rest of
+        its signals; the pipe goes on from ``t`` (unless a later held set stalls it again). No
+        happens-before edge is added: the stall depends on timing, the hardware guarantees none."""
+        inst, snapshot, _, (sets, releases, xsets) = self.stalled.pop(p)
+        if self.free[p] < t:
+            self.free[p] = t
+        if self.end_time < t:
+            self.end_time = t
+        self.dirty[p] = True
+        self._signal(inst, snapshot, t, sets, releases, xsets)
+
+    def _stall_line(self, p: int) -> str:
+        """Why pipe ``p`` is stalled at a set_flag: the flag is still set by an earlier set."""
+        inst, _, key, (sets, _, _) = self.stalled[p]
+        nth = sum(1 for k in inst.extra.sets[:len(inst.extra.sets) - len(sets)] if k == key)
+        first = self.flags[key][2]
+        left = len(self.queues[p]) - self.heads[p]
+        return (f"  {queue_name(p, self.nq > NPIPES):8} stalled at {flag_str(key)} ({sync_where(inst, 'set_flag', key, nth)}): "
+                f"the flag is still set by the set at {sync_where(first, 'set_flag', key)} (after {first.describe()}), "
+                f"which no wait_flag has cleared (a set_flag of a flag still set waits until a wait_flag clears it)  "
+                f"[{left} instruction(s) left]")
 
     def _deadlock(self) -> None:
-        lines = []
+        lines = [self._stall_line(p) for p in sorted(self.stalled)]
         for p in range(self.nq):
             h = self.heads[p]
-            if h >= len(self.queues[p]):
+            if h >= len(self.queues[p]) or p in self.stalled:
                 continue
             inst = self.queues[p][h]
             ex = inst.extra

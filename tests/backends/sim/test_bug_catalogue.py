@@ -13,8 +13,10 @@ Hardware semantics the kernels are written against (what the simulator models): 
 its queue in order; ``set_flag(src, dst, ev)`` (``pl.system.sync_src``) sits in ``src``'s queue
 and fires when ``src`` reaches it, i.e. after every earlier ``src`` instruction; ``wait_flag``
 (``pl.system.sync_dst``) sits in ``dst``'s queue, blocks ``dst`` until the flag is set and then
-consumes it. A flag set again while still set, or still set at kernel end, is a fault; so is a
-pipe locking an a5 buffer id it already holds.
+consumes it. The flag is one bit: a set of a flag that is still set stalls ``src`` until the wait
+that clears it (so a set that runs ahead of its wait is not lost; a set no wait ever clears hangs
+the core: a deadlock naming both sets). A flag still set at kernel end is a note; a pipe locking
+an a5 buffer id it already holds is a fault.
 
 Deadlocks and out-of-bounds GM accesses cannot be run past, so they raise in every check mode
 (``Bug.stops``).
@@ -439,8 +441,8 @@ def unpaired_set(x: F32, z: F32):
 
 def set_twice(x: F32, y: F32, z: F32):
     """A flag set twice while pending: copy-paste of the first load's set_flag after the second
-    load keeps event 0, so V, which waits for event 1 first, is blocked while event 0 is set a
-    second time (and then waits for event 1 forever)."""
+    load keeps event 0, so V waits for event 1 forever, and MTE2 stalls at its second set of
+    event 0 (a set of a flag still set waits for the wait that clears it, which never comes)."""
     a = pl.make_tile(TT, addr=A_ADDR)
     b = pl.make_tile(TT, addr=B_ADDR)
     c = pl.make_tile(TT, addr=C_ADDR)
@@ -695,8 +697,9 @@ CATALOGUE = [
     Bug("edge_tile_validshape", edge_validshape, UninitializedReadError,
         ("sum on V", "reads Vec bytes of", "that nothing in this block wrote"),
         ("sum",), colsum_args(4 * R - 8), 4, colsum_ok),   # ragged: last tile has 8 of 16 rows
-    Bug("set_twice_while_pending", set_twice, SyncError,
-        ("set_flag(MTE2, V, event=0) is set again while still pending",), (), xyz(64), 2, add_ok,
+    Bug("set_twice_while_pending", set_twice, DeadlockError,
+        ("deadlock in block", "MTE2 stalled at set_flag(MTE2, V, event=0)", "the flag is still set by the set at",
+         "wait_flag(MTE2, V, event=1): no pending set_flag"), (), xyz(64), 2, add_ok,
         sync_lines=("first", "second"), stops=DeadlockError),
     Bug("cyclic_wait", cyclic_wait, DeadlockError,
         ("deadlock in block", "MTE2 blocked at load", "wait_flag(V, MTE2, event=0): no pending set_flag",
