@@ -16,6 +16,12 @@ def tt(shape, dtype, **kw):
     return pl.TileType(shape=shape, dtype=dtype, target_memory=VEC, **kw)
 
 
+def handoff(set_pipe, wait_pipe):
+    """``set_pipe`` hands the tiles to ``wait_pipe``: sync_src + sync_dst of event 0 (inlined into the kernel)."""
+    pl.system.sync_src(set_pipe=set_pipe, wait_pipe=wait_pipe, event_id=0)
+    pl.system.sync_dst(set_pipe=set_pipe, wait_pipe=wait_pipe, event_id=0)
+
+
 # ---- gather, index form -----------------------------------------------------------------------------
 
 @pl.jit
@@ -28,14 +34,12 @@ def gather_f16(src: pl.Tensor[[8, 32], pl.DT_FP16], idx: pl.Tensor[[8, 32], pl.D
     with pl.section_vector():
         pl.load(s, src, [0, 0])
         pl.load(i, idx, [0, 0])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        handoff(pl.PipeType.MTE2, pl.PipeType.V)
         pl.expands(d, 7.0)
         pl.set_validshape(d, [5, 19])
         pl.gather(d, s, i, t)
         pl.set_validshape(d, [8, 32])
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        handoff(pl.PipeType.V, pl.PipeType.MTE3)
         pl.store(out, d, [0, 0])
 
 
@@ -75,13 +79,11 @@ def make_cmp(dtype, mode, offset, rows=2, cols=64, key_dtype=pl.DT_UINT32):
         with pl.section_vector():
             pl.load(s, src, [0, 0])
             pl.load(k, keys, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
             pl.expands(d, 0)
             pl.expands(c, 0)
             pl.gather(d, s, k, c, t, cmp_mode=mode, offset=offset)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            handoff(pl.PipeType.V, pl.PipeType.MTE3)
             pl.store(out, d, [0, 0])
             pl.store(cnt, c, [0, 0])
     return kernel
@@ -149,11 +151,9 @@ def gatherb_k(src: pl.Tensor[[4, 32], pl.DT_FP16], offs: pl.Tensor[[4, 8], pl.DT
     with pl.section_vector():
         pl.load(s, src, [0, 0])
         pl.load(o, offs, [0, 0])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        handoff(pl.PipeType.MTE2, pl.PipeType.V)
         pl.gatherb(d, s, o)
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        handoff(pl.PipeType.V, pl.PipeType.MTE3)
         pl.store(out, d, [0, 0])
 
 
@@ -177,11 +177,9 @@ def make_mask(mode, cols_out):
         d = pl.make_tile(tt([4, cols_out], pl.DT_INT32), addr=0x1000, size=16 * cols_out)
         with pl.section_vector():
             pl.load(s, src, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
             pl.gathermask(d, s, pattern_mode=mode)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            handoff(pl.PipeType.V, pl.PipeType.MTE3)
             pl.store(out, d, [0, 0])
     return kernel
 
@@ -205,12 +203,10 @@ def scatter_k(src: pl.Tensor[[4, 16], pl.DT_FP32], idx: pl.Tensor[[4, 16], pl.DT
     with pl.section_vector():
         pl.load(s, src, [0, 0])
         pl.load(i, idx, [0, 0])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        handoff(pl.PipeType.MTE2, pl.PipeType.V)
         pl.expands(d, -1.0)
         pl.scatter(d, s, i)
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        handoff(pl.PipeType.V, pl.PipeType.MTE3)
         pl.store(out, d, [0, 0])
 
 
@@ -246,11 +242,9 @@ def make_hist(src_dtype, is_msb, idx_shape, idx_layout):
         with pl.section_vector():
             pl.load(s, src, [0, 0])
             pl.load(i, idx, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
             pl.histogram(d, s, i, is_msb=is_msb)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            handoff(pl.PipeType.V, pl.PipeType.MTE3)
             pl.store(out, d, [0, 0])
     return kernel
 
@@ -306,8 +300,7 @@ def test_gather_compare_mode_other_than_gt_eq_is_refused():
         d = pl.make_tile(tt([1, 64], pl.DT_UINT32), addr=0x400, size=256)
         with pl.section_vector():
             pl.load(s, src, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
             pl.gather(d, s, kk, c, t, cmp_mode=2)
     assert "cmp_mode=4 (GT) or 0 (EQ)" in str(compile_error(k))
 
@@ -319,8 +312,7 @@ def test_gather_index_form_refuses_cmp_mode_and_b64_with_16_bit_indices():
         t = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x200, size=128)
         d = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x400, size=128)
         with pl.section_vector():
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
             pl.gather(d, s, i, t, cmp_mode=0)
     assert "compare form" in str(compile_error(k))
 
@@ -330,8 +322,7 @@ def test_gather_index_form_refuses_cmp_mode_and_b64_with_16_bit_indices():
         t = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x300, size=128)
         d = pl.make_tile(tt([1, 64], pl.DT_INT64), addr=0x400, size=512)
         with pl.section_vector():
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
             pl.gather(d, s, i, t)
     assert "32-bit indices" in str(compile_error(k64))
 
@@ -342,7 +333,6 @@ def test_histogram_uint16_needs_a_dn_index_column():
         i = pl.make_tile(tt([1, 32], pl.DT_UINT8), addr=0x1000, size=32)
         d = pl.make_tile(tt([32, 256], pl.DT_UINT32), addr=0x2000, size=32768)
         with pl.section_vector():
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
             pl.histogram(d, s, i, is_msb=True)
     assert "layout=pl.DN" in str(compile_error(k))
