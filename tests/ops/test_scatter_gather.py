@@ -142,19 +142,29 @@ def test_gather_compare_negative_values_compare_unsigned():
 
 # ---- gatherb / gathermask / scatter -------------------------------------------------------------------
 
-@pl.jit
-def gatherb_k(src: pl.Tensor[[4, 32], pl.DT_FP16], offs: pl.Tensor[[4, 8], pl.DT_UINT32],
-              out: pl.Tensor[[4, 32], pl.DT_FP16]):
-    s = pl.make_tile(tt([4, 32], pl.DT_FP16), addr=0x0000, size=256)
-    o = pl.make_tile(tt([4, 8], pl.DT_UINT32), addr=0x0100, size=128)
-    d = pl.make_tile(tt([4, 32], pl.DT_FP16), addr=0x0200, size=256)
-    with pl.section_vector():
-        pl.load(s, src, [0, 0])
-        pl.load(o, offs, [0, 0])
-        handoff(pl.PipeType.MTE2, pl.PipeType.V)
-        pl.gatherb(d, s, o)
-        handoff(pl.PipeType.V, pl.PipeType.MTE3)
-        pl.store(out, d, [0, 0])
+def make_indexed(op, shape, dtype, idx_shape, idx_dtype, fill=None):
+    """``op(d, s, i)`` on whole tiles: ``s`` (``shape``, ``dtype``) and the index tile ``i`` loaded, ``d``
+    (like ``s``) first filled with ``fill`` when given, then stored."""
+    size, idx_size = shape[0] * shape[1] * dtype.itemsize, idx_shape[0] * idx_shape[1] * idx_dtype.itemsize
+
+    def kernel(src: pl.Tensor[shape, dtype], idx: pl.Tensor[idx_shape, idx_dtype], out: pl.Tensor[shape, dtype]):
+        s = pl.make_tile(tt(shape, dtype), addr=0x0000, size=size)
+        i = pl.make_tile(tt(idx_shape, idx_dtype), addr=0x0100, size=idx_size)
+        d = pl.make_tile(tt(shape, dtype), addr=0x0200, size=size)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.load(i, idx, [0, 0])
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
+            if fill is not None:
+                pl.expands(d, fill)
+            op(d, s, i)
+            handoff(pl.PipeType.V, pl.PipeType.MTE3)
+            pl.store(out, d, [0, 0])
+    kernel.__name__ = f"{op.__name__}_k"
+    return pl.jit(kernel)
+
+
+gatherb_k = make_indexed(pl.gatherb, [4, 32], pl.DT_FP16, [4, 8], pl.DT_UINT32)
 
 
 def test_gatherb_copies_32_byte_blocks_from_byte_offsets():
@@ -194,20 +204,7 @@ def test_gathermask_patterns(mode, sel):
     np.testing.assert_array_equal(out.numpy(), want)
 
 
-@pl.jit
-def scatter_k(src: pl.Tensor[[4, 16], pl.DT_FP32], idx: pl.Tensor[[4, 16], pl.DT_INT32],
-              out: pl.Tensor[[4, 16], pl.DT_FP32]):
-    s = pl.make_tile(tt([4, 16], pl.DT_FP32), addr=0x0000, size=256)
-    i = pl.make_tile(tt([4, 16], pl.DT_INT32), addr=0x0100, size=256)
-    d = pl.make_tile(tt([4, 16], pl.DT_FP32), addr=0x0200, size=256)
-    with pl.section_vector():
-        pl.load(s, src, [0, 0])
-        pl.load(i, idx, [0, 0])
-        handoff(pl.PipeType.MTE2, pl.PipeType.V)
-        pl.expands(d, -1.0)
-        pl.scatter(d, s, i)
-        handoff(pl.PipeType.V, pl.PipeType.MTE3)
-        pl.store(out, d, [0, 0])
+scatter_k = make_indexed(pl.scatter, [4, 16], pl.DT_FP32, [4, 16], pl.DT_INT32, fill=-1.0)
 
 
 def test_scatter_writes_flat_destination_offsets():
@@ -305,26 +302,29 @@ def test_gather_compare_mode_other_than_gt_eq_is_refused():
     assert "cmp_mode=4 (GT) or 0 (EQ)" in str(compile_error(k))
 
 
-def test_gather_index_form_refuses_cmp_mode_and_b64_with_16_bit_indices():
-    def k(src: pl.Tensor[[1, 64], pl.DT_INT16]):
-        s = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x0000, size=128)
-        i = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x100, size=128)
-        t = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x200, size=128)
-        d = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x400, size=128)
-        with pl.section_vector():
-            handoff(pl.PipeType.MTE2, pl.PipeType.V)
-            pl.gather(d, s, i, t, cmp_mode=0)
-    assert "compare form" in str(compile_error(k))
+def index_form_1x64(dtype, cmp_mode=None):
+    """The index form of pl.gather on [1, 64] ``dtype`` tiles with 16-bit indices (``cmp_mode=`` when given)."""
+    size = 64 * dtype.itemsize
+    idx_addr = max(0x100, size)
 
-    def k64(src: pl.Tensor[[1, 64], pl.DT_INT64]):
-        s = pl.make_tile(tt([1, 64], pl.DT_INT64), addr=0x0000, size=512)
-        i = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x200, size=128)
-        t = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=0x300, size=128)
-        d = pl.make_tile(tt([1, 64], pl.DT_INT64), addr=0x400, size=512)
+    def k(src: pl.Tensor[[1, 64], dtype]):
+        s = pl.make_tile(tt([1, 64], dtype), addr=0x0000, size=size)
+        i = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=idx_addr, size=128)
+        t = pl.make_tile(tt([1, 64], pl.DT_INT16), addr=idx_addr + 0x100, size=128)
+        d = pl.make_tile(tt([1, 64], dtype), addr=0x400, size=size)
         with pl.section_vector():
             handoff(pl.PipeType.MTE2, pl.PipeType.V)
-            pl.gather(d, s, i, t)
-    assert "32-bit indices" in str(compile_error(k64))
+            if cmp_mode is None:
+                pl.gather(d, s, i, t)
+            else:
+                pl.gather(d, s, i, t, cmp_mode=cmp_mode)
+    return k
+
+
+@pytest.mark.parametrize("dtype,cmp_mode,match", [(pl.DT_INT16, 0, "compare form"),
+                                                  (pl.DT_INT64, None, "32-bit indices")], ids=["cmp_mode", "b64"])
+def test_gather_index_form_refuses_cmp_mode_and_b64_with_16_bit_indices(dtype, cmp_mode, match):
+    assert match in str(compile_error(index_form_1x64(dtype, cmp_mode)))
 
 
 def test_histogram_uint16_needs_a_dn_index_column():
