@@ -45,6 +45,24 @@ def case(match: str, token: str | None = None, archs=("a5", "a2a3")):
     return register
 
 
+def move_case(name: str, section: str, src, dst, match: str, token: str | None = None, archs=("a5", "a2a3")):
+    """Register ``pl.move(d, s)`` from a ``src`` tile to a ``dst`` tile in section_``section``() as case ``name``."""
+    if section == "cube":
+        def kernel(x: T16):
+            s = pl.make_tile(src, addr=0)
+            d = pl.make_tile(dst, addr=0)
+            with pl.section_cube():
+                pl.move(d, s)  # <- here
+    else:
+        def kernel(x: T16):
+            s = pl.make_tile(src, addr=0)
+            d = pl.make_tile(dst, addr=0)
+            with pl.section_vector():
+                pl.move(d, s)  # <- here
+    kernel.__name__ = kernel.__qualname__ = name
+    return case(match, token, archs)(kernel)
+
+
 @pytest.mark.parametrize("fn,arch,match,token", CASES)
 def test_cube_compile_error(fn, arch, match, token):
     kernel = pl.jit(fn, arch=arch)
@@ -70,13 +88,9 @@ def move_acc_to_vec_a2a3(x: T32):
         pl.move(ub, acc)  # <- here
 
 
-@case(r"a2a3 has no Vec -> Mat path\. Cube and Vector " + GM_HINT + r" \(the direct Vec->Mat path exists on a5\)",
-      archs=("a2a3",))
-def move_vec_to_mat_a2a3(x: T16):
-    ub = pl.make_tile(VEC16, addr=0)
-    l1 = pl.make_tile(MAT16, addr=0)
-    with pl.section_vector():
-        pl.move(l1, ub)  # <- here
+move_case("move_vec_to_mat_a2a3", "vector", VEC16, MAT16,
+          r"a2a3 has no Vec -> Mat path\. Cube and Vector " + GM_HINT + r" \(the direct Vec->Mat path exists on a5\)",
+          archs=("a2a3",))
 
 
 # ---- fractal layouts ------------------------------------------------------------------------------
@@ -145,13 +159,27 @@ def matmul_dst_in_vec(x: T16):
         pl.matmul(ub, a, b)  # <- here
 
 
-@case(r"pl.matmul: lhs is \[64, 64\] and rhs is \[32, 64\]: K differs", "b)")
-def matmul_k_mismatch(x: T16):
-    a = pl.make_tile(LEFT16, addr=0)
-    b = pl.make_tile(pl.TileType([32, 64], pl.DT_FP16, Right), addr=0)
-    acc = pl.make_tile(ACC32, addr=0)
-    with pl.section_cube():
-        pl.matmul(acc, a, b)  # <- here
+def matmul_case(name: str, match: str, token: str | None = None, lhs=LEFT16, rhs=RIGHT16, dst=ACC32):
+    """Register ``pl.matmul(acc, a, b)`` on tiles of these types, in section_cube(), as case ``name``."""
+    def kernel(x: T16):
+        a = pl.make_tile(lhs, addr=0)
+        b = pl.make_tile(rhs, addr=0)
+        acc = pl.make_tile(dst, addr=0)
+        with pl.section_cube():
+            pl.matmul(acc, a, b)  # <- here
+    kernel.__name__ = kernel.__qualname__ = name
+    return case(match, token)(kernel)
+
+
+matmul_case("matmul_k_mismatch", r"pl.matmul: lhs is \[64, 64\] and rhs is \[32, 64\]: K differs", "b)",
+            rhs=pl.TileType([32, 64], pl.DT_FP16, Right))
+matmul_case("matmul_dst_shape", r"pl.matmul: dst must be \[64, 64\], is \[64, 128\]", "acc,",
+            dst=pl.TileType([64, 128], pl.DT_FP32, Acc))
+matmul_case("matmul_fp16_x_int8", r"the Cube multiplies DT_FP16 x DT_FP16, DT_BF16 x DT_BF16, DT_INT8 x DT_INT8, "
+            r"DT_FP32 x DT_FP32, DT_HF8 x DT_HF8, .*; not DT_FP16 x DT_INT8",
+            rhs=pl.TileType([64, 64], pl.DT_INT8, Right))
+matmul_case("matmul_fp16_accumulator", r"DT_FP16 x DT_FP16 accumulates in DT_FP32; 'dst_tile' is DT_FP16", "acc,",
+            dst=pl.TileType([64, 64], pl.DT_FP16, Acc))
 
 
 @case(r"pl.matmul_acc: lhs is \[64, 64\] and rhs is \[128, 64\]: K differs", "b)")
@@ -161,34 +189,6 @@ def matmul_acc_k_mismatch(x: T16):
     acc = pl.make_tile(ACC32, addr=0)
     with pl.section_cube():
         pl.matmul_acc(acc, acc, a, b)  # <- here
-
-
-@case(r"pl.matmul: dst must be \[64, 64\], is \[64, 128\]", "acc,")
-def matmul_dst_shape(x: T16):
-    a = pl.make_tile(LEFT16, addr=0)
-    b = pl.make_tile(RIGHT16, addr=0)
-    acc = pl.make_tile(pl.TileType([64, 128], pl.DT_FP32, Acc), addr=0)
-    with pl.section_cube():
-        pl.matmul(acc, a, b)  # <- here
-
-
-@case(r"the Cube multiplies DT_FP16 x DT_FP16, DT_BF16 x DT_BF16, DT_INT8 x DT_INT8, DT_FP32 x DT_FP32, DT_HF8 x "
-      r"DT_HF8, .*; not DT_FP16 x DT_INT8")
-def matmul_fp16_x_int8(x: T16):
-    a = pl.make_tile(LEFT16, addr=0)
-    b = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Right), addr=0)
-    acc = pl.make_tile(ACC32, addr=0)
-    with pl.section_cube():
-        pl.matmul(acc, a, b)  # <- here
-
-
-@case(r"DT_FP16 x DT_FP16 accumulates in DT_FP32; 'dst_tile' is DT_FP16", "acc,")
-def matmul_fp16_accumulator(x: T16):
-    a = pl.make_tile(LEFT16, addr=0)
-    b = pl.make_tile(RIGHT16, addr=0)
-    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_FP16, Acc), addr=0)
-    with pl.section_cube():
-        pl.matmul(acc, a, b)  # <- here
 
 
 @case(r"DT_INT8 x DT_INT8 accumulates in DT_INT32; 'dst_tile' is DT_FP32", "acc,")
@@ -274,37 +274,20 @@ def move_float_offset(x: T16):
         pl.move(a, l1, offset=[0, 0.5])  # <- here
 
 
-@case(r"pl.move has no Vec -> Left path in this release \(supported: Vec->Vec, Mat->Left, Mat->Right, Acc->Vec, Vec->Mat, "
-      r"Mat->Bias, Mat->Scaling, Mat->ScaleLeft, Mat->ScaleRight\)")
-def move_vec_to_left(x: T16):
-    ub = pl.make_tile(VEC16, addr=0)
-    a = pl.make_tile(LEFT16, addr=0)
-    with pl.section_cube():
-        pl.move(a, ub)  # <- here
+move_case("move_vec_to_left", "cube", VEC16, LEFT16,
+          r"pl.move has no Vec -> Left path in this release \(supported: Vec->Vec, Mat->Left, Mat->Right, Acc->Vec, "
+          r"Vec->Mat, Mat->Bias, Mat->Scaling, Mat->ScaleLeft, Mat->ScaleRight\)")
 
 
-@case(r"pl.move has no Left -> Right path")
-def move_left_to_right(x: T16):
-    a = pl.make_tile(LEFT16, addr=0)
-    b = pl.make_tile(RIGHT16, addr=0)
-    with pl.section_cube():
-        pl.move(b, a)  # <- here
+move_case("move_left_to_right", "cube", LEFT16, RIGHT16, r"pl.move has no Left -> Right path")
 
 
-@case(r"pl.move Mat -> Left keeps the dtype: 'src_tile' is DT_FP16, 'dst_tile' is DT_FP32", "a,")
-def move_mat_to_left_changes_dtype(x: T16):
-    l1 = pl.make_tile(MAT16, addr=0)
-    a = pl.make_tile(pl.TileType([64, 64], pl.DT_FP32, Left), addr=0)
-    with pl.section_cube():
-        pl.move(a, l1)  # <- here
+move_case("move_mat_to_left_changes_dtype", "cube", MAT16, pl.TileType([64, 64], pl.DT_FP32, Left),
+          r"pl.move Mat -> Left keeps the dtype: 'src_tile' is DT_FP16, 'dst_tile' is DT_FP32", "d,")
 
 
-@case(r"the fixpipe converts DT_INT32 to DT_INT32, not DT_FP16", "ub,", archs=("a5",))
-def move_int32_acc_to_fp16_vec(x: T16):
-    acc = pl.make_tile(pl.TileType([64, 64], pl.DT_INT32, Acc), addr=0)
-    ub = pl.make_tile(VEC16, addr=0)
-    with pl.section_cube():
-        pl.move(ub, acc)  # <- here
+move_case("move_int32_acc_to_fp16_vec", "cube", pl.TileType([64, 64], pl.DT_INT32, Acc), VEC16,
+          r"the fixpipe converts DT_INT32 to DT_INT32, not DT_FP16", "d,", archs=("a5",))
 
 
 @case(r"pl.move has no Acc -> Mat path in this release")
@@ -331,28 +314,16 @@ def move_acc_to_vec_subblock_2(x: T16):
         pl.move(ub, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec2)  # <- here
 
 
-@case(r"pl.move Vec -> Mat runs on the Vector engine; it cannot be used in section_cube\(\)", archs=("a5",))
-def move_vec_to_mat_in_cube_section(x: T16):
-    ub = pl.make_tile(VEC16, addr=0)
-    l1 = pl.make_tile(MAT16, addr=0)
-    with pl.section_cube():
-        pl.move(l1, ub)  # <- here
+move_case("move_vec_to_mat_in_cube_section", "cube", VEC16, MAT16,
+          r"pl.move Vec -> Mat runs on the Vector engine; it cannot be used in section_cube\(\)", archs=("a5",))
 
 
-@case(r"pl.move Mat -> Left runs on the Cube engine; it cannot be used in section_vector\(\)")
-def move_extract_in_vector_section(x: T16):
-    l1 = pl.make_tile(MAT16, addr=0)
-    a = pl.make_tile(LEFT16, addr=0)
-    with pl.section_vector():
-        pl.move(a, l1)  # <- here
+move_case("move_extract_in_vector_section", "vector", MAT16, LEFT16,
+          r"pl.move Mat -> Left runs on the Cube engine; it cannot be used in section_vector\(\)")
 
 
-@case(r"pl.move Acc -> Vec runs on the Cube engine; it cannot be used in section_vector\(\)", archs=("a5",))
-def move_acc_to_vec_in_vector_section(x: T16):
-    acc = pl.make_tile(ACC32, addr=0)
-    ub = pl.make_tile(VEC32, addr=0)
-    with pl.section_vector():
-        pl.move(ub, acc)  # <- here
+move_case("move_acc_to_vec_in_vector_section", "vector", ACC32, VEC32,
+          r"pl.move Acc -> Vec runs on the Cube engine; it cannot be used in section_vector\(\)", archs=("a5",))
 
 
 @case(r"pl.move Vec -> Vec cannot transpose; use pl.transpose", "True")
