@@ -37,6 +37,7 @@ import pypto_pro.language as pl
 from pypto_pro.ir.expr import literal_value
 from pypto_pro.errors import CompileError, PyptoError
 from pypto_pro.ops import conversion, elementwise, reduction
+from vec_op_factories import jit, tensor_t, unary_kernel
 
 F64 = np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -289,17 +290,7 @@ def tile_t(dt, shape=TILE):
     return pl.TileType(shape=list(shape), dtype=dt, target_memory=VEC)
 
 
-def tensor_t(dt):
-    return pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], dt]
-
-
-def jit(fn, name: str, arch: str = "a5"):
-    fn.__name__ = name
-    return pl.jit(fn, arch=arch)
-
-
-# Every tile is a one-slot group with a mutex id, so the MTE2 -> V -> MTE3 hand-offs are synchronised
-# automatically (the kernels below are straight-line code: ownership transfer on a2a3, locks on a5).
+# Every tile is a one-slot group with a mutex id (see vec_op_factories.py).
 
 def k_binary(name: str, dt, arch: str = "a5", inplace: bool = False):
     OP, T, G = getattr(pl, name), tile_t(dt), tensor_t(dt)
@@ -328,26 +319,8 @@ def k_unary(name: str, src_dt, dst_dt=None, mode: str | None = None, scalar=None
     """dst = op(src) for unary ops, move, cast (with ``mode``) and tile-scalar ops with a
     compile-time ``scalar`` (a closure constant)."""
     dst_dt = dst_dt or src_dt
-    OP, TA, TC, GA, GC = getattr(pl, name), tile_t(src_dt), tile_t(dst_dt), tensor_t(src_dt), tensor_t(dst_dt)
-    KIND = OPS[name][0]
-    MODE, S = (ROUND[mode] if mode else None), scalar
-
-    def kernel(a: GA, c: GC):
-        ga = pl.make_tile_group(type=TA, addrs=[0x0000], mutex_ids=[0])
-        gc = pl.make_tile_group(type=TC, addrs=[0x1000], mutex_ids=[1])
-        with pl.section_vector():
-            ta, tc = ga[0], gc[0]
-            pl.set_validshape(ta, list(REGION))
-            pl.set_validshape(tc, list(REGION))
-            pl.load(ta, a, [0, 0])
-            if KIND == "cast":
-                OP(tc, ta, mode=MODE)
-            elif KIND == "scalar":
-                OP(tc, ta, S)
-            else:
-                OP(tc, ta)
-            pl.store(c, tc, [0, 0])
-    return jit(kernel, f"{name}_{dt_id(src_dt)}_{dt_id(dst_dt)}{'_' + mode if mode else ''}")
+    return unary_kernel(name, f"{name}_{dt_id(src_dt)}_{dt_id(dst_dt)}{'_' + mode if mode else ''}", tile_t(src_dt),
+                        tile_t(dst_dt), REGION, 0x1000, OPS[name][0], ROUND[mode] if mode else None, scalar)
 
 
 def k_scalar_param(name: str, dt, scalar_type: type):

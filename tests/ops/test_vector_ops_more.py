@@ -10,6 +10,7 @@ import pytest
 
 import pypto_pro.language as pl
 from pypto_pro.errors import CompileError, PyptoError
+from vec_op_factories import jit, tensor_t as G, unary_kernel
 
 TILE = (16, 64)
 REGION = (13, 27)
@@ -19,15 +20,6 @@ SENT = 96
 
 def T(dt, shape=TILE):
     return pl.TileType(shape=list(shape), dtype=dt, target_memory=VEC)
-
-
-def G(dt):
-    return pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], dt]
-
-
-def jit(fn, name):
-    fn.__name__ = name
-    return pl.jit(fn, arch="a5")
 
 
 def rand(dt, shape=REGION, seed=0, lo=None, hi=None):
@@ -79,19 +71,7 @@ def k2(name, dt, out_dt=None, region=REGION, target_type=None):
 
 
 def k_scalar(name, dt, scalar):
-    OP, TA, GA, S = getattr(pl, name), T(dt), G(dt), scalar
-
-    def kernel(a: GA, c: GA):
-        ga = pl.make_tile_group(type=TA, addrs=[0x0000], mutex_ids=[0])
-        gc = pl.make_tile_group(type=TA, addrs=[0x4000], mutex_ids=[1])
-        with pl.section_vector():
-            ta, tc = ga[0], gc[0]
-            pl.set_validshape(ta, list(REGION))
-            pl.set_validshape(tc, list(REGION))
-            pl.load(ta, a, [0, 0])
-            OP(tc, ta, S)
-            pl.store(c, tc, [0, 0])
-    return jit(kernel, f"{name}_s_{dt.name}")
+    return unary_kernel(name, f"{name}_s_{dt.name}", T(dt), T(dt), REGION, 0x4000, "scalar", scalar=scalar)
 
 
 def k_out3(name, dt):
@@ -468,8 +448,9 @@ def test_part_ops_partial_second_source(name, fn):
 
 
 def k_arg(name, dt, dim):
+    """``OP(out, a, tmp, dim=dim)``; ``dim=None`` leaves ``dim`` at its default (a per-row [16, 1] result)."""
     OP, TA, GA = getattr(pl, name), T(dt), G(dt)
-    TO = T(pl.DT_INT32, (16, 1) if dim == 0 else (1, 64))
+    TO = T(pl.DT_INT32, (1, 64) if dim == 1 else (16, 1))
     D = dim
 
     def kernel(a: GA, c: G(pl.DT_INT32)):
@@ -479,7 +460,10 @@ def k_arg(name, dt, dim):
         with pl.section_vector():
             ta, tt, tc = ga[0], gt[0], gc[0]
             pl.load(ta, a, [0, 0])
-            OP(tc, ta, tt, dim=D)
+            if D is None:
+                OP(tc, ta, tt)
+            else:
+                OP(tc, ta, tt, dim=D)
             pl.store(c, tc, [0, 0])
     return jit(kernel, f"{name}_{dim}_{dt.name}")
 
@@ -615,18 +599,9 @@ def test_undeclared_column_tile_is_column_major():
     tt = pl.TileType(shape=[16, 1], dtype=pl.DT_INT32, target_memory=VEC)
     assert tt.effective_layout("a5") is pl.DN
     assert pl.TileType(shape=[1, 64], dtype=pl.DT_INT32, target_memory=VEC).effective_layout("a5") is pl.ND
-    F, TA, GA = pl.DT_FP16, T(pl.DT_FP16), G(pl.DT_FP16)
-
-    def kernel(x: GA, z: G(pl.DT_INT32)):
-        ga = pl.make_tile_group(type=TA, addrs=[0x0000], mutex_ids=[0])
-        gt = pl.make_tile_group(type=TA, addrs=[0x2000], mutex_ids=[1])
-        go = pl.make_tile_group(type=tt, addrs=[0x4000], mutex_ids=[2])
-        with pl.section_vector():
-            ta, tmp, to = ga[0], gt[0], go[0]
-            pl.load(ta, x, [0, 0])
-            pl.argmax(to, ta, tmp)
-            pl.store(z, to, [0, 0])
+    assert T(pl.DT_INT32, (16, 1)) == tt  # k_arg's dim=None result tile: declared without a layout
+    F = pl.DT_FP16
     x = rand(F, TILE, 25)
     z = np.zeros((16, 1), np.int32)
-    jit(kernel, "argmax_col_tile")(x, z)
+    k_arg("argmax", F, None)(x, z)
     assert (z.ravel() == np.argmax(x.astype(np.float32), axis=1)).all()
