@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import copy
 import functools
+import hashlib
 import inspect
 import os
 from dataclasses import dataclass
@@ -210,6 +211,9 @@ class JitKernel:
         ck = cache_key(self.fn, signature=signature + repr(sorted((k, v.name) for k, v in all_dtypes.items())),
                        tiling_key=key, arch=self.arch.name,
                        extra={"constexprs": {k: repr(v) for k, v in constexprs.items()}, "auto_mutex": self.auto_mutex,
+                              # the lowered programs themselves: values a kernel captures from its enclosing
+                              # scope (a factory's op, a tile type) are not in its source text
+                              "programs": _programs_digest(entry.programs),
                               "pipeline": repr(self.pipeline), "toolchain": _toolchain_version(),
                               "static": repr(spec.static)})
 
@@ -405,6 +409,12 @@ def variant_symbol(name: str, code: int | None, dtypes: dict[str, Any]) -> str:
     parts = [safe_symbol(name)] + ([str(code)] if code is not None else [])
     parts += [f"{k}_{v.name[3:].lower()}" for k, v in sorted(dtypes.items())]
     return "_".join(parts)
+
+
+def _programs_digest(programs: CompiledPrograms) -> str:
+    """A digest of the lowered per-engine programs (what the C++ emitter reads)."""
+    text = "\n".join(f"{k}\n{v}" for k, v in sorted(programs.dumps.items()) if k.startswith("lowered."))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _toolchain_version() -> str:

@@ -81,3 +81,31 @@ def test_key_depends_on_what_determines_the_artifact():
     assert base != cache_key(fn, signature="s", tiling_key=None, arch="a2a3")
     assert base != cache_key(fn, signature="s", tiling_key={"A": 1}, arch="a5")
     assert base != cache_key(fn, signature="t", tiling_key=None, arch="a5")
+
+
+def _unary_factory(op_name):
+    import pypto_pro.language as pl
+    op = getattr(pl, op_name)
+    tt = pl.TileType(shape=[16, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    tensor = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
+
+    def kernel(a: tensor, c: tensor):
+        t = pl.make_tile(tt, addr=0)
+        with pl.section_vector():
+            pl.load(t, a, [0, 0])
+            op(t, t)
+            pl.store(c, t, [0, 0])
+    return pl.jit(kernel, arch="a5")
+
+
+def test_kernels_of_one_factory_with_other_captured_ops_get_their_own_entries(tmp_path, monkeypatch):
+    """Same source text and signature, another captured value: the key follows the lowered program."""
+    monkeypatch.setenv("PYPTO_PRO_BUILD_DIR", str(tmp_path / "build"))
+    cache = BuildCache(tmp_path / "cache")
+    exp_cpp = (_unary_factory("exp").emit(cache=cache) / "kernel.cpp").read_text()
+    sqrt_cpp = (_unary_factory("sqrt").emit(cache=cache) / "kernel.cpp").read_text()
+    assert "TEXP" in exp_cpp and "TSQRT" not in exp_cpp
+    assert "TSQRT" in sqrt_cpp and "TEXP" not in sqrt_cpp
+    again = _unary_factory("exp").emit(cache=cache)  # a third, equal kernel hits the first entry
+    assert (again / "kernel.cpp").read_text() == exp_cpp
+    assert len([p for p in cache.root.iterdir() if p.is_dir()]) == 2
