@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.backends.sim import debug_log, gm_views, tile_ops
+from pypto_pro.backends.sim import debug_log, gm_views, numerics, tile_ops
 from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
@@ -224,7 +224,8 @@ class SimExecutable:
         if not self.runners:
             return report
         try:
-            with one_blas_thread():  # small matmuls: threads only contend (blas_threads)
+            # small matmuls: threads only contend (blas_threads); one errstate for every op (numerics)
+            with one_blas_thread(), numerics.launch_errstate():
                 return self._run_launch(report, block_num, arrays, scalars, timing, check, trace)
         finally:  # the executable outlives the launch: it must not keep the launch's tensors alive
             for r in self.runners:
