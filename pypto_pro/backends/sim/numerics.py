@@ -197,15 +197,22 @@ def _check_op(kind: str, op: str, table: tuple[str, ...]) -> None:
         raise ValueError(f"unknown {kind} op {op!r}; expected one of {table}")
 
 
+_DTYPE_SETS: dict[str, tuple[tuple, frozenset]] = {}  # op -> (its SUPPORTED_DTYPES entry, that as a set)
+
+
 def _check_dtype(op: str, dt: np.dtype) -> None:
-    if dt not in SUPPORTED_DTYPES[op]:
+    allowed = SUPPORTED_DTYPES[op]
+    got = _DTYPE_SETS.get(op)
+    if got is None or got[0] is not allowed:  # a set is one hash; the tuple compares dtype by dtype
+        got = _DTYPE_SETS[op] = (allowed, frozenset(allowed))
+    if dt not in got[1]:
         allowed = ", ".join(_name(d) for d in SUPPORTED_DTYPES[op])
         raise ValueError(f"op {op!r} does not support dtype {_name(dt)} (supported: {allowed})")
 
 
 def _check_same(op: str, dst: np.ndarray, *srcs: np.ndarray) -> None:
     for s in srcs:
-        if s.dtype != dst.dtype:
+        if s.dtype is not dst.dtype and s.dtype != dst.dtype:  # the same dtype object: equal, cheaply
             raise ValueError(
                 f"op {op!r}: operand dtype {_name(s.dtype)} differs from dst dtype {_name(dst.dtype)}"
             )

@@ -71,3 +71,16 @@ def test_a_launch_is_the_same_with_one_errstate_per_op(monkeypatch):
         got.append(([a.tobytes() for a in args[3:]],
                     {f: v for f, v in dataclasses.asdict(report).items() if f != "trace_files"}))
     assert got[0] == got[1]
+
+
+def test_dtype_checks_through_sets_accept_what_the_tables_list():
+    """``_check_dtype`` looks dtypes up in a set made from SUPPORTED_DTYPES: the same answers."""
+    every = [np.dtype(c) for c in ("f2", "f4", "f8", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", ">f4", "?")]
+    for op, allowed in numerics.SUPPORTED_DTYPES.items():
+        for dt in every + [BF16]:
+            try:
+                numerics._check_dtype(op, dt)
+                accepted = True
+            except ValueError:
+                accepted = False
+            assert accepted == (dt in allowed), (op, dt)
