@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.backends.sim import debug_log, gm_views, tile_ops
+from pypto_pro.backends.sim import debug_log, gm_views, numerics, tile_ops
 from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
@@ -224,7 +224,8 @@ class SimExecutable:
         if not self.runners:
             return report
         try:
-            with one_blas_thread():  # small matmuls: threads only contend (blas_threads)
+            # small matmuls: threads only contend (blas_threads); one errstate for every op (numerics)
+            with one_blas_thread(), numerics.launch_errstate():
                 return self._run_launch(report, block_num, arrays, scalars, timing, check, trace)
         finally:  # the executable outlives the launch: it must not keep the launch's tensors alive
             for r in self.runners:
@@ -277,25 +278,16 @@ class SimExecutable:
                                gmcheck.same if gmcheck is not None else None, check == "raise") if checks else None
         return reporter, checks, onchip, gmcheck, onchip.committed if onchip is not None else None
 
-    def _launch_totals(self) -> tuple:
-        """Statistics, physical cores, cores per block, GM bandwidth cap, each core's free time, busy
-        cycles per queue, GM object ids and the L2 tracker of a launch run block after block."""
-        cores = self.physical_cores
-        ncores_block = len(self.memories) if self.mixed else 1
-        return (BlockStats(), cores, ncores_block, self.arch.gm_bandwidth_cap_gb_s, [0.0] * cores,
-                [0.0] * (ncores_block * len(PIPES)), GMBinding.launch_objs([r.gm for r in self.runners]), L2Tracker(self.arch.l2))
-
     def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
         reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
-        stats, cores, ncores_block, cap, core_free, pipe_busy, objs, l2 = self._launch_totals()
+        seq = _Sequential(self, report, block_num)
+        stats, objs, l2 = seq.stats, seq.objs, seq.l2
         watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
         logged: list[list[Recorder]] = []
         loggers: dict[tuple[int, float], Recorder] = {}  # (core, GM port share) -> its logging recorder
         try:
             for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
-                wave = b // cores
-                active = min(cores, block_num - wave * cores)
-                port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
+                port_bpc = seq.port_share(b)
                 recs = []
                 for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
                     r.reset()
@@ -316,11 +308,7 @@ class SimExecutable:
                 logger.release()
         schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
         for b, recs in enumerate(logged):
-            core = b % cores
-            start = core_free[core]
-            for mem in self.memories:
-                for arr in mem.arrays.values():
-                    arr.fill(POISON)
+            seq.poison()
             fractions = l2.miss_fractions([w for rec in recs for w in rec.windows], stats)
             sig = schedule_signature(recs, fractions) if self.reuse_schedules else None
             known = schedules.get(sig) if sig is not None else None
@@ -341,75 +329,50 @@ class SimExecutable:
                 hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
                 faults = len(reporter.faults)
                 sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
-                                      cores=ncores_block, defer=check != "raise", on_commit=on_commit,
+                                      cores=seq.ncores_block, defer=check != "raise", on_commit=on_commit,
                                       record_steps=sig is not None, watch=watch, landed=landed)
                 block_end = sched.run()
                 report.blocks_scheduled += 1
                 busy, flows = sched.busy, sched.flows
                 if sig is not None and len(reporter.faults) == faults:
                     schedules[sig] = RecordedSchedule(insts, op_insts, sched.steps or [], busy, block_end, flows)
-            for rec in recs:
-                rec.release()
-            for i, v in enumerate(busy):
-                pipe_busy[i] += v
-            report.blocks.append(BlockTiming(b, core, start, start + block_end,
-                                             {queue_name(i, self.mixed): v for i, v in enumerate(busy) if v}))
-            if trace is not None:
-                trace.append((b, core, start, insts, flows))
-            core_free[core] = start + block_end
+            seq.block_done(b, recs, block_end, busy, trace, insts, flows)
             logged[b] = []  # free the block's log as soon as it has run
-        report.cycles = max(core_free) if core_free else 0.0
-        report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
-        self._fill_report(report, stats, reporter, min(cores, block_num), gmcheck)
+        seq.finish(reporter, gmcheck)
 
     def _timed_live(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
         """Kernels whose scalar code reads what the pipes write: each block is dispatched and scheduled
         together (live.py); no schedule replay."""
         reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
-        stats, cores, ncores_block, cap, core_free, pipe_busy, objs, l2 = self._launch_totals()
-        pricing = LivePricing(l2, stats)
+        seq = _Sequential(self, report, block_num)
+        pricing = LivePricing(seq.l2, seq.stats)
         watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
         for b in range(block_num):
-            core = b % cores
-            start = core_free[core]
-            wave = b // cores
-            active = min(cores, block_num - wave * cores)
-            port_bpc = cap.value * 1e9 / active / (self.arch.clock_mhz.value * 1e6) if cap else 0.0
-            for mem in self.memories:
-                for arr in mem.arrays.values():
-                    arr.fill(POISON)
+            port_bpc = seq.port_share(b)
+            seq.poison()
             if onchip is not None:
                 onchip.reset_block()
-            hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
-            sched = CoreScheduler([], reporter, hook, b, checks, record_flows=trace is not None, cores=ncores_block,
-                                  defer=check != "raise", on_commit=on_commit, watch=watch, landed=landed)
+            hook = self._check_hook(onchip, gmcheck, seq.objs, lambda inst, _b=b: _b)
+            sched = CoreScheduler([], reporter, hook, b, checks, record_flows=trace is not None,
+                                  cores=seq.ncores_block, defer=check != "raise", on_commit=on_commit, watch=watch,
+                                  landed=landed)
             block = LiveBlock(sched, pricing)
             jobs = []
             for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
                 r.reset()
                 rec = Recorder(r.recorder_plan, self.cost, port_bpc, on_commit, core=r.core,
-                               aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
+                               aivs=self.subblocks if self.mixed else 0, l2=seq.l2, gm_objs=seq.objs)
                 jobs.append((rec, lambda _r=r, _ctx=ctx, _rec=rec: _r.fn(_ctx, _rec.ops, _prange)))
             block.dispatch(jobs)
             recs = [rec for rec, _ in jobs]
             for rec in recs:
-                rec.account(stats)
+                rec.account(seq.stats)
                 for fault in rec.faults:
                     reporter.report(fault)
             block_end = block.finish()
             report.blocks_scheduled += 1
-            for rec in recs:
-                rec.release()
-            for i, v in enumerate(sched.busy):
-                pipe_busy[i] += v
-            report.blocks.append(BlockTiming(b, core, start, start + block_end,
-                                             {queue_name(i, self.mixed): v for i, v in enumerate(sched.busy) if v}))
-            if trace is not None:
-                trace.append((b, core, start, block.insts, sched.flows))
-            core_free[core] = start + block_end
-        report.cycles = max(core_free) if core_free else 0.0
-        report.pipe_busy = {queue_name(i, self.mixed): v for i, v in enumerate(pipe_busy) if v}
-        self._fill_report(report, stats, reporter, min(cores, block_num), gmcheck)
+            seq.block_done(b, recs, block_end, sched.busy, trace, block.insts, sched.flows)
+        seq.finish(reporter, gmcheck)
 
     def _timed_together(self, report: LaunchReport, block_num: int, arrays, dims, scalars, check: str,
                         trace: list | None) -> None:
@@ -552,3 +515,55 @@ class SimExecutable:
         if stats.cube_ideal_cycles:
             bounds["Cube"] = stats.cube_ideal_cycles / active / clock
         return Roofline(bounds)
+
+
+class _Sequential:
+    """Bookkeeping of a launch whose blocks run one after another on one executable's memories:
+    statistics, GM object ids, the L2 tracker, each physical core's free time and the busy cycles
+    per queue; a block's GM-port share, its on-chip poison, its report entry and trace."""
+
+    def __init__(self, ex: SimExecutable, report: LaunchReport, block_num: int):
+        self.ex, self.report, self.block_num = ex, report, block_num
+        self.stats = BlockStats()
+        self.cores = ex.physical_cores
+        self.ncores_block = len(ex.memories) if ex.mixed else 1
+        self.cap = ex.arch.gm_bandwidth_cap_gb_s
+        self.core_free = [0.0] * self.cores
+        self.pipe_busy = [0.0] * (self.ncores_block * len(PIPES))
+        self.objs = GMBinding.launch_objs([r.gm for r in ex.runners])
+        self.l2 = L2Tracker(ex.arch.l2)
+
+    def port_share(self, b: int) -> float:
+        """GM-port bytes per cycle of block ``b``: the cap shared by the cores of its wave."""
+        if not self.cap:
+            return 0.0
+        active = min(self.cores, self.block_num - (b // self.cores) * self.cores)
+        return self.cap.value * 1e9 / active / (self.ex.arch.clock_mhz.value * 1e6)
+
+    def poison(self) -> None:
+        """A block's on-chip memories at its start (every byte POISON)."""
+        for mem in self.ex.memories:
+            for arr in mem.arrays.values():
+                arr.fill(POISON)
+
+    def block_done(self, b: int, recs: list, block_end: float, busy: list[float], trace: list | None,
+                   insts: list[Inst], flows) -> None:
+        """Free block ``b``'s logs; add its timing to the report (and the trace) on its core."""
+        core = b % self.cores
+        start = self.core_free[core]
+        for rec in recs:
+            rec.release()
+        for i, v in enumerate(busy):
+            self.pipe_busy[i] += v
+        mixed = self.ex.mixed
+        self.report.blocks.append(BlockTiming(b, core, start, start + block_end,
+                                              {queue_name(i, mixed): v for i, v in enumerate(busy) if v}))
+        if trace is not None:
+            trace.append((b, core, start, insts, flows))
+        self.core_free[core] = start + block_end
+
+    def finish(self, reporter: Reporter, gmcheck: GlobalChecker | None) -> None:
+        report = self.report
+        report.cycles = max(self.core_free) if self.core_free else 0.0
+        report.pipe_busy = {queue_name(i, self.ex.mixed): v for i, v in enumerate(self.pipe_busy) if v}
+        self.ex._fill_report(report, self.stats, reporter, min(self.cores, self.block_num), gmcheck)

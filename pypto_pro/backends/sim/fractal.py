@@ -26,10 +26,11 @@ class Region:
     """A logical 2-D window of a boxed tile: ``idx`` holds the storage offset of each element.
 
     ``boxes``, when known, is the same map as a strided view of ``flat``: ``boxes[I, a, J, b]`` is
-    element ``[I * ir + a, J * ic + b]`` of the whole tile (``ir x ic`` boxes), and ``extent`` the
-    ``rows x cols`` of this window from ``[0, 0]``. Reads and whole-window writes then copy through
-    that view (a strided copy) instead of gathering / scattering through ``idx``; the bytes are the
-    same (tile_view builds ``boxes`` only after checking it against ``idx``)."""
+    element ``[I * ir + a, J * ic + b]`` of the tile from this window's first box on (``ir x ic``
+    boxes; a window starts on a box corner), and ``extent`` the ``rows x cols`` of this window.
+    Reads and whole-window writes then copy through that view (a strided copy) instead of
+    gathering / scattering through ``idx``; the bytes are the same (tile_view builds ``boxes`` only
+    after checking it against ``idx``)."""
 
     __slots__ = ("flat", "idx", "boxes", "extent")
 
@@ -75,15 +76,20 @@ class Region:
 
     def __getitem__(self, key: Any) -> "Region":
         boxes = self.boxes
-        if boxes is not None and type(key) is tuple and len(key) == 2:  # a [:r, :c] window keeps the boxes
+        if boxes is not None and type(key) is tuple and len(key) == 2:  # a [a:r, b:c] window keeps the boxes
             k0, k1 = key
-            if type(k0) is slice and type(k1) is slice and k0.start is None and k1.start is None \
-                    and k0.step is None and k1.step is None:
+            if type(k0) is slice and type(k1) is slice and k0.step is None and k1.step is None:
+                a0, a1 = k0.start or 0, k1.start or 0
                 s0, s1 = k0.stop, k1.stop
-                if (s0 is None or s0 >= 0) and (s1 is None or s1 >= 0):
+                ir, ic = boxes.shape[1], boxes.shape[3]
+                # from a box corner (an L1 window at a K offset): the boxes from that box on
+                if (s0 is None or s0 >= 0) and (s1 is None or s1 >= 0) and type(a0) is int and type(a1) is int \
+                        and a0 >= 0 and a1 >= 0 and a0 % ir == 0 and a1 % ic == 0:
                     r, c = self.extent
-                    return Region(self.flat, self.idx[key], boxes,
-                                  (r if s0 is None else min(r, s0), c if s1 is None else min(c, s1)))
+                    e0, e1 = (r if s0 is None else min(r, s0)), (c if s1 is None else min(c, s1))
+                    if a0 or a1:
+                        boxes = boxes[a0 // ir:, :, a1 // ic:, :]
+                    return Region(self.flat, self.idx[key], boxes, (max(0, e0 - a0), max(0, e1 - a1)))
         return Region(self.flat, self.idx[key])
 
     def __setitem__(self, key: Any, value: Any) -> None:

@@ -26,8 +26,10 @@ See ``docs/numerics.md`` for the per-op tables and the hardware rationale.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Final, Union
+import threading
+from typing import Final, Iterator, Union
 
 import ml_dtypes
 import numpy as np
@@ -150,6 +152,31 @@ _EXPAND_UFUNC: Final = {
 }
 _REDUCE_UFUNC: Final = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
+# --------------------------------------------------------------------------- floating-point state
+
+_state = threading.local()  # ``quiet``: this thread runs a launch under np.errstate(all="ignore")
+_NO_OP: Final = contextlib.nullcontext()
+
+
+def _ignore() -> contextlib.AbstractContextManager:
+    """``np.errstate(all="ignore")`` for one op's body, or nothing when this thread is inside
+    :func:`launch_errstate` (which already ignores): entering an errstate costs more than many
+    of the tile ops it guards. Floating-point results never depend on it (only warnings do)."""
+    return _NO_OP if getattr(_state, "quiet", False) else np.errstate(all="ignore")
+
+
+@contextlib.contextmanager
+def launch_errstate() -> Iterator[None]:
+    """Run a whole launch under ``np.errstate(all="ignore")``, so the ops need not each enter it."""
+    outer = getattr(_state, "quiet", False)
+    with np.errstate(all="ignore"):
+        _state.quiet = True
+        try:
+            yield
+        finally:
+            _state.quiet = outer
+
+
 # --------------------------------------------------------------------------- validation
 
 
@@ -170,15 +197,22 @@ def _check_op(kind: str, op: str, table: tuple[str, ...]) -> None:
         raise ValueError(f"unknown {kind} op {op!r}; expected one of {table}")
 
 
+_DTYPE_SETS: dict[str, tuple[tuple, frozenset]] = {}  # op -> (its SUPPORTED_DTYPES entry, that as a set)
+
+
 def _check_dtype(op: str, dt: np.dtype) -> None:
-    if dt not in SUPPORTED_DTYPES[op]:
+    allowed = SUPPORTED_DTYPES[op]
+    got = _DTYPE_SETS.get(op)
+    if got is None or got[0] is not allowed:  # a set is one hash; the tuple compares dtype by dtype
+        got = _DTYPE_SETS[op] = (allowed, frozenset(allowed))
+    if dt not in got[1]:
         allowed = ", ".join(_name(d) for d in SUPPORTED_DTYPES[op])
         raise ValueError(f"op {op!r} does not support dtype {_name(dt)} (supported: {allowed})")
 
 
 def _check_same(op: str, dst: np.ndarray, *srcs: np.ndarray) -> None:
     for s in srcs:
-        if s.dtype != dst.dtype:
+        if s.dtype is not dst.dtype and s.dtype != dst.dtype:  # the same dtype object: equal, cheaply
             raise ValueError(
                 f"op {op!r}: operand dtype {_name(s.dtype)} differs from dst dtype {_name(dst.dtype)}"
             )
@@ -288,13 +322,36 @@ def _int_to_f64_round_to_odd(v: int) -> float:
     return math.copysign(math.ldexp(float(m), shift), v)
 
 
+_SCALARS: dict[tuple, np.generic] = {}  # (dtype, value[, sign]) -> _convert_scalar's result
+
+
 def _scalar(dt: np.dtype, s: Scalar) -> np.generic:
     """Convert a Python/NumPy scalar to ``dt`` the way the scalar register holds it.
 
     Integer dtypes: the int is wrapped (two's complement) to the dtype width; a float scalar
     converts as C++ does for the instruction's scalar parameter (truncation toward zero; NaN gives
     0).  Float dtypes: the value is rounded once, to nearest even.
+
+    Memoized for Python ints and non-NaN floats (a kernel passes the same few constants to
+    thousands of tile ops); the key holds a float's sign so ``-0.0`` and ``0.0`` stay apart.
     """
+    t = type(s)
+    if t is float and s == s:
+        key: tuple | None = (dt, s, math.copysign(1.0, s))
+    elif t is int:
+        key = (dt, s)
+    else:
+        return _convert_scalar(dt, s)
+    got = _SCALARS.get(key)
+    if got is None:
+        if len(_SCALARS) > 4096:
+            _SCALARS.clear()
+        got = _SCALARS[key] = _convert_scalar(dt, s)
+    return got
+
+
+def _convert_scalar(dt: np.dtype, s: Scalar) -> np.generic:
+    """:func:`_scalar` without the memo."""
     if isinstance(s, (bool, np.bool_)):
         s = int(s)
     if dt in _INTS:
@@ -314,7 +371,7 @@ def _scalar(dt: np.dtype, s: Scalar) -> np.generic:
         x = float(s)
     else:
         raise TypeError(f"scalar must be int or float, got {type(s).__name__}")
-    with np.errstate(all="ignore"):
+    with _ignore():
         return _rne(np.array([x], dtype=_F64), dt)[0]
 
 
@@ -363,7 +420,7 @@ def binary(op: str, dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     _check_same(op, dst, a, b)
     _check_shape(op, dst, a)
     _check_shape(op, dst, b)
-    with np.errstate(all="ignore"):
+    with _ignore():
         if op == "div" and dst.dtype.kind in "iu":
             _int_div(dst, a, b)
             return
@@ -382,7 +439,7 @@ def binary_scalar(op: str, dst: np.ndarray, a: np.ndarray, scalar: Scalar) -> No
     _check_same(op, dst, a)
     _check_shape(op, dst, a)
     s = _scalar(dst.dtype, scalar)
-    with np.errstate(all="ignore"):
+    with _ignore():
         if op == "divs" and dst.dtype.kind in "iu":
             _int_div(dst, a, s)
             return
@@ -427,7 +484,7 @@ def unary(op: str, dst: np.ndarray, a: np.ndarray) -> None:
     _check_dtype(op, dt)
     _check_same(op, dst, a)
     _check_shape(op, dst, a)
-    with np.errstate(all="ignore"):
+    with _ignore():
         if op in ("exp", "log", "rsqrt"):
             _transcendental(op, dst, a)
         elif op == "sqrt":
@@ -486,7 +543,7 @@ def cast(dst: np.ndarray, src: np.ndarray, mode: str = "rint") -> None:
     _check_dtype("cast", src.dtype)
     _check_shape("cast", dst, src)
     sd, dd = src.dtype, dst.dtype
-    with np.errstate(all="ignore"):
+    with _ignore():
         if sd == dd:
             np.copyto(dst, src)
         elif dd in _FLOATS:
@@ -589,7 +646,7 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
     work = np.empty((rows, p) if dim == 1 else (p, cols), dtype=cdt)
     ufunc = _REDUCE_UFUNC[op]
     round_each_level = dt == BF16 and op == "sum"
-    with np.errstate(all="ignore"):
+    with _ignore():
         if dim == 1:
             work[:, :n] = src
             if p > n:
@@ -633,7 +690,7 @@ def expand(op: str, dst: np.ndarray, src: np.ndarray, vec: np.ndarray, dim: int)
     want = (rows, 1) if dim == 1 else (1, cols)
     if vec.shape != want:
         raise ValueError(f"expand {op!r} dim={dim}: vec shape must be {want}, got {vec.shape}")
-    with np.errstate(all="ignore"):
+    with _ignore():
         _elementwise2(_EXPAND_UFUNC[op], dst, src, vec)
 
 

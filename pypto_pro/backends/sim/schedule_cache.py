@@ -46,6 +46,10 @@ class RecordedSchedule:
         op_index = {id(inst): j for j, inst in enumerate(op_insts)}
         self.prep_of = [op_index.get(id(inst), -1) for inst in insts]  # -1: a standalone sync
         self.steps = steps
+        # the steps a replay acts on: (record, its logged op) at a start, (~record, -1) at a finish;
+        # a standalone sync's start and finish run no numerics and are left out
+        prep_of = self.prep_of
+        self.plan = [(k, prep_of[k]) if k >= 0 else (k, -1) for k in steps if prep_of[k if k >= 0 else ~k] >= 0]
         self.busy = list(busy)
         self.end_time = end_time
         self.flows = [(a.seq, b.seq, label) for a, b, label in flows] if flows is not None else None
@@ -55,14 +59,10 @@ class RecordedSchedule:
         """Run a block's numerics (``preps``: its logged ops, in order) in this schedule's order,
         checking each global-memory access as its instruction starts (and, for the writes in
         ``watch``, calling ``landed`` once their bytes are in memory)."""
-        prep_of, templates = self.prep_of, self.templates
-        watch = watch if watch is not None else {}
+        templates = self.templates
         pending: dict[int, Callable] = {}
-        for k in self.steps:
-            if k >= 0:
-                j = prep_of[k]
-                if j < 0:
-                    continue
+        for k, j in self.plan:
+            if j >= 0:
                 prep = preps[j]
                 if gm_check is not None and prep.gm:
                     gm_check(templates[k], prep.gm)
@@ -71,7 +71,7 @@ class RecordedSchedule:
                     pending[k] = commit
                 elif watch and templates[k] in watch:
                     landed(templates[k])  # type: ignore[misc]
-            else:
+            elif pending:
                 commit = pending.pop(~k, None)
                 if commit is not None:
                     commit()
