@@ -208,10 +208,8 @@ def _make_tile_group(p: "FunctionParser", node: ast.Call, a: Args) -> GroupValue
         p.fail(a.node("addrs"), f"addrs must be a base address or a list of addresses, got {p.describe(addrs)}")
     mutex = check_mutex_ids(p, a, ids, len(addr_list), mutex_side(tt))
     cross = {k: check_cross_ids(p, a, k, len(addr_list)) for k in ("fwd_ids", "bwd_ids")}
-    if (cross["fwd_ids"] is None) != (cross["bwd_ids"] is None):
-        missing = "bwd_ids" if cross["bwd_ids"] is None else "fwd_ids"
-        p.fail(node, f"a shared tile group needs both fwd_ids and bwd_ids (one cross-core id per slot); {missing} "
-                     "is missing")
+    # either alone is a one-way notification (the real page: fwd_ids without bwd_ids says the ring is deep
+    # enough that the writer need not wait for the reader to free a slot), both a two-way handshake
     buf = place(p, node, tt, addr_list, mutex, True, a.node("addrs"))
     buf.fwd_ids, buf.bwd_ids = cross["fwd_ids"], cross["bwd_ids"]
     for m in dict.fromkeys(m for row in mutex or () for m in row):

@@ -77,3 +77,21 @@ def break_in_pipelined_loop(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Ten
         if i >= stop:
             break  # <- jump
         scale(out, i, s, o_g)
+
+
+def shallow_ring(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
+                 out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
+    """two_stage with a one-slot shared ring: the Vector stage runs one iteration behind the Cube one."""
+    a_l1 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0, mutex_ids=[0, 1])
+    b_l1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0x10000,
+                              mutex_ids=[2, 3])
+    a_l0 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Left), addrs=0, mutex_ids=[4, 5])
+    b_l0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Right), addrs=0, mutex_ids=[6, 7])
+    acc_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Acc), addrs=0, mutex_ids=[8, 9])
+    s = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0, depth=1,  # <- shared
+                           fwd_ids=[0], bwd_ids=[3])
+    o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
+                             mutex_ids=[10, 11])
+    for i in pl.range(0, x.shape[0] // TM, 1):
+        scores(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s)
+        scale(out, i, s, o_g)
