@@ -250,8 +250,9 @@ class ProgramEmitter:
             if s.clamp_to is not None:  # a subview: clamped to its tile's valid shape
                 base, r0, c0 = s.clamp_to
                 src = self.tile_names[base.uid] + (f"[{slot}]" if base.is_group and slot is not None else "")
-                rows = f"pp_min(static_cast<int64_t>({src}.GetValidRow()) - {r0}, static_cast<int64_t>({self.cexpr(s.rows)}))"
-                cols = f"pp_min(static_cast<int64_t>({src}.GetValidCol()) - {c0}, static_cast<int64_t>({self.cexpr(s.cols)}))"
+                want_r, want_c = self.cexpr(s.rows), self.cexpr(s.cols)
+                rows = f"pp_min(static_cast<int64_t>({src}.GetValidRow()) - {r0}, static_cast<int64_t>({want_r}))"
+                cols = f"pp_min(static_cast<int64_t>({src}.GetValidCol()) - {c0}, static_cast<int64_t>({want_c}))"
             self.lines.append(f"{pad}{ref}.SetValidShape({rows}, {cols});{tail}")
 
     # ---- whole function -----------------------------------------------------------------------
@@ -343,9 +344,9 @@ def _check_no_views(programs) -> None:
                                            "simulator runs it", s.loc)
         for b in p.buffers:  # a subview at a run-time start (ir/subview.py): no C++ form yet
             if b.view_starts is not None:
-                raise CompileError(f"the PTO-ISA C++ backend cannot emit a subview of '{b.alias_of.name}' at a run-time "
-                                   "start in this release (slice at compile-time bounds, or pass the offset to "
-                                   "pl.load / pl.store); the simulator runs it", b.loc)
+                raise CompileError(f"the PTO-ISA C++ backend cannot emit a subview of '{b.alias_of.name}' at a "
+                                   "run-time start in this release (slice at compile-time bounds, or pass the offset "
+                                   "to pl.load / pl.store); the simulator runs it", b.loc)
 
 
 def _entry(kernel_name: str, sig: KernelSignature, emitters: list[ProgramEmitter]) -> str:
