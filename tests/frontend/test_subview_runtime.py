@@ -139,3 +139,25 @@ def test_misuses_of_run_time_bounds_are_located_errors():
 def test_the_cpp_backend_names_a_run_time_start():
     with pytest.raises(CompileError, match=r"test_subview_runtime.py:\d+.*cannot emit a subview of 'g' at a run-time"):
         corner.emit()
+
+
+@pl.jit
+def run_time_stop(a: pl.Tensor[[8, 64], pl.DT_FP16], out: pl.Tensor[[8, 64], pl.DT_FP16], n: pl.DT_INT32):
+    t = pl.make_tile(pl.TileType(shape=[8, 64], dtype=pl.DT_FP16, target_memory=V), addr=0)
+    with pl.section_vector():
+        pl.load(t, a, [0, 0])
+        pl.system.sync_src(set_pipe=MTE2, wait_pipe=MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=MTE2, wait_pipe=MTE3, event_id=0)
+        pl.store(out, t[1:n, :], [0, 0])
+
+
+def test_a_run_time_stop_is_a_run_time_valid_shape_in_the_simulator_and_in_cpp():
+    a = torch.rand(8, 64).half()
+    out = torch.zeros(8, 64).half()
+    run_time_stop(a, out, 5)
+    want = torch.zeros(8, 64).half()
+    want[:4] = a[1:5]
+    assert torch.equal(out, want)
+    cpp = (run_time_stop.emit() / "kernel.cpp").read_text()
+    line = next(ln for ln in cpp.splitlines() if "t_sub.SetValidShape(" in ln)
+    assert "t.GetValidRow()) - 1, static_cast<int64_t>((static_cast<int64_t>(n) - 1))" in line
