@@ -46,7 +46,7 @@ def _bound(p: "FunctionParser", node: ast.AST | None, default: int, what: str) -
     v = p.eval(node)
     if isinstance(v, bool) or not isinstance(v, (int, Expr)) or (isinstance(v, Expr) and not v.dtype.is_int()):
         p.fail(node, f"the {what} must be an integer, got {p.describe(v)}", kind="type")
-    return v
+    return int(v.value) if isinstance(v, Const) else v  # a typed constant (pl.const) is a compile-time bound
 
 
 def tile_subview(p: "FunctionParser", node: ast.Subscript, base: Any) -> TileValue:
