@@ -93,6 +93,13 @@ class SubviewSlot(Expr):
     def cpp_code(self, writer: Callable[[Expr], str]) -> str:
         return writer(self.arithmetic())
 
+    def text(self, writer: Callable[[Expr], str]) -> str:
+        """How the IR printer spells it: the start, e.g. ``@[r, 0]`` (of slot ``s`` of a group)."""
+        row = writer(self.row) if self.row is not None else str(self.starts.r0)
+        col = writer(self.col) if self.col is not None else str(self.starts.c0)
+        base = "" if isinstance(self.base, Const) and self.base.value == 0 else f"{writer(self.base)}"
+        return f"{base}@[{row}, {col}]"
+
 
 def base_slot(starts: ViewStarts, slot: Expr) -> Expr:
     """The base tile's slot that view slot ``slot`` lies in."""
