@@ -2,15 +2,19 @@
 
 A loop ``for j in pl.range(a, b, s)`` whose body calls ``@pl.pipeline.stage`` functions in order
 (plus scalar assignments) becomes prologue / steady state / epilogue loops over a step counter
-``t``: stage k handles iteration ``t - delay_k``, where the delay grows by ``preload`` at each
-change of engine along the chain, so every consumer runs ``preload`` iterations behind its
-producer. Around each stage call the transform puts the shared groups' cross-core sync:
-the producer waits for a free slot and signals ready, the consumer waits for ready and signals
-free; the consumer's engine pre-signals every slot free before the loop and the producer's engine
-consumes the last signals after it, so no flag is left pending.
+``t``: stage k handles iteration ``t - delay_k``, with the real transform's delays (the first
+stage 0, the first stage of the other engine one more than the stage before it, a later stage of
+an engine ``preload`` more than that engine's previous one). Around each stage call the transform
+puts the shared groups' cross-core sync: the producer waits for a free slot and signals ready,
+the consumer waits for ready and signals free (a one-way group, with only ``fwd_ids`` or only
+``bwd_ids``, gets only its direction); the consumer's engine pre-signals every slot free before
+the loop and the producer's engine consumes the last signals after it, so no flag is left pending.
+A bare ``@pl.pipeline.stage`` (the real form) gets its roles from its body (``pipeline_roles.py``).
 
 The result is DSL source text (``pipeline_generated.py``) with a map from each generated line to
-the user's line; scalar assignments of the loop body are recomputed per stage from its iteration.
+the user's line. Each stage runs every scalar assignment of the loop body on its own copy of the
+loop's variables (``_pl_<name>_s<k>``), once per iteration and in order, so a value carried
+across iterations (a counter) is the serial loop's in every stage.
 """
 from __future__ import annotations
 
