@@ -169,3 +169,30 @@ def test_a_run_time_stop_is_a_run_time_valid_shape_in_the_simulator_and_in_cpp()
     cpp = (run_time_stop.emit() / "kernel.cpp").read_text()
     line = next(ln for ln in cpp.splitlines() if "t_sub.SetValidShape(pp_min(" in ln)
     assert "t.GetValidRow()) - 1, static_cast<int64_t>((static_cast<int64_t>(n) - 1))" in line
+
+
+@pl.jit
+def unordered_per_block(a: pl.Tensor[[8, 64], pl.DT_FP32], out: pl.Tensor[[8, 64], pl.DT_FP32], step: pl.DT_INT32):
+    """``unordered`` with the start ``4 - step * block``: the blocks address other rows."""
+    t = pl.make_tile(pl.TileType(shape=[8, 64], dtype=pl.DT_FP32, target_memory=V), addr=0)
+    u = pl.make_tile(pl.TileType(shape=[8, 64], dtype=pl.DT_FP32, target_memory=V, valid_shape=[4, 64]), addr=0x1000)
+    with pl.section_vector():
+        r = 4 - step * pl.get_block_idx()
+        pl.load(t, a, [0, 0])
+        pl.system.sync_src(set_pipe=MTE2, wait_pipe=VP, event_id=0)
+        pl.system.sync_dst(set_pipe=MTE2, wait_pipe=VP, event_id=0)
+        pl.load(t[r:, :], a, [0, 0])
+        pl.add(u, t[0:4, :], t[0:4, :])
+        pl.system.sync_src(set_pipe=VP, wait_pipe=MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=VP, wait_pipe=MTE3, event_id=0)
+        if pl.get_block_idx() == 0:
+            pl.store(out, u, [0, 0])
+
+
+def test_a_block_at_another_start_is_scheduled_and_checked_on_its_own():
+    """The view's slot is its start: blocks at other starts have other schedule signatures, so the
+    block whose rows overlap is checked (not replayed from block 0, which has no race)."""
+    a = torch.rand(8, 64)
+    unordered_per_block[None, 4](a, torch.zeros(8, 64), 0)  # every block at row 4: no race
+    with pytest.raises(SimulationError, match="race"):
+        unordered_per_block[None, 4](a, torch.zeros(8, 64), 1)  # block 2 starts at row 2
