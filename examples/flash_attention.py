@@ -7,8 +7,9 @@ Per work item (batch, head, 64-row query tile) the loop over 64-key tiles has fo
   pv      (Cube)   O_j = P_j V_j                                  -> shared ring ``o_g``
   update  (Vector) O = O * alpha_j + O_j
 Each Vector core handles 32 of the 64 query rows. Data crosses engines through global-memory
-workspaces on a2a3 and directly (L0C -> UB, UB -> L1) on a5. With preload p the Cube computes
-QK for p tiles ahead while the Vector cores run the softmax, so both engines stay busy.
+workspaces on a2a3 and directly (L0C -> UB, UB -> L1) on a5. With the real transform's delays
+(qk 0, softmax 1, pv p, update p + 1 for preload p) the Cube computes QK one tile ahead of the
+softmax and PV p tiles behind its QK, so both engines stay busy.
 """
 import math
 

@@ -172,8 +172,9 @@ def distinct(p: "FunctionParser", a: Args, name: str, other: TileRef, other_name
     """``name`` (a scratch tile) must not overlap ``other`` in memory."""
     t = want_tile(p, a, name)
     b, o = t.buffer.root, other.buffer.root
-    if b is o and (not b.is_group or t.slot is other.slot or
-                   (isinstance(t.slot, Const) and isinstance(other.slot, Const) and t.slot.value == other.slot.value)):
+    ts, os_ = t.root_slot, other.root_slot
+    if b is o and (not b.is_group or ts is os_ or
+                   (isinstance(ts, Const) and isinstance(os_, Const) and ts.value == os_.value)):
         p.fail(a.node(name), f"{a.display}: '{name}' must be a separate tile from '{other_name}'")
 
 

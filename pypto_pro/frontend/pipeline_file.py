@@ -63,7 +63,7 @@ def render(fn: Callable, gen: Generated, scope: Scope, arch: ArchModel, auto_mut
             value = where.lookup(name)
             if value is MISSING or isinstance(value, types.ModuleType) or hasattr(builtins, name):
                 continue
-            if getattr(value, "__pypto_inline__", False):
+            if getattr(value, "__pypto_inline__", False) or inspect.isfunction(value):  # a helper the kernel inlines
                 helpers[name] = textwrap.dedent(inspect.getsource(value))
                 pending.append((helpers[name], Scope(value.__globals__, closure_vars(value))))
                 continue

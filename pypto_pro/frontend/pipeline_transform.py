@@ -2,24 +2,30 @@
 
 A loop ``for j in pl.range(a, b, s)`` whose body calls ``@pl.pipeline.stage`` functions in order
 (plus scalar assignments) becomes prologue / steady state / epilogue loops over a step counter
-``t``: stage k handles iteration ``t - delay_k``, where the delay grows by ``preload`` at each
-change of engine along the chain, so every consumer runs ``preload`` iterations behind its
-producer. Around each stage call the transform puts the shared groups' cross-core sync:
-the producer waits for a free slot and signals ready, the consumer waits for ready and signals
-free; the consumer's engine pre-signals every slot free before the loop and the producer's engine
-consumes the last signals after it, so no flag is left pending.
+``t``: stage k handles iteration ``t - delay_k``, with the real transform's delays (the first
+stage 0, the first stage of the other engine one more than the stage before it, a later stage of
+an engine ``preload`` more than that engine's previous one). Around each stage call the transform
+puts the shared groups' cross-core sync: the producer waits for a free slot and signals ready,
+the consumer waits for ready and signals free (a one-way group, with only ``fwd_ids`` or only
+``bwd_ids``, gets only its direction); the consumer's engine pre-signals every slot free before
+the loop and the producer's engine consumes the last signals after it, so no flag is left pending.
+A bare ``@pl.pipeline.stage`` (the real form) gets its roles from its body (``pipeline_roles.py``).
 
 The result is DSL source text (``pipeline_generated.py``) with a map from each generated line to
-the user's line; scalar assignments of the loop body are recomputed per stage from its iteration.
+the user's line. Each stage runs every scalar assignment of the loop body on its own copy of the
+loop's variables (``_pl_<name>_s<k>``), once per iteration and in order, so a value carried
+across iterations (a counter) is the serial loop's in every stage.
 """
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from pypto_pro.errors import CompileError
 from pypto_pro.frontend.diagnostics import SourceFile, fail
+from pypto_pro.frontend.pipeline_roles import stage_roles
 from pypto_pro.frontend.scope import MISSING, Scope
 from pypto_pro.frontend.source import parse_function
 from pypto_pro.language.pipeline import PipelineConfig
@@ -168,6 +174,10 @@ class PipelineTransform:
             if k.arg:
                 bound[k.arg] = k.value
         produces, consumes = [], []
+        if not roles[0] and not roles[1]:  # the real bare @pl.pipeline.stage: roles from its body
+            shared = {pn: arg.id for pn, arg in bound.items() if isinstance(arg, ast.Name) and arg.id in self.shared}
+            produces, consumes = stage_roles(fn, shared)
+            return StageCall(stmt, fn.__name__, engine, produces, consumes, wrapped=section is not None)
         for role, names, out in (("produces", roles[0], produces), ("consumes", roles[1], consumes)):
             for pname in names:
                 if pname not in params:
@@ -255,14 +265,15 @@ class PipelineTransform:
             self.fail(loop.target, "the pipelined loop variable must be a single name")
         if loop.orelse:
             self.fail(loop, "for ... else is not supported")
-        pre: list[ast.stmt] = []
+        items: list[Any] = []  # the body in order: scalar assignments and stage calls
         stages: list[tuple[StageCall, list[ast.stmt]]] = []
         for s in loop.body:
             call = self.stage_call(s)
             if call is not None:
-                stages.append((call, list(pre)))
+                stages.append((call, []))
+                items.append(call)
             elif isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                pre.append(s)
+                items.append(s)
             elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
                 continue
             elif any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(s)):
@@ -274,12 +285,17 @@ class PipelineTransform:
             else:
                 self.fail(s, "a pipelined loop may contain only stage calls and scalar assignments "
                              "(move other work into a stage)")
-        # delays: consumers run `preload` iterations behind producers on the other engine
-        delay = 0
+        # delays, the real rule: the first stage 0; the first stage of the other engine one more than the
+        # stage before it; every later stage of an engine `preload` more than that engine's previous stage
+        last: dict[str, int] = {}
         for i, (call, _) in enumerate(stages):
-            if i and call.engine != stages[i - 1][0].engine and not cfg.sync_only:
-                delay += cfg.preload
-            call.delay = delay
+            if cfg.sync_only or i == 0:
+                call.delay = 0
+            elif call.engine not in last:
+                call.delay = stages[i - 1][0].delay + 1
+            else:
+                call.delay = last[call.engine] + cfg.preload
+            last[call.engine] = call.delay
         self.check_groups(loop, [c for c, _ in stages])
         n = self.loops
         self.loops += 1
@@ -291,6 +307,12 @@ class PipelineTransform:
         self.notes.append(f"line {loop.lineno + self.src.line_offset}: preload={cfg.preload}"
                           f"{' sync_only' if cfg.sync_only else ''}: {summary}")
         self.em.emit(f"# ---- pipelined loop (user line {loop.lineno + self.src.line_offset}): {summary}", indent, loop)
+        carried = sorted(_assigned(loop.body) - {loop.target.id})
+        known = self._defined_before(loop)
+        for k in range(len(stages)):
+            for name in carried:
+                if name in known:
+                    self.em.emit(f"_pl_{name}_s{k} = {name}", indent, loop, comment=f"stage {k}'s own copy")
         self.presignal([c for c, _ in stages], indent, loop)
         self.em.emit(f"{nv} = ({stop} - {start} + {step} - 1) // {step}  # iterations of the user's loop",
                      indent, loop)
@@ -300,7 +322,8 @@ class PipelineTransform:
                  ("epilogue", f"max({depth}, {nv}), {nv} + {depth}", True)] if depth else [("loop", f"0, {nv}", False)]
         for label, rng, guarded in parts:
             self.em.emit(f"for {tv} in pl.range({rng}, 1):", indent, loop, comment=label)
-            for call, assigns in stages:
+            for k, (call, _) in enumerate(stages):
+                ren = _Rename({name: f"_pl_{name}_s{k}" for name in carried})
                 inner = indent + 1
                 if guarded:
                     self.em.emit(f"if {tv} - {call.delay} >= 0 and {tv} - {call.delay} < {nv}:", inner, call.node,
@@ -308,12 +331,19 @@ class PipelineTransform:
                     inner += 1
                 self.em.emit(f"{var} = {start} + ({tv} - {call.delay}) * {step}", inner, loop,
                              comment=f"{call.name}: the user's {var}")
-                for a in assigns:
-                    self.em.emit(ast.unparse(a), inner, a)
-                waits = [f"pl.pipeline.wait_free({g}, min_depth={self.min_depth(g, stages)})" for g in call.produces]
-                waits += [f"pl.pipeline.wait_ready({g}, min_depth={self.min_depth(g, stages)})" for g in call.consumes]
-                signals = [f"pl.pipeline.signal_ready({g})" for g in call.produces]
-                signals += [f"pl.pipeline.signal_free({g})" for g in call.consumes]
+                # every scalar assignment of the iteration, on this stage's own copies of the loop's
+                # variables: a stage runs each iteration once, in order, so its copies hold the values the
+                # serial loop has at that point (a counter carried across iterations too)
+                at = items.index(call)
+                for a in (x for x in items[:at] if not isinstance(x, StageCall)):
+                    self.em.emit(ast.unparse(ren.visit(copy.deepcopy(a))), inner, a)
+                call_text = ast.unparse(ren.visit(copy.deepcopy(call.node)))
+                waits = [f"pl.pipeline.wait_free({g}, min_depth={self.min_depth(g, stages)})" for g in call.produces
+                         if self.has(g, "bwd_ids")]
+                waits += [f"pl.pipeline.wait_ready({g}, min_depth={self.min_depth(g, stages)})" for g in call.consumes
+                          if self.has(g, "fwd_ids")]
+                signals = [f"pl.pipeline.signal_ready({g})" for g in call.produces if self.has(g, "fwd_ids")]
+                signals += [f"pl.pipeline.signal_free({g})" for g in call.consumes if self.has(g, "bwd_ids")]
                 if waits:
                     self.em.emit(f"with pl.section_{call.engine}():", inner, call.node,
                                  comment=f"{call.name}: wait for its shared slots")
@@ -321,14 +351,33 @@ class PipelineTransform:
                         self.em.emit(w, inner + 1, call.node)
                 if call.wrapped:
                     self.em.emit(f"with pl.section_{call.engine}():", inner, call.node)
-                self.em.emit(ast.unparse(call.node), inner + call.wrapped, call.node,
-                             comment=f"stage {call.name} ({call.engine})")
+                self.em.emit(call_text, inner + call.wrapped, call.node, comment=f"stage {call.name} ({call.engine})")
                 if signals:
                     self.em.emit(f"with pl.section_{call.engine}():", inner, call.node,
                                  comment=f"{call.name}: hand its slots on")
                     for sig in signals:
                         self.em.emit(sig, inner + 1, call.node)
+                for a in items[at + 1:]:
+                    if not isinstance(a, StageCall):
+                        self.em.emit(ast.unparse(ren.visit(copy.deepcopy(a))), inner, a)
         self.drain([c for c, _ in stages], indent, loop)
+        for name in carried:
+            if name in known:
+                self.em.emit(f"{name} = _pl_{name}_s0", indent, loop, comment="its value after the loop")
+
+    def _defined_before(self, loop: ast.For) -> set[str]:
+        """Names the kernel binds before ``loop`` (its parameters, earlier assignments and loop targets)."""
+        names = {a.arg for a in self.kernel.args.args}
+        for n in ast.walk(self.kernel):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < loop.lineno:
+                names.add(n.id)
+        return names
+
+    def has(self, g: str, ids: str) -> bool:
+        """Whether shared group ``g`` declares ``ids`` (``fwd_ids`` / ``bwd_ids``): either alone is a
+        one-way notification, and the sync of the other direction is left out (the real page)."""
+        return any(k.arg == ids and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+                   for k in self.shared[g].keywords)
 
     def min_depth(self, g: str, stages) -> int:
         w = [c.delay for c, _ in stages if g in c.produces]
@@ -353,7 +402,7 @@ class PipelineTransform:
                                       "and Vector engines (use mutex_ids within one engine)")
             need = max(r.delay for r in readers) - writers[0].delay + 1
             depth = _literal_depth(self.shared[g])
-            if depth is not None and depth < need:
+            if depth is not None and depth < need and self.has(g, "bwd_ids"):
                 self.fail(self.shared[g], f"ring '{g}' has {depth} slots but preload={self.config.preload} keeps {need} "
                                           f"iterations in flight ({writers[0].name} at delay {writers[0].delay}, "
                                           f"{readers[0].name} at delay {max(r.delay for r in readers)}): give it at "
@@ -370,11 +419,31 @@ class PipelineTransform:
 
     def _every_slot(self, calls: list[StageCall], role: str, intrinsic: str, comment: str, indent: int,
                     loop: ast.For) -> None:
-        for g in sorted({g for c in calls for g in getattr(c, role)}):
+        for g in sorted({g for c in calls for g in getattr(c, role) if self.has(g, "bwd_ids")}):
             stage = next(c for c in calls if g in getattr(c, role))
             self.em.emit(f"with pl.section_{stage.engine}():", indent, loop, comment=comment.format(g=g))
             self.em.emit(f"for _pl_s in range({g}.depth):", indent + 1, loop)
             self.em.emit(f"pl.pipeline.{intrinsic}({g}, slot=_pl_s)", indent + 2, loop)
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        new = self.names.get(node.id)
+        return ast.copy_location(ast.Name(new, node.ctx), node) if new else node
+
+
+def _assigned(body: list[ast.stmt]) -> set[str]:
+    """Names the top-level scalar assignments of a loop body bind."""
+    out: set[str] = set()
+    for s in body:
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, (ast.AugAssign,
+                                                                                          ast.AnnAssign)) else []
+        for t in targets:
+            out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return out
 
 
 def transform(kernel: ast.FunctionDef, src: SourceFile, scope: Scope, config: PipelineConfig) -> Generated:

@@ -33,6 +33,7 @@ class Buffer:
     bwd_ids: tuple[int, ...] | None = None  # cross-core ids per slot: consumer -> producer (slot free)
     joins: tuple["Buffer", ...] = ()  # a join of tiles of these buffers (if / helper return): their slots, in order
     uid: int = field(default_factory=lambda: next(_buf_uid))
+    view_starts: Any = None  # a subview at a run-time start: its slots' starts in alias_of (ir/subview.py ViewStarts)
 
     @property
     def space(self) -> MemorySpace:
@@ -69,6 +70,18 @@ class TileRef:
     @property
     def tile_type(self) -> TileType:
         return self.buffer.tile_type
+
+    @property
+    def root_slot(self) -> Expr:
+        """The slot of ``buffer.root`` these bytes lie in (a run-time subview's own slot also encodes
+        where it starts: ``ir/subview.py``)."""
+        b, slot = self.buffer, self.slot
+        while b.alias_of is not None:
+            if b.view_starts is not None:
+                from pypto_pro.ir.subview import base_slot
+                slot = base_slot(b.view_starts, slot)
+            b = b.alias_of
+        return slot
 
 
 @dataclass(frozen=True)

@@ -314,9 +314,11 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
         else:
             src = a.views[sa][:r, :c]
             acc_src = a.access(sa, r, c, False)
-        dr, dc = d.valid[sd]
+        # PTO-ISA's TMOV Acc -> Vec moves the Acc's valid shape (TMovCcToUb(m, n) of src.GetValidRow/Col):
+        # the destination's valid shape is not consulted, only its physical shape must hold the rows
+        dr, dc = op.dst.tile_type.shape  # type: ignore[union-attr]
         if dr < r or dc < c:
-            raise fault(op, f"pl.move Acc -> Vec writes {r} x {c} into '{d.label}', whose valid shape is {dr} x {dc}")
+            raise fault(op, f"pl.move Acc -> Vec writes {r} x {c} into '{d.label}', whose shape is {dr} x {dc}")
         reads = (acc_src, d.access(sd, r, c, True))
         if fp is not None:  # single modes only: the columns of the Acc it reads, from column c0
             c0 = offset[1] if offset else 0

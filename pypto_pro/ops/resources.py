@@ -208,8 +208,8 @@ def _make_tile_group(p: "FunctionParser", node: ast.Call, a: Args) -> GroupValue
         p.fail(a.node("addrs"), f"addrs must be a base address or a list of addresses, got {p.describe(addrs)}")
     mutex = check_mutex_ids(p, a, ids, len(addr_list), mutex_side(tt))
     cross = {k: check_cross_ids(p, a, k, len(addr_list)) for k in ("fwd_ids", "bwd_ids")}
-    # fwd_ids alone (or bwd_ids alone) is one direction only, as the real pipeline transform reads it:
-    # a group with enough slots needs no "slot free" back edge, and that sync is not emitted
+    # either alone is a one-way notification (the real page: fwd_ids without bwd_ids says the ring is deep
+    # enough that the writer need not wait for the reader to free a slot), both a two-way handshake
     buf = place(p, node, tt, addr_list, mutex, True, a.node("addrs"))
     buf.fwd_ids, buf.bwd_ids = cross["fwd_ids"], cross["bwd_ids"]
     for m in dict.fromkeys(m for row in mutex or () for m in row):

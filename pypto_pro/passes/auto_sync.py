@@ -105,9 +105,10 @@ def _lock_body(body: list[Stmt]) -> list[Stmt]:
             slots: set[tuple[int, int]] = set()
             for t in s.tile_operands():  # every distinct slot: an op may read one slot and write another
                 root = _managed(t)
-                if root is not None and (root.uid, id(t.slot)) not in slots:
-                    slots.add((root.uid, id(t.slot)))
-                    refs.append((root, t.slot))
+                slot = t.root_slot  # a subview's slot may also encode its start
+                if root is not None and (root.uid, id(slot)) not in slots:
+                    slots.add((root.uid, id(slot)))
+                    refs.append((root, slot))
             plan: list[tuple[Buffer, Expr, Expr | None]] = []  # (group, id, guard) in lock (= unlock) order
             for comp in _components(refs):
                 seen: list[tuple[int, Expr]] = []  # (owner ref, id) already locked in this component
@@ -202,7 +203,7 @@ def _unit_access(stmt: Stmt, b: Buffer) -> tuple[set[PipeType], set[int]] | None
             ref = _accesses(s).get(b)
             if ref is not None:
                 pipes.add(s.pipe)
-                slots.add(id(ref.slot))
+                slots.add(id(ref.root_slot))
         else:
             for body in child_bodies(s):
                 for x in body:

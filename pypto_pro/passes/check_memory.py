@@ -28,7 +28,7 @@ Loop = tuple[int, int, set[int]]  # (first, last position, buffers read in the b
 
 def _slot_key(ref: TileRef) -> tuple[int, Any]:
     """Which bytes an operand names: the root buffer and its slot (a constant, or one slot variable)."""
-    slot = ref.slot
+    slot = ref.root_slot
     return ref.buffer.root.uid, ("const", slot.value) if isinstance(slot, Const) else id(slot)
 
 

@@ -50,13 +50,20 @@ def _region_pipe(region: list[Stmt], b: Buffer, kind: str, first: bool) -> PipeT
 def _region_of(body: list[Stmt], i: int, s: StageSync) -> list[Stmt] | None:
     """The stage statements a sync guards: after a wait up to its signal, or before a signal from its wait."""
     b = s.buffer
+    one_way = b.fwd_ids is None or b.bwd_ids is None  # no matching sync of the other direction: the region
+    # runs to the group's next (wait) / from its previous (signal) sync, or to the end / start of the body
     if s.kind in _PAIR:
         end = next((j for j in range(i + 1, len(body)) if isinstance(body[j], StageSync)
                     and body[j].kind == _PAIR[s.kind] and body[j].buffer is b), None)
+        if end is None and one_way:
+            end = next((j for j in range(i + 1, len(body)) if isinstance(body[j], StageSync)
+                        and body[j].buffer is b), len(body))
         return body[i + 1:end] if end is not None else None
     opener = {v: k for k, v in _PAIR.items()}[s.kind]
     start = next((j for j in range(i - 1, -1, -1) if isinstance(body[j], StageSync)
                   and body[j].kind == opener and body[j].buffer is b), None)
+    if start is None and one_way:
+        start = next((j for j in range(i - 1, -1, -1) if isinstance(body[j], StageSync) and body[j].buffer is b), -1)
     return body[start + 1:i] if start is not None else None
 
 

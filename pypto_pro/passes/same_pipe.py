@@ -27,11 +27,13 @@ _PRE = ("wait_flag", "lock", "xwait")
 
 
 def _footprint(ref: TileRef) -> list[tuple[object, int, int]]:
-    b = ref.buffer
+    b, slot = ref.buffer, ref.slot
+    if b.view_starts is not None:  # a subview at a run-time start lies somewhere in its tile's slot
+        b, slot = b.root, ref.root_slot
     size = b.slot_bytes
     addrs = b.addrs
-    if isinstance(ref.slot, Const) and 0 <= int(ref.slot.value) < len(addrs):
-        addrs = (addrs[int(ref.slot.value)],)
+    if isinstance(slot, Const) and 0 <= int(slot.value) < len(addrs):
+        addrs = (addrs[int(slot.value)],)
     return [(b.space, a, a + size) for a in addrs]
 
 

@@ -4,22 +4,27 @@ import pypto_pro.language as pl
 TM, N, K = 64, 128, 64
 
 
+def cube_product(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s):
+    """x[i] @ w into the next slot of s, on both Vector cores (a plain helper: the stages inline it)."""
+    la = a_l1.next()
+    lb = b_l1.next()
+    pl.load_tile(la, x, [i, 0])
+    pl.load_tile(lb, w, [0, 0])
+    xa = a_l0.next()
+    xb = b_l0.next()
+    pl.move(xa, la)
+    pl.move(xb, lb)
+    acc = acc_g.next()
+    pl.matmul(acc, xa, xb)
+    t = s.next()
+    pl.move(t, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
+    pl.move(t, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec1)
+
+
 @pl.pipeline.stage(produces=["s"])
 def scores(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s):
     with pl.section_cube():
-        la = a_l1.next()
-        lb = b_l1.next()
-        pl.load_tile(la, x, [i, 0])
-        pl.load_tile(lb, w, [0, 0])
-        xa = a_l0.next()
-        xb = b_l0.next()
-        pl.move(xa, la)
-        pl.move(xb, lb)
-        acc = acc_g.next()
-        pl.matmul(acc, xa, xb)
-        t = s.next()
-        pl.move(t, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
-        pl.move(t, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec1)
+        cube_product(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s)
 
 
 @pl.pipeline.stage(consumes=["s"])
@@ -34,12 +39,7 @@ def scale(out, i, s, o_g):
 
 def two_stage(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
               out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
-    a_l1 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0, mutex_ids=[0, 1])
-    b_l1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0x10000,
-                              mutex_ids=[2, 3])
-    a_l0 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Left), addrs=0, mutex_ids=[4, 5])
-    b_l0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Right), addrs=0, mutex_ids=[6, 7])
-    acc_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Acc), addrs=0, mutex_ids=[8, 9])
+    a_l1, b_l1, a_l0, b_l0, acc_g = cube_groups()
     s = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0,  # <- shared
                            fwd_ids=[0, 1, 2], bwd_ids=[3, 4, 5])
     o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
@@ -62,7 +62,7 @@ def reader_without_writer(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tenso
 
 def break_in_pipelined_loop(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
                             out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32], stop: pl.DT_INT32):
-    a_l1, b_l1, a_l0, b_l0, acc_g = _cube_rings()
+    a_l1, b_l1, a_l0, b_l0, acc_g = cube_groups()
     s = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0,
                            fwd_ids=[0, 1, 2], bwd_ids=[3, 4, 5])
     o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
@@ -74,9 +74,21 @@ def break_in_pipelined_loop(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Ten
         scale(out, i, s, o_g)
 
 
-def _cube_rings():
-    """The Cube-local rings of two_stage, as a helper (inlined where it is called). two_stage itself
-    spells them out: its standalone pipeline_generated.py carries no helpers."""
+def shallow_ring(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
+                 out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
+    """two_stage with a one-slot shared ring: the Vector stage runs one iteration behind the Cube one."""
+    a_l1, b_l1, a_l0, b_l0, acc_g = cube_groups()
+    s = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0, depth=1,  # <- shared
+                           fwd_ids=[0], bwd_ids=[3])
+    o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
+                             mutex_ids=[10, 11])
+    for i in pl.range(0, x.shape[0] // TM, 1):
+        scores(x, w, i, a_l1, b_l1, a_l0, b_l0, acc_g, s)
+        scale(out, i, s, o_g)
+
+
+def cube_groups():
+    """The Cube-side rings of the kernels above (a plain helper: kernels inline it)."""
     a_l1 = pl.make_tile_group(type=pl.TileType([TM, K], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0, mutex_ids=[0, 1])
     b_l1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, pl.MemorySpace.Mat), addrs=0x10000,
                               mutex_ids=[2, 3])
@@ -90,7 +102,7 @@ def two_stage_fwd_only(x: pl.Tensor[[pl.DYNAMIC, K], pl.DT_FP16], w: pl.Tensor[[
                        out: pl.Tensor[[pl.DYNAMIC, N], pl.DT_FP32]):
     """two_stage with a shared group declared with fwd_ids only: no "slot free" back edge, so the
     Cube may refill a slot the Vector side still reads once the loop runs more trips than slots."""
-    a_l1, b_l1, a_l0, b_l0, acc_g = _cube_rings()
+    a_l1, b_l1, a_l0, b_l0, acc_g = cube_groups()
     s = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0, fwd_ids=[0, 1, 2])
     o_g = pl.make_tile_group(type=pl.TileType([TM, N], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0x18000,
                              mutex_ids=[10, 11])

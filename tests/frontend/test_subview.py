@@ -110,11 +110,11 @@ def test_slicing_misuses_are_located_errors():
     _compile_error(tensor_slice, "a tensor cannot be sliced")
 
     @pl.jit
-    def runtime_bound(a: pl.Tensor[[8, 64], pl.DT_FP16], n: pl.DT_INT32):
+    def float_bound(a: pl.Tensor[[8, 64], pl.DT_FP16], x: pl.DT_FP32):
         t = pl.make_tile(T, addr=0)
         with pl.section_vector():
-            pl.store(a, t[0:n, 0:16], [0, 0])
-    _compile_error(runtime_bound, "run-time slice stop is not supported yet")
+            pl.store(a, t[0:x, 0:16], [0, 0])
+    _compile_error(float_bound, "the slice stop must be an integer")
 
     @pl.jit
     def one_dim(a: pl.Tensor[[8, 64], pl.DT_FP16]):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from pypto_pro.errors import CompileError
-from pypto_pro.ir.expr import Const, Var
+from pypto_pro.ir.expr import BinOp, Const, ListIndex, Var
 from pypto_pro.ir.nodes import (Assign, Break, Continue, For, GMRef, If, KernelIR, Return, ScalarParam,
                                 SetValidShape, StageSync, Stmt, SyncOp, TensorParam, TileOp, While, walk_stmts)
 from pypto_pro.ir.storage import ArrayInit, ArrayStore, TilingParam
@@ -121,7 +121,9 @@ class ProgramEmitter:
             where = f"  // {_loc(b)}" if b.loc else ""
             self.lines.append(f"{pad}using {ttype} = {tile_type_expr(b)};")
             r, c = b.tile_type.static_valid or b.tile_type.shape  # run-time valid shapes: set where placed
-            if b.is_group:
+            if b.view_starts is not None:  # a subview at a run-time start: addressed where it is taken
+                self.lines.append(f"{pad}{ttype} {tname};{where}")
+            elif b.is_group:
                 self.lines.append(f"{pad}{ttype} {tname}[{b.depth}];{where}")
                 for i, a in enumerate(b.addrs):
                     self.lines.append(f"{pad}TASSIGN({tname}[{i}], 0x{a:05x}); {tname}[{i}].SetValidShape({r}, {c});")
@@ -245,14 +247,41 @@ class ProgramEmitter:
             slots = [str(i) for i in range(b.depth)] if b.is_group else [None]
         else:
             slots = [self.cexpr(s.slot) if b.is_group else None]
+        if b.view_starts is not None:  # a subview at a run-time start (ir/subview.py): address it here
+            self._runtime_subview(s, pad, tail)
+            return
         for slot in slots:
             ref = f"{name}[{slot}]" if slot is not None else name
             if s.clamp_to is not None:  # a subview: clamped to its tile's valid shape
                 base, r0, c0 = s.clamp_to
                 src = self.tile_names[base.uid] + (f"[{slot}]" if base.is_group and slot is not None else "")
-                rows = f"pp_min(static_cast<int64_t>({src}.GetValidRow()) - {r0}, static_cast<int64_t>({s.rows.value}))"
-                cols = f"pp_min(static_cast<int64_t>({src}.GetValidCol()) - {c0}, static_cast<int64_t>({s.cols.value}))"
+                want_r, want_c = self.cexpr(s.rows), self.cexpr(s.cols)
+                rows = f"pp_min(static_cast<int64_t>({src}.GetValidRow()) - {r0}, static_cast<int64_t>({want_r}))"
+                cols = f"pp_min(static_cast<int64_t>({src}.GetValidCol()) - {c0}, static_cast<int64_t>({want_c}))"
             self.lines.append(f"{pad}{ref}.SetValidShape({rows}, {cols});{tail}")
+
+    def _runtime_subview(self, s: SetValidShape, pad: str, tail: str) -> None:
+        """``tile[r:, c:]`` at a run-time start, as the real backend emits ``block.subview``: the view's
+        descriptor TASSIGNed at the tile's address plus the start's byte offset (row-major ND: ``r * cols
+        + c`` elements; DN: ``c * rows + r``), then its window clamped to the tile's valid shape."""
+        view, slot = s.buffer, s.slot
+        base = view.alias_of
+        rows, cols = base.tile_type.shape
+        row = slot.row if slot.row is not None else Const(view.view_starts.r0)  # type: ignore[union-attr]
+        col = slot.col if slot.col is not None else Const(view.view_starts.c0)  # type: ignore[union-attr]
+        bslot = slot.base  # type: ignore[union-attr]
+        addr = Const(base.addrs[0]) if base.depth == 1 else ListIndex(base.addrs, bslot)
+        nd = base.tile_type.effective_layout(self.arch).name == "ND"
+        elems = BinOp("+", BinOp("*", row, Const(cols)), col) if nd else BinOp("+", BinOp("*", col, Const(rows)), row)
+        offset = BinOp("*", elems, Const(base.tile_type.dtype.itemsize))
+        name = self.tile_names[view.uid]
+        src = self.tile_names[base.uid] + (f"[{self.cexpr(bslot)}]" if base.is_group else "")
+        r0, c0 = self.cexpr(row), self.cexpr(col)
+        want_r, want_c = self.cexpr(s.rows), self.cexpr(s.cols)
+        self.lines.append(f"{pad}TASSIGN({name}, {self.cexpr(BinOp('+', addr, offset))});{tail}")
+        self.lines.append(f"{pad}{name}.SetValidShape("
+                          f"pp_min(static_cast<int64_t>({src}.GetValidRow()) - {r0}, static_cast<int64_t>({want_r})), "
+                          f"pp_min(static_cast<int64_t>({src}.GetValidCol()) - {c0}, static_cast<int64_t>({want_c})));")
 
     # ---- whole function -----------------------------------------------------------------------
 

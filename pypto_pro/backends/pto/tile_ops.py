@@ -24,7 +24,8 @@ class OpContext:
 
     def tile(self, ref: TileRef) -> str:
         name = self.tile_name(ref.buffer)
-        return f"{name}[{self.cexpr(ref.slot)}]" if ref.buffer.is_group else name
+        # a subview at a run-time start is one descriptor, re-addressed where the subview is taken
+        return f"{name}[{self.cexpr(ref.slot)}]" if ref.buffer.is_group and ref.buffer.view_starts is None else name
 
 
 def op_lines(op: TileOp, ctx: OpContext, arch: str) -> list[str]:

@@ -141,8 +141,11 @@ class TileAccess:
         self.valid = st.valid
         self.space = b.space
         self.addrs = b.addrs
-        self.keys = [(b.space, a, a + b.slot_bytes, st.core) for a in b.addrs]
-        self.labels = [f"{b.name}[{i}]" if b.depth > 1 else b.name for i in range(b.depth)]
+        self.keys = [(b.space, a, a + b.slot_bytes, st.core) for a in b.addrs] if b.view_starts is None else \
+            [(b.space, a, b.alias_of.addrs[bs] + b.alias_of.slot_bytes, st.core)  # (its bytes end with its tile's)
+             for a, (bs, _, _) in zip(b.addrs, b.view_starts.slots(b.alias_of))]
+        self.labels = [f"{b.name}[{i}]" if b.depth > 1 else b.name for i in range(b.depth)] \
+            if b.view_starts is None else _start_labels(b)
         self.item = b.tile_type.dtype.itemsize
         self.row_bytes = b.tile_type.cols * self.item
         self.label = b.name
@@ -185,6 +188,12 @@ class TileAccess:
         if got is None:
             got = self._reg[key] = self.views[slot][:rows, :cols]
         return got
+
+
+def _start_labels(view) -> list[str]:
+    """A subview at a run-time start, per slot: its tile and where it starts, ``t[1]@[r, c]``."""
+    base = view.alias_of
+    return [f"{base.name}{f'[{bs}]' if base.depth > 1 else ''}@[{r}, {c}]" for bs, r, c in view.view_starts.slots(base)]
 
 
 def tiles(op: TileOp, env: SimEnv) -> list[TileAccess]:

@@ -55,4 +55,9 @@ class CoreMemory:
         return fractal.tile_view(self.arrays[buf.space][buf.addrs[slot]:], tt, tt.effective_layout(self.arch_name))
 
     def slot_views(self, buf: Buffer) -> list:
+        if buf.view_starts is not None:  # a subview at a run-time start: the window of its tile's slot
+            # (its tile's bytes from the start on, with the tile's strides: ir/subview.py)
+            base = buf.alias_of
+            bases = self.slot_views(base)  # type: ignore[arg-type]
+            return [bases[bs][r:, c:] for bs, r, c in buf.view_starts.slots(base)]
         return [self.tile_view(buf, i) for i in range(buf.depth)]

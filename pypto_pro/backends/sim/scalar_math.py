@@ -127,4 +127,14 @@ def wrap_code(code: str, dtype: DataType) -> str:
     return f"_{'u' if dtype.is_unsigned_int() else 'i'}{dtype.bits}({code})"
 
 
-HELPERS = ("idiv", "imod", "fdiv", "fmod", "shl", "shr", "f2i", "f32", "f16", "bf16", *WRAPPERS)
+def view_slot(base: int, row: int, col: int, r0: int, c0: int, nr: int, nc: int, rows: int, cols: int, name: str,
+              where: str = "") -> int:
+    """The slot of a subview taken at ``[row, col]`` of slot ``base`` of a ``rows x cols`` tile
+    (``pypto_pro/ir/subview.py``); a start outside the tile is a fault (the chip would address other bytes)."""
+    for what, v, n, extent in (("row", row, nr, rows), ("column", col, nc, cols)):
+        if n > 1 and not 0 <= v < extent:
+            raise _fault(f"this subview of '{name}' starts at {what} {v}, outside the tile's 0..{extent - 1}", where)
+    return base * (nr * nc) + (row - r0 if nr > 1 else 0) * nc + (col - c0 if nc > 1 else 0)
+
+
+HELPERS = ("idiv", "imod", "fdiv", "fmod", "shl", "shr", "f2i", "f32", "f16", "bf16", "view_slot", *WRAPPERS)

@@ -46,11 +46,15 @@ def _set_validshape(s: SetValidShape, st: SlotState, parent: SlotState | None = 
     rows_max, cols_max = s.buffer.tile_type.shape
     depth = len(st.views)
     valid = st.valid
+    starts = s.buffer.view_starts
 
     def dispatch(slot: int, rows: int, cols: int) -> None:
         if parent is not None:  # a subview: the window clamped to what its tile has valid now
-            _, r0, c0 = s.clamp_to
-            pr, pc = parent.valid[max(slot, 0)]
+            if starts is not None:  # at a run-time start: the slot says where (ir/subview.py)
+                bs, r0, c0 = starts.decode(slot)
+            else:
+                (_, r0, c0), bs = s.clamp_to, max(slot, 0)
+            pr, pc = parent.valid[bs]
             if pr <= r0 or pc <= c0:
                 raise fault(s, f"this subview starts at [{r0}, {c0}], past the valid shape [{pr}, {pc}] its tile has "
                                "here")
