@@ -158,8 +158,12 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
 
         def execute(mem: np.ndarray) -> None:
             rf.spr_mask = masks
+            if spr is not None:  # AR is the core's, not the call site's
+                rf.ar = spr.ar
             for k, sc in trace:
                 runs[k](rf, mem, bases, *sc)
+            if spr is not None:
+                spr.ar = rf.ar
 
         def run(defer: bool):
             if not defer:
