@@ -20,12 +20,13 @@ from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import CastLayout, MergeMode, SaturateMode, VFRoundMode
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import convert_lowp as lowp
+from pypto_pro.ops.vf import convert_sat
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import NUMERIC
 
 FAMILY = "vf_type_conversion"
 _MODES = {"CAST_RINT": "rint", "CAST_ROUND": "round", "CAST_FLOOR": "floor", "CAST_CEIL": "ceil",
-          "CAST_TRUNC": "trunc"}
+          "CAST_TRUNC": "trunc", "CAST_ODD": "odd"}
 _CASTABLE = {np.dtype(t) for t in (np.float16, np.float32, np.int8, np.uint8, np.int16, np.int32)} | \
     {np.dtype(D.DT_BF16.np_dtype)}
 
@@ -41,11 +42,11 @@ def _check_astype(p, node, a):
         to = lowp.targets(r.dtype) if r.dtype in lowp.LOW else ()
         p.fail(a.node("dtype"), f"vf.astype(): {r.dtype.name} converts to {' or '.join(d.name for d in to)}, "
                                 f"not {dt.name}" if to else
-                                f"vf.astype(): there is no {r.dtype.name} -> {dt.name} conversion (astype.md table 1)")
+                                f"vf.astype(): {r.dtype.name} -> {dt.name} is not a conversion of this release")
     if not low and dt not in NUMERIC:
         p.fail(a.node("dtype"), f"vf.astype(): converting to {dt.name} is not supported yet")
-    fp4 = r.dtype in lowp.FP4 or dt in lowp.FP4
-    ws, wd = (4, 1) if dt in lowp.FP4 else (1, 4) if r.dtype in lowp.FP4 else (c.width(r.dtype), c.width(dt))
+    fp4 = r.dtype in lowp.NIBBLE or dt in lowp.NIBBLE
+    ws, wd = (4, 1) if dt in lowp.NIBBLE else (1, 4) if r.dtype in lowp.NIBBLE else (c.width(r.dtype), c.width(dt))
     ratio = max(ws, wd) // min(ws, wd)
     if ratio not in (1, 2, 4):
         p.fail(node, f"vf.astype(): {r.dtype.name} -> {dt.name} changes the width {ratio}x (1x, 2x or 4x only)")
@@ -62,12 +63,16 @@ def _check_astype(p, node, a):
         if part >= ratio and ratio > 1:
             p.fail(a.node("layout"), f"vf.astype(): layout {layout.name} needs a 4x width change")
         rm = c.enum_arg(p, a, "round_mode", VFRoundMode, VFRoundMode.CAST_RINT)
+        if rm.name == "CAST_ODD" and (r.dtype, dt) != (D.DT_FP32, D.DT_FP16):
+            p.fail(a.node("round_mode"), f"vf.astype(): CAST_ODD rounds FP32 -> FP16 only, not {r.dtype.name} -> "
+                                         f"{dt.name} (the real backend's vcvt overloads)")
         if rm.name not in _MODES:
             p.fail(a.node("round_mode"), f"vf.astype(): round_mode {rm.name} is not supported yet "
                                          f"(supported: {', '.join(_MODES)})")
         mode = _MODES[rm.name]
+        sat = convert_sat.check(p, a, r.dtype, dt, c.enum_arg(p, a, "saturate", SaturateMode, None))
     d = c.dst(p, c.VREG, dt)
-    lane_dt = (D.DT_BF16 if fp4 else dt) if wd > ws else (D.DT_BF16 if fp4 else r.dtype)
+    lane_dt = (D.DT_FP16 if fp4 else dt) if wd > ws else (D.DT_FP16 if fp4 else r.dtype)
     c.emit(p, node, "vcvt", (d,), (c.read(r), c.read(m)), src=r.dtype, dtype=dt, part=part, ratio=ratio,
            widen=wd > ws, round=mode, saturate=sat, low=low, lanes=lanes(lane_dt), api="astype")
     return d
@@ -95,13 +100,14 @@ def _sim_vcvt(instr):
         return _sim_vcvt_low(instr)
     uid = instr.dsts[0].uid
     dt_np = np_of(ddt)
+    sat = at.get("saturate", False)
 
     def run(rf, mem, bases):
         x = view(rf.v[src.reg.uid], sdt)
         act = active(rf.m[mk.reg.uid], sdt)
         if widen and ratio > 1:
             x, act = x[part::ratio], act[part::ratio]
-        res = np.where(act, convert_lanes(x, dt_np, mode), dt_np.type(0))
+        res = np.where(act, convert_sat.lanes(x, dt_np, mode, sat, convert_lanes), dt_np.type(0))
         out = view(rf.v[uid], ddt)
         if not widen and ratio > 1:
             out[:] = 0
@@ -124,16 +130,16 @@ def _sim_vcvt_low(instr):
         if widen:
             codes = view(sreg, D.DT_UINT8)[part::ratio]
             act = active(m, D.DT_UINT8)[part::ratio]
-            if sdt in lowp.FP4:
-                vals = lowp.widen_fp4(codes, act, sdt)
+            if sdt in lowp.NIBBLE:
+                vals = lowp.widen_4bit(codes, act, sdt)
             else:
                 vals = np.where(act, lowp.decode(codes, sdt), 0.0)
             view(out, ddt)[:] = vals.astype(np_of(ddt))
             return
         x = view(sreg, sdt)
         act = active(m, sdt)
-        if ddt in lowp.FP4:
-            res = lowp.narrow_fp4(x, act, ddt, mode)
+        if ddt in lowp.NIBBLE:
+            res = lowp.narrow_4bit(x, act, ddt, mode, sat)
         else:
             res = np.where(act, lowp.encode(x.astype(np.float64), ddt, mode, sat), 0).astype(np.uint8)
         b = view(out, D.DT_UINT8)

@@ -147,10 +147,37 @@ def test_fp4_to_bf16_unpacks_byte_4j_plus_part(src, part):
     (pl.DT_FP32, pl.DT_HF8, dict(round_mode=pl.VFRoundMode.CAST_HYBRID), "CAST_HYBRID .* not modelled"),
     (pl.DT_FP16, pl.DT_HF8, dict(layout=pl.CastLayout.TWO), "takes layout ZERO or ONE, not TWO"),
     (pl.DT_BF16, pl.DT_FP4E2M1, dict(saturate=pl.SaturateMode.ON), "saturate does not apply"),
-    (pl.DT_FP16, pl.DT_FP8E4M3FN, {}, "no DT_FP16 -> DT_FP8E4M3FN conversion"),
+    (pl.DT_FP16, pl.DT_FP8E4M3FN, {}, "DT_FP16 -> DT_FP8E4M3FN is not a conversion"),
 ])
 def test_bad_low_precision_paths_are_located_errors(src, dst, kw, msg):
     k = two_in_kernel(_narrow_body(src, dst, ALL, **kw), src, pl.DT_UINT8)
     with pytest.raises(CompileError, match=msg) as e:
         k.compile()
     assert "test_vf_astype_lowp.py" in str(e.value)
+
+
+@pytest.mark.parametrize("sat", [pl.SaturateMode.OFF, pl.SaturateMode.ON])
+@pytest.mark.parametrize("part", [0, 3])
+def test_fp16_to_int4_and_back(sat, part):
+    a = (torch.randn((1, 128), generator=torch.Generator().manual_seed(9)) * 6).to(torch.float16)
+    a[0, :6] = torch.tensor([float("nan"), float("inf"), -float("inf"), 9.0, -9.5, 2.5])
+
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=pl.DT_FP16)
+        x = vf.load_align(ta, 0)
+        q = vf.astype(x, m, dtype=pl.DT_INT4, layout=LAYOUTS[part], round_mode=pl.VFRoundMode.CAST_RINT,
+                      saturate=sat)
+        y = vf.astype(q, m, dtype=pl.DT_INT16, layout=LAYOUTS[part])
+        vf.store_align(to, y, m)
+    out = torch.zeros((1, 128), dtype=torch.int16)
+    two_in_kernel(body, pl.DT_FP16, pl.DT_INT16)[None, 1](a, a, out)
+    x = a.numpy()[0].astype(np.float64)
+    r = np.rint(np.nan_to_num(x, nan=0.0, posinf=7, neginf=-8))
+    if sat is pl.SaturateMode.ON:
+        ref = np.clip(r, -8, 7)
+    else:  # the low 4 bits, sign-extended
+        lo = r.astype(np.int64) & 0xF
+        ref = np.where(lo >= 8, lo - 16, lo)
+    np.testing.assert_array_equal(out.numpy()[0], ref.astype(np.int16))
+    assert out[0, 3] == (7 if sat is pl.SaturateMode.ON else -7) and out[0, 5] == 2
