@@ -493,7 +493,8 @@ vf_api(FAMILY, "store_align", "dst, src, *args, dist=None, data_copy_mode=None, 
        "repeat_stride=None, post_update=False",
        "Store the active elements of a register to a UB tile: store_align(dst, src, mask[, offset]) (vsts).",
        _check_store_align, results=0)
-vf_instr("vsts", FAMILY, _sim_vsts, "VSTS", mem=_mem_store, cpp=_cpp("vsts(src, dst, offset, DIST, mask)"))
+vf_instr("vsts", FAMILY, _sim_vsts, "VSTS", mem=_mem_store, cpp=_cpp("vsts(src, dst, offset, DIST, mask)"),
+         lanewise=lambda i: i.attrs["dist"] in ("NORM", "NORM_B16"))
 
 
 # ---- barriers, address registers ----------------------------------------------------------------------
