@@ -69,8 +69,7 @@ _ALL = (1 << 256) - 1  # every bit of a 256-bit predicate / every byte of a regi
 
 
 class _LoadUse:
-    """The bytes a NORM ``vsts`` writes (its active lanes, when its mask is known at dispatch) and which
-    bytes of each NORM ``vlds`` the rest of the body can use: a register byte matters when a
+    """Which bytes of each NORM ``vlds`` the rest of the body can use: a register byte matters when a
     later instruction reads it in an active lane (a lane-wise instruction or NORM store: its mask's lanes
     at its dtype's width; any other reader: every byte) before the register is overwritten. Masks known
     at dispatch (``create_mask`` patterns, ``update_mask`` counts) are exact; any other mask counts as
@@ -79,13 +78,15 @@ class _LoadUse:
     fills). So the footprint of a load whose
     masked-off lanes pick up bytes nothing wrote (a tail tile under ``update_mask(n)``, as the real FA
     kernels do) is the part that reaches a result, not the whole register: the chip reads garbage
-    there, and it never matters."""
+    there, and it never matters. (A masked NORM store still counts as writing its whole register: the
+    exact active-lane write set would flag the FA kernels' harmless garbage rows, computed from tail
+    bytes and never stored, as reads of never-written bytes.)"""
 
     def __init__(self, instrs: list, decls: list) -> None:
         from pypto_pro.backends.sim.vf.regfile import set_active, width
         from pypto_pro.ops.vf.memory import pattern_lanes
         self.info = []
-        self.active = any(i.op in ("vlds", "vsts") and i.attrs.get("dist") in ("NORM", "NORM_B16") for i in instrs)
+        self.active = any(i.op == "vlds" and i.attrs.get("dist") == "NORM" for i in instrs)
         for i, d in zip(instrs, decls):
             reads = [(a.reg.uid, width(a.dtype or a.reg.dtype)) for a in i.args
                      if getattr(a, "reg", None) is not None and a.reg.kind == VREG]
@@ -101,12 +102,10 @@ class _LoadUse:
             plt_w = width(i.attrs["dtype"]) if i.op == "plt" else 0
             load = bool(i.op == "vlds" and i.attrs.get("dist") == "NORM" and len(i.dsts) == 1)
             vdst = [r.uid for r in i.dsts if r.kind == VREG]
-            store_w = width(i.attrs["dtype"]) if i.op == "vsts" and i.attrs.get("dist") in ("NORM", "NORM_B16") \
-                else 0
-            self.info.append((reads, mk, lw_w, mdst, static, plt_w, load, vdst, store_w))
+            self.info.append((reads, mk, lw_w, mdst, static, plt_w, load, vdst))
 
     def windows(self, trace: list) -> dict[int, tuple[int, int]]:
-        """trace position of a NORM load / store -> (first, end) register byte that matters / is written."""
+        """trace position of a NORM load -> (first, end) register byte that matters."""
         if not self.active:
             return {}
         masks: dict[int, int] = {}
@@ -118,12 +117,7 @@ class _LoadUse:
             out[pos] = (0, 0) if not bits else ((bits & -bits).bit_length() - 1, bits.bit_length())
 
         for pos, (k, sc) in enumerate(trace):
-            reads, mk, lw_w, mdst, static, plt_w, load, vdst, store_w = self.info[k]
-            if store_w:  # a NORM store writes its active lanes only
-                m = masks.get(mk, _ALL)
-                if m != _ALL:
-                    bits = _bytes_of_lanes(m, store_w)
-                    out[pos] = (0, 0) if not bits else ((bits & -bits).bit_length() - 1, bits.bit_length())
+            reads, mk, lw_w, mdst, static, plt_w, load, vdst = self.info[k]
             if reads:
                 use = _ALL
                 if lw_w:
@@ -219,7 +213,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                 continue
             for tile, off, n, write in f(*sc):
                 w = narrow.get(pos)
-                if w is not None:  # a NORM load / store of which only bytes w[0]..w[1] matter
+                if w is not None:  # a NORM load of which only bytes w[0]..w[1] reach an active lane
                     if w[1] <= w[0]:
                         continue
                     off, n = off + w[0], w[1] - w[0]
