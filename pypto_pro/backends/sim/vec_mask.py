@@ -17,13 +17,14 @@ _ALL = (1 << 64) - 1
 class VecMaskSPR:
     """One core's {MASK1, MASK0} and mode; at kernel start every bit is set, in norm mode."""
 
-    __slots__ = ("high", "low", "count")
+    __slots__ = ("high", "low", "count", "ar")
 
     def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
         self.high, self.low, self.count = _ALL, _ALL, False
+        self.ar = 0  # the AR special register (vf.squeeze STORE_REG; pl.get_spr reads it: ops/vf/spr.py)
 
     def snapshot(self) -> tuple[int, int, bool]:
         return self.high, self.low, self.count

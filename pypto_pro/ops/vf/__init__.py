@@ -4,7 +4,7 @@ tile-level instruction a call of a vector function is (``call.py``).
 
 Importing this package registers every declaration.
 """
-from pypto_pro.ops.vf import advanced, arith, call, convert, indexing, memory, reduce, special, unaligned  # noqa: F401
+from pypto_pro.ops.vf import advanced, arith, blocks, call, convert, histogram, indexing, memory, reduce, special, spr, unaligned  # noqa: F401
 from pypto_pro.ops.vf.decl import VF_INSTRS, VF_STUBS  # noqa: F401
 from pypto_pro.language.vf import Vf  # noqa: E402
 

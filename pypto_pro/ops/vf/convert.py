@@ -5,63 +5,76 @@ numerics (``backends/sim/numerics.cast``: float -> int rounds then saturates, Na
 saturates). When the widths differ, one instruction covers the lanes of the wider type: widening
 reads the even (``CastLayout.ZERO``) or odd (``ONE``) narrow lanes (every 4th from ``ZERO..THREE``
 for a 4x change); narrowing writes the results there and zeroes the other narrow lanes. The mask
-selects at the source's granularity. The 8-bit float sources FP8E4M3FN, FP8E5M2 (to FP32) and HF8
-(to FP16 / FP32) widen exactly. ``bit_cast`` is a view: the same register read as another type.
+selects at the source's granularity. The 8- and 4-bit float paths (FP32 -> FP8E4M3FN / FP8E5M2 /
+HF8, FP16 -> HF8, BF16 -> FP4E2M1 / FP4E1M2 and back) are ``convert_lowp``'s: their own layout,
+round-mode and saturation rules. ``bit_cast`` is a view: the same register read as another type.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from pypto_pro.backends.sim import hf8
 from pypto_pro.backends.sim.numerics import cast as tile_cast
 from pypto_pro.backends.sim.vf.regfile import active, lanes, np_of, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language import dtypes as D
-from pypto_pro.language.enums import CastLayout, MergeMode, VFRoundMode
+from pypto_pro.language.enums import CastLayout, MergeMode, SaturateMode, VFRoundMode
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import convert_lowp as lowp
+from pypto_pro.ops.vf import convert_sat
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import NUMERIC
 
 FAMILY = "vf_type_conversion"
 _MODES = {"CAST_RINT": "rint", "CAST_ROUND": "round", "CAST_FLOOR": "floor", "CAST_CEIL": "ceil",
-          "CAST_TRUNC": "trunc"}
+          "CAST_TRUNC": "trunc", "CAST_ODD": "odd"}
 _CASTABLE = {np.dtype(t) for t in (np.float16, np.float32, np.int8, np.uint8, np.int16, np.int32)} | \
     {np.dtype(D.DT_BF16.np_dtype)}
 
 
-# the 8-bit float sources this release converts (astype.md table 3: exact widenings, every 4th
-# lane for x4 by layout ZERO..THREE, every 2nd for HF8 -> FP16)
-_FP8_WIDEN = {D.DT_FP8E4M3FN: (D.DT_FP32,), D.DT_FP8E5M2: (D.DT_FP32,), D.DT_HF8: (D.DT_FP16, D.DT_FP32)}
-
-
 def _check_astype(p, node, a):
-    r = c.reg(p, a, "src", NUMERIC + tuple(_FP8_WIDEN))
+    r = c.reg(p, a, "src", NUMERIC + lowp.LOW)
     m = c.mask(p, a, "mask")
     dt = c.dtype_arg(p, a, "dtype")
     if dt is None:
         p.fail(node, "vf.astype(): dtype= (the destination type) is required")
-    if r.dtype in _FP8_WIDEN and dt not in _FP8_WIDEN[r.dtype]:
-        p.fail(a.node("dtype"), f"vf.astype(): {r.dtype.name} converts to "
-                                f"{' or '.join(d.name for d in _FP8_WIDEN[r.dtype])}, not {dt.name}")
-    if dt not in NUMERIC:
+    low = r.dtype in lowp.LOW or dt in lowp.LOW
+    if low and (r.dtype, dt) not in lowp.PATHS:
+        to = lowp.targets(r.dtype) if r.dtype in lowp.LOW else ()
+        p.fail(a.node("dtype"), f"vf.astype(): {r.dtype.name} converts to {' or '.join(d.name for d in to)}, "
+                                f"not {dt.name}" if to else
+                                f"vf.astype(): {r.dtype.name} -> {dt.name} is not a conversion of this release")
+    if not low and dt not in NUMERIC:
         p.fail(a.node("dtype"), f"vf.astype(): converting to {dt.name} is not supported yet")
-    ws, wd = c.width(r.dtype), c.width(dt)
+    fp4 = r.dtype in lowp.NIBBLE or dt in lowp.NIBBLE
+    ws, wd = (4, 1) if dt in lowp.NIBBLE else (1, 4) if r.dtype in lowp.NIBBLE else (c.width(r.dtype), c.width(dt))
     ratio = max(ws, wd) // min(ws, wd)
     if ratio not in (1, 2, 4):
         p.fail(node, f"vf.astype(): {r.dtype.name} -> {dt.name} changes the width {ratio}x (1x, 2x or 4x only)")
     layout = c.enum_arg(p, a, "layout", CastLayout, CastLayout.ZERO)
     part = {"ZERO": 0, "ONE": 1, "TWO": 2, "THREE": 3}[layout.name]
-    if part >= ratio and ratio > 1:
-        p.fail(a.node("layout"), f"vf.astype(): layout {layout.name} needs a 4x width change")
-    rm = c.enum_arg(p, a, "round_mode", VFRoundMode, VFRoundMode.CAST_RINT)
-    if rm.name not in _MODES:
-        p.fail(a.node("round_mode"), f"vf.astype(): round_mode {rm.name} is not supported yet "
-                                     f"(supported: {', '.join(_MODES)})")
     if c.enum_arg(p, a, "mode", MergeMode, MergeMode.ZEROING) is MergeMode.MERGING:
         p.fail(a.node("mode"), "vf.astype(): mode=MERGING is not supported (the page: ZEROING only)")
+    sat = False
+    if low:
+        rm_given = c.enum_arg(p, a, "round_mode", VFRoundMode, None)
+        sat_given = c.enum_arg(p, a, "saturate", SaturateMode, None)
+        mode, sat = lowp.check(p, a, node, r.dtype, dt, layout.name, rm_given, sat_given)
+    else:
+        if part >= ratio and ratio > 1:
+            p.fail(a.node("layout"), f"vf.astype(): layout {layout.name} needs a 4x width change")
+        rm = c.enum_arg(p, a, "round_mode", VFRoundMode, VFRoundMode.CAST_RINT)
+        if rm.name == "CAST_ODD" and (r.dtype, dt) != (D.DT_FP32, D.DT_FP16):
+            p.fail(a.node("round_mode"), f"vf.astype(): CAST_ODD rounds FP32 -> FP16 only, not {r.dtype.name} -> "
+                                         f"{dt.name} (the real backend's vcvt overloads)")
+        if rm.name not in _MODES:
+            p.fail(a.node("round_mode"), f"vf.astype(): round_mode {rm.name} is not supported yet "
+                                         f"(supported: {', '.join(_MODES)})")
+        mode = _MODES[rm.name]
+        sat = convert_sat.check(p, a, r.dtype, dt, c.enum_arg(p, a, "saturate", SaturateMode, None))
     d = c.dst(p, c.VREG, dt)
+    lane_dt = (D.DT_FP16 if fp4 else dt) if wd > ws else (D.DT_FP16 if fp4 else r.dtype)
     c.emit(p, node, "vcvt", (d,), (c.read(r), c.read(m)), src=r.dtype, dtype=dt, part=part, ratio=ratio,
-           widen=wd > ws, round=_MODES[rm.name], lanes=lanes(dt if wd > ws else r.dtype), api="astype")
+           widen=wd > ws, round=mode, saturate=sat, low=low, lanes=lanes(lane_dt), api="astype")
     return d
 
 
@@ -83,25 +96,55 @@ def _sim_vcvt(instr):
     src, mk = instr.args
     at = instr.attrs
     sdt, ddt, part, ratio, widen, mode = at["src"], at["dtype"], at["part"], at["ratio"], at["widen"], at["round"]
+    if at.get("low"):
+        return _sim_vcvt_low(instr)
     uid = instr.dsts[0].uid
     dt_np = np_of(ddt)
+    sat = at.get("saturate", False)
 
     def run(rf, mem, bases):
         x = view(rf.v[src.reg.uid], sdt)
         act = active(rf.m[mk.reg.uid], sdt)
         if widen and ratio > 1:
             x, act = x[part::ratio], act[part::ratio]
-        if sdt in _FP8_WIDEN:  # exact: every fp8 / HF8 value is a float16 / float32 value
-            vals = hf8.decode(x) if sdt is D.DT_HF8 else x.astype(np.float32)
-            res = np.where(act, vals.astype(dt_np), dt_np.type(0))
-        else:
-            res = np.where(act, convert_lanes(x, dt_np, mode), dt_np.type(0))
+        res = np.where(act, convert_sat.lanes(x, dt_np, mode, sat, convert_lanes), dt_np.type(0))
         out = view(rf.v[uid], ddt)
         if not widen and ratio > 1:
             out[:] = 0
             out[part::ratio] = res
         else:
             out[:] = res
+    return run
+
+
+def _sim_vcvt_low(instr):
+    """The 8- / 4-bit float paths (``convert_lowp``): narrow results in byte ``k * ratio + part``."""
+    src, mk = instr.args
+    at = instr.attrs
+    sdt, ddt, part, ratio, widen = at["src"], at["dtype"], at["part"], at["ratio"], at["widen"]
+    mode, sat, uid = at["round"], at["saturate"], instr.dsts[0].uid
+
+    def run(rf, mem, bases):
+        sreg, m = rf.v[src.reg.uid], rf.m[mk.reg.uid]
+        out = rf.v[uid]
+        if widen:
+            codes = view(sreg, D.DT_UINT8)[part::ratio]
+            act = active(m, D.DT_UINT8)[part::ratio]
+            if sdt in lowp.NIBBLE:
+                vals = lowp.widen_4bit(codes, act, sdt)
+            else:
+                vals = np.where(act, lowp.decode(codes, sdt), 0.0)
+            view(out, ddt)[:] = vals.astype(np_of(ddt))
+            return
+        x = view(sreg, sdt)
+        act = active(m, sdt)
+        if ddt in lowp.NIBBLE:
+            res = lowp.narrow_4bit(x, act, ddt, mode, sat)
+        else:
+            res = np.where(act, lowp.encode(x.astype(np.float64), ddt, mode, sat), 0).astype(np.uint8)
+        b = view(out, D.DT_UINT8)
+        b[:] = 0
+        b[part::ratio] = res
     return run
 
 

@@ -41,9 +41,18 @@ class VfInstrDecl:
     mem: MemRule | None = None
     cpp: Callable[..., str] | None = None
     cpp_missing: str = ""
+    lanewise: Callable[..., bool] | bool | None = None
 
     def cost_key(self, instr) -> str:
         return self.cost(instr) if callable(self.cost) else self.cost
+
+    def is_lanewise(self, instr) -> bool:
+        """Whether lane i of every register operand matters only where the mask operand selects lane i
+        (at the width of ``attrs["dtype"]``): what the simulator's footprint of a load may rely on
+        (``backends/sim/vf/call.py``). Default: the builders of ``ops/vf/lanes.sim_lanewise``."""
+        if self.lanewise is None:
+            return bool(getattr(self.sim, "lanewise", False))
+        return self.lanewise(instr) if callable(self.lanewise) else self.lanewise
 
 
 VF_INSTRS: dict[str, VfInstrDecl] = {}
@@ -52,13 +61,14 @@ VF_RESULTS: dict[str, int] = {}      # public name -> registers it produces (0: 
 
 
 def vf_instr(name: str, family: str, sim: SimRule, cost: CostRule, mem: MemRule | None = None,
-             cpp: Callable[..., str] | None = None, cpp_missing: str = "") -> VfInstrDecl:
-    """Declare (and register) a VF instruction kind."""
+             cpp: Callable[..., str] | None = None, cpp_missing: str = "",
+             lanewise: Callable[..., bool] | bool | None = None) -> VfInstrDecl:
+    """Declare (and register) a VF instruction kind (``lanewise``: see ``VfInstrDecl.is_lanewise``)."""
     if name in VF_INSTRS:
         raise ValueError(f"VF instruction {name!r} is declared twice")
     if cpp is None and not cpp_missing:
         raise ValueError(f"VF instruction {name!r}: give its C++ spelling or say why there is none")
-    d = VfInstrDecl(name, family, sim, cost, mem, cpp, cpp_missing)
+    d = VfInstrDecl(name, family, sim, cost, mem, cpp, cpp_missing, lanewise)
     VF_INSTRS[name] = d
     return d
 

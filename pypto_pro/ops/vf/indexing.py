@@ -17,7 +17,8 @@ comparison_and_selection,advanced_computation,data_movement}``): ``vf.arange``, 
   8-bit tile takes 16-bit indices and gives 16-bit lanes (the byte zero-extended: INT8 -> INT16, UINT8 ->
   UINT16), a 16-bit tile also takes 32-bit indices (each element in the low half of a 32-bit lane, the
   high half 0: even lanes data, odd lanes 0); ``scatter(tile, src, index,
-  mask)``: ``tile[index[i]] = src[i]`` on the active lanes. An index outside the tile is a located
+  mask)``: ``tile[index[i]] = src[i]`` on the active lanes. ``gather(register, index)`` (the reg -> reg
+  form, vselr) is ``dst[i] = src[index[i] % lanes]``: same type, unsigned indices as wide, no mask. An index outside the tile is a located
   simulation error; their footprint is the whole tile (the indices are data).
 """
 from __future__ import annotations
@@ -206,7 +207,40 @@ def _whole_tile(p, node, ptr, write: bool):
     return addr, ptr.ref.buffer.slot_bytes  # the footprint is the rest of the tile from the pointer
 
 
+_REG_GATHER = (D.DT_INT8, D.DT_UINT8, D.DT_INT16, D.DT_UINT16, D.DT_FP16, D.DT_BF16, D.DT_INT32, D.DT_UINT32,
+               D.DT_FP32)
+
+
+def _gather_regs(p, node, a):
+    """The reg -> reg form (vselr): ``dst[i] = src[indices[i] % lanes]``, no mask, the source's type."""
+    src = c.reg(p, a, "src", _REG_GATHER)
+    idx = c.reg(p, a, "indices", (D.DT_UINT8, D.DT_UINT16, D.DT_UINT32))
+    if c.width(idx.dtype) != c.width(src.dtype):
+        p.fail(a.node("indices"), f"vf.gather(): indices of {idx.dtype.name} for a register of {src.dtype.name}: "
+                                  "the reg -> reg form takes unsigned indices as wide as the elements")
+    for name in ("mask", "data_copy_mode"):
+        if a[name] is not None:
+            p.fail(a.node(name), f"vf.gather(): the reg -> reg form takes no '{name}' (gather.md: Tile -> reg only)")
+    d = c.dst(p, c.VREG, src.dtype)
+    c.emit(p, node, "vselr", (d,), (c.read(src), c.read(idx)), dtype=src.dtype, lanes=lanes(src.dtype), api="gather")
+    return d
+
+
+def _sim_vselr(instr):
+    src, idx = instr.args
+    uid, dt = instr.dsts[0].uid, instr.attrs["dtype"]
+    u = _UNSIGNED[c.width(dt)]
+
+    def run(rf, mem, bases):
+        x = rf.v[src.reg.uid].view(u).copy()
+        ix = view(rf.v[idx.reg.uid], idx.dtype).astype(np.int64) % x.size
+        rf.v[uid].view(u)[:] = x[ix]
+    return run
+
+
 def _check_gather(p, node, a):
+    if isinstance(a["src"], RegValue):
+        return _gather_regs(p, node, a)
     ptr = c.tile_ptr(p, a, "src")
     idx = c.reg(p, a, "indices", INTS)
     m = c.mask(p, a, "mask", required=False)
@@ -293,7 +327,9 @@ def _sim_vgather(instr):
 
 
 vf_api(FAMILY, "gather", "src, indices, mask=None, data_copy_mode=None",
-       "dst[i] = src[indices[i]] (elements of the tile) on the active lanes.", _check_gather)
+       "dst[i] = src[indices[i]] (elements of the tile) on the active lanes; of a register src: "
+       "dst[i] = src[indices[i] % lanes].", _check_gather)
+vf_instr("vselr", FAMILY, _sim_vselr, "VMASK", cpp=lambda i: "vselr(dst, src, index)")
 vf_instr("vgather", FAMILY, _sim_vgather, "VLDS",
          mem=lambda i: (lambda off, t=i.args[2].tile, n=i.attrs["size"]: ((t, off, n - off, False),)),
          cpp=lambda i: "vgather2(dst, src, index, mask)")

@@ -54,6 +54,7 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
             else:
                 merge(out, res, active(rf.m[mk.reg.uid], odt), merging)
         return run
+    build.lanewise = True  # type: ignore[attr-defined]  (lane i of each operand matters only where lane i is active)
     return build
 
 

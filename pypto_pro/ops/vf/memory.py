@@ -185,12 +185,16 @@ def _check_load_align(p, node, a):
     dt = c.dtype_arg(p, a, "dtype", ptr.dtype)
     dist = c.enum_arg(p, a, "dist", LoadDist, LoadDist.NORM, allowed=tuple(_LOAD))
     mode = c.enum_arg(p, a, "data_copy_mode", DataCopyMode, None)
-    if mode is not None and mode.name != "NORM":
-        p.fail(a.node("data_copy_mode"), f"vf.load_align(): data_copy_mode={mode.name} is not supported yet")
     if isinstance(p.target_value(), RegValue) and p.target_value().is_mask:
+        if mode is not None and mode.name != "NORM":
+            p.fail(a.node("data_copy_mode"), "vf.load_align() into a mask register takes no data_copy_mode")
         return _load_mask(p, node, a, ptr, p.target_value(), dist)
+    if mode is not None and mode.name != "NORM":
+        from pypto_pro.ops.vf.blocks import load_blocks
+        return load_blocks(p, node, a, ptr, dt)
     if isinstance(a["offset"], RegValue):
-        p.fail(a.node("offset"), "vf.load_align(): a mask offset (DATA_BLOCK_COPY) is not supported yet")
+        p.fail(a.node("offset"), "vf.load_align(): a mask in the offset position needs "
+                                 "data_copy_mode=pl.DataCopyMode.DATA_BLOCK_COPY")
     post = _want_bool(p, a, "post_update")
     elements = c.element_offset(p, a, "offset", ptr)
     if post:
@@ -328,7 +332,8 @@ def _check_store_align(p, node, a):
         return _store_intlv(p, node, a, ptr, src, extra, dist.name)
     m = extra[0]
     if mode.name != "NORM":
-        return _store_blocks(p, node, a, ptr, src, m, extra[1:])
+        from pypto_pro.ops.vf.blocks import store_blocks
+        return store_blocks(p, node, a, ptr, src, m, extra[1:])
     if len(extra) > 2:
         p.fail(node, f"vf.store_align(dst, src, mask[, offset]) takes at most 4 positional arguments, got "
                      f"{2 + len(extra)}")
@@ -440,66 +445,6 @@ def _want_bool(p, a, name: str) -> bool:
     return v
 
 
-def _store_blocks(p, node, a, ptr, src, m, extra):
-    """DATA_BLOCK_COPY: the register's 8 blocks of 32 bytes go ``block_stride`` blocks apart; a block is
-    stored when any of its 32 mask bits is set; post_update moves the pointer ``repeat_stride`` blocks."""
-    if len(extra) > 2:
-        p.fail(node, "vf.store_align(dst, src, mask[, block_stride[, repeat_stride]]) in DATA_BLOCK_COPY mode")
-    values = {"block_stride": a["block_stride"], "repeat_stride": a["repeat_stride"]}
-    for k, v in zip(("block_stride", "repeat_stride"), extra):
-        values[k] = v
-
-    class _Vals:
-        display = "vf.store_align"
-
-        def __getitem__(self, k):
-            return values[k]
-
-        def node(self, k):
-            return a.node(k) if a[k] is not None else node
-    vals = _Vals()
-    if values["block_stride"] is None:
-        p.fail(node, "vf.store_align(): DATA_BLOCK_COPY needs block_stride (in 32-byte blocks)")
-    bs = c.scalar(p, vals, "block_stride", DT_INT64)
-    post = _want_bool(p, a, "post_update")
-    if post:
-        addr, cur = c.post_address(p, node, ptr, write=True)
-    else:
-        addr = c.address(p, node, ptr, Const(0, DT_INT64), write=True)
-    c.emit(p, node, "vsstb", (), (c.read(src), c.read(m), addr, bs), api="store_align", dtype=src.dtype,
-           align=32, lanes=lanes(src.dtype))
-    if post:
-        if values["repeat_stride"] is None:
-            p.fail(node, "vf.store_align(): post_update=True in DATA_BLOCK_COPY mode needs repeat_stride (blocks)")
-        rs = c.scalar(p, vals, "repeat_stride", DT_INT64)
-        c.advance(p, node, cur, c._mul(p, node, rs, Const(32 // c.width(ptr.dtype), DT_INT64)))
-    return None
-
-
-def _sim_vsstb(instr):
-    src, mk, mref, _ = instr.args
-    tile = mref.tile
-
-    def run(rf, mem, bases, off, bs):
-        addr = bases[tile] + off
-        _aligned(instr, addr, 32)
-        reg = rf.v[src.reg.uid]
-        blocks = rf.m[mk.reg.uid].reshape(8, 32).any(axis=1)
-        for j in range(8):
-            if blocks[j]:
-                at = addr + j * bs * 32
-                mem[at:at + 32] = reg[32 * j:32 * j + 32]
-    return run
-
-
-def _mem_vsstb(instr):
-    tile = instr.args[2].tile
-    return lambda off, bs: tuple((tile, off + j * bs * 32, 32, True) for j in range(8))
-
-
-vf_instr("vsstb", FAMILY, _sim_vsstb, "VSTS", mem=_mem_vsstb, cpp=_cpp("vsstb(src, dst, stride, mask)"))
-
-
 def _offset_value(p, node, ptr, offset):
     class _One:  # reuse the element-offset rules on one positional value
         display = "vf.store_align"
@@ -548,7 +493,8 @@ vf_api(FAMILY, "store_align", "dst, src, *args, dist=None, data_copy_mode=None, 
        "repeat_stride=None, post_update=False",
        "Store the active elements of a register to a UB tile: store_align(dst, src, mask[, offset]) (vsts).",
        _check_store_align, results=0)
-vf_instr("vsts", FAMILY, _sim_vsts, "VSTS", mem=_mem_store, cpp=_cpp("vsts(src, dst, offset, DIST, mask)"))
+vf_instr("vsts", FAMILY, _sim_vsts, "VSTS", mem=_mem_store, cpp=_cpp("vsts(src, dst, offset, DIST, mask)"),
+         lanewise=lambda i: i.attrs["dist"] in ("NORM", "NORM_B16"))
 
 
 # ---- barriers, address registers ----------------------------------------------------------------------

@@ -65,6 +65,104 @@ def _ub_of(view: np.ndarray) -> np.ndarray:
     return base
 
 
+_ALL = (1 << 256) - 1  # every bit of a 256-bit predicate / every byte of a register
+
+
+class _LoadUse:
+    """Which bytes of each NORM ``vlds`` the rest of the body can use: a register byte matters when a
+    later instruction reads it in an active lane (a lane-wise instruction or NORM store: its mask's lanes
+    at its dtype's width; any other reader: every byte) before the register is overwritten. Masks known
+    at dispatch (``create_mask`` patterns, ``update_mask`` counts) are exact; any other mask counts as
+    all lanes; what a load's register still holds at the body's end is unused (each run of the body
+    writes a register before it reads it, unless it is a loop-carried accumulator, which no load
+    fills). So the footprint of a load whose
+    masked-off lanes pick up bytes nothing wrote (a tail tile under ``update_mask(n)``, as the real FA
+    kernels do) is the part that reaches a result, not the whole register: the chip reads garbage
+    there, and it never matters. (A masked NORM store still counts as writing its whole register: the
+    exact active-lane write set would flag the FA kernels' harmless garbage rows, computed from tail
+    bytes and never stored, as reads of never-written bytes.)"""
+
+    def __init__(self, instrs: list, decls: list) -> None:
+        from pypto_pro.backends.sim.vf.regfile import set_active, width
+        from pypto_pro.ops.vf.memory import pattern_lanes
+        self.info = []
+        self.active = any(i.op == "vlds" and i.attrs.get("dist") == "NORM" for i in instrs)
+        for i, d in zip(instrs, decls):
+            reads = [(a.reg.uid, width(a.dtype or a.reg.dtype)) for a in i.args
+                     if getattr(a, "reg", None) is not None and a.reg.kind == VREG]
+            mk = next((a.reg.uid for a in i.args if getattr(a, "reg", None) is not None and a.reg.kind == MASK), None)
+            lw = mk is not None and d.is_lanewise(i)
+            lw_w = width(i.attrs["dtype"]) if lw and i.attrs.get("dtype") is not None else 0
+            mdst = [r.uid for r in i.dsts if r.kind == MASK]
+            static = None
+            if i.op == "pset" and mdst:
+                bits = np.zeros(256, np.bool_)
+                set_active(bits, pattern_lanes(i.attrs["pattern"], 256 // width(i.attrs["dtype"])), i.attrs["dtype"])
+                static = int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
+            plt_w = width(i.attrs["dtype"]) if i.op == "plt" else 0
+            load = bool(i.op == "vlds" and i.attrs.get("dist") == "NORM" and len(i.dsts) == 1)
+            vdst = [r.uid for r in i.dsts if r.kind == VREG]
+            self.info.append((reads, mk, lw_w, mdst, static, plt_w, load, vdst))
+
+    def windows(self, trace: list) -> dict[int, tuple[int, int]]:
+        """trace position of a NORM load -> (first, end) register byte that matters."""
+        if not self.active:
+            return {}
+        masks: dict[int, int] = {}
+        pending: dict[int, list] = {}  # register -> [trace position of its load, bytes used]
+        out: dict[int, tuple[int, int]] = {}
+
+        def close(uid: int) -> None:
+            pos, bits = pending.pop(uid)
+            out[pos] = (0, 0) if not bits else ((bits & -bits).bit_length() - 1, bits.bit_length())
+
+        for pos, (k, sc) in enumerate(trace):
+            reads, mk, lw_w, mdst, static, plt_w, load, vdst = self.info[k]
+            if reads:
+                use = _ALL
+                if lw_w:
+                    m = masks.get(mk, _ALL)
+                    use = _bytes_of_lanes(m, lw_w) if m != _ALL else _ALL
+                for uid, w in reads:
+                    p = pending.get(uid)
+                    if p is not None:
+                        p[1] |= use if (lw_w and w == lw_w) else _ALL
+            for uid in mdst:
+                if static is not None:
+                    masks[uid] = static
+                elif plt_w:
+                    n = min(sc[0] & 0xFFFFFFFF, 256 // plt_w)
+                    masks[uid] = (1 << (n * plt_w)) - 1
+                else:
+                    masks.pop(uid, None)  # data-dependent: all lanes
+            for uid in vdst:
+                if uid in pending:
+                    close(uid)
+                if load:
+                    pending[uid] = [pos, 0]
+        for uid in list(pending):  # the body's registers are its own: what it did not read by its end is unused
+            close(uid)
+        return out
+
+
+_LANE_BYTES: dict[tuple[int, int], int] = {}
+
+
+def _bytes_of_lanes(mask: int, w: int) -> int:
+    """The register bytes of the lanes (``w`` bytes each) whose predicate bit ``w * i`` is set."""
+    key = (mask, w)
+    r = _LANE_BYTES.get(key)
+    if r is None:
+        r = 0
+        lane = (1 << w) - 1
+        for i in range(0, 256, w):
+            if mask >> i & 1:
+                r |= lane << i
+        if len(_LANE_BYTES) < 4096:
+            _LANE_BYTES[key] = r
+    return r
+
+
 def rule(op: VfCall, env: SimEnv) -> Callable:
     """The dispatcher of one VF call site (see module docstring)."""
     from pypto_pro.ops.vf.decl import VF_INSTRS
@@ -94,6 +192,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
     core = accs[0].st.core
     fname = op.attrs.get("vf")
     spr = env.spr
+    load_use = _LoadUse(instrs, decls)
 
     def dispatch(*args) -> Prepared:
         slots, scalars = args[:ntiles], args[ntiles:]
@@ -105,13 +204,19 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
         cycles = VF_START.value
         work = 0
         nbytes = 0
-        for k, sc in trace:
+        narrow = load_use.windows(trace)
+        for pos, (k, sc) in enumerate(trace):
             cycles += costs[k]
             work += lanes[k]
             f = foots[k]
             if f is None:
                 continue
             for tile, off, n, write in f(*sc):
+                w = narrow.get(pos)
+                if w is not None:  # a NORM load of which only bytes w[0]..w[1] reach an active lane
+                    if w[1] <= w[0]:
+                        continue
+                    off, n = off + w[0], w[1] - w[0]
                 t = accs[tile]
                 base = bases[tile]
                 if base + off < 0 or base + off + n > ub.size:  # past a tile is fine (the chip does it), past UB not
@@ -158,8 +263,12 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
 
         def execute(mem: np.ndarray) -> None:
             rf.spr_mask = masks
+            if spr is not None:  # AR is the core's, not the call site's
+                rf.ar = spr.ar
             for k, sc in trace:
                 runs[k](rf, mem, bases, *sc)
+            if spr is not None:
+                spr.ar = rf.ar
 
         def run(defer: bool):
             if not defer:
