@@ -97,23 +97,39 @@ _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "gt": np.greater, "le
         "ge": np.greater_equal}
 
 
+def _compare_dtype(p, a, x: RegValue, y: RegValue, cmp_dt) -> "D.DataType":
+    """The dtype two registers compare as (the real backend's vector-vector rule): ``cmp_dtype``
+    (8/16/32/64-bit) reinterprets both; without it the widths must match and b reads as a's dtype."""
+    if cmp_dt is not None:
+        if cmp_dt.get_bit() not in (8, 16, 32, 64):
+            p.fail(a.node("cmp_dtype"), f"{a.display}(): cmp_dtype must be an 8/16/32/64-bit type, got {cmp_dt.name}")
+        return cmp_dt
+    if x.dtype.get_bit() != y.dtype.get_bit():
+        p.fail(a.node("b"), f"{a.display}(): 'b' is a register of {y.dtype.name} but 'a' is {x.dtype.name}; two "
+                            "registers of different bit widths compare only with cmp_dtype=")
+    return x.dtype
+
+
 def _declare_cmp(name: str) -> None:
     fn = _CMP[name]
 
     def check(p, node, a):
         x = c.reg(p, a, "a", NUMERIC)
         m = c.mask(p, a, "mask")
-        d = c.dst(p, c.MASK, x.dtype)
+        cmp_dt = c.dtype_arg(p, a, "cmp_dtype")
         if isinstance(a["b"], RegValue):
             y = c.reg(p, a, "b", NUMERIC)
-            c.same_dtype(p, a, ("a", "b"), [x, y])
-            c.emit(p, node, "vcmp", (d,), (c.read(x), c.read(y), c.read(m)), dtype=x.dtype, cmp=name, api=name)
+            dt = _compare_dtype(p, a, x, y, cmp_dt)
+            d = c.dst(p, c.MASK, dt)
+            c.emit(p, node, "vcmp", (d,), (c.read(x), c.read(y), c.read(m)), dtype=dt, cmp=name, api=name)
         else:
+            d = c.dst(p, c.MASK, x.dtype)
             s = c.scalar(p, a, "b", x.dtype)
             c.emit(p, node, "vcmps", (d,), (c.read(x), c.read(m), s), dtype=x.dtype, cmp=name, api=name)
         return d
     vf_api(FAMILY, name, "a, b, mask, cmp_dtype=None",
-           f"A mask: lane i active when mask selects it and a[i] {name} b[i] (b: a register or a scalar).", check)
+           f"A mask: lane i active when mask selects it and a[i] {name} b[i] (b: a register or a scalar; "
+           "two registers of one bit width compare as a's dtype, or as cmp_dtype: both reinterpreted).", check)
     return fn
 
 
