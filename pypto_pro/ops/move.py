@@ -27,6 +27,7 @@ from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.data_movement import ACC_STORE_DTYPES, hf8_out
 from pypto_pro.ops.decl import PATH, api, instruction, vector
 from pypto_pro.backends.sim import fixpipe, hf8
+from pypto_pro.backends.sim.undefined import carriable, copy_carry
 from pypto_pro.ops.fixpipe_scale import (convert, deq_word, has_scale, quant_words, scale_operand,
                                          single_mode_only)
 from pypto_pro.ops.insert import TRANSPOSE_PAIR, emit_insert, ub_to_l1_sim
@@ -224,6 +225,7 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
     tmov = op.attrs.get("tmov", False)
     srows, scols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
     packed = op.dst.tile_type.dtype.packed  # type: ignore[union-attr]
+    carry = carriable(d, a)
 
     def dispatch(sd: int, sa: int, r0: int, c0: int) -> Prepared:
         dr, dc = d.valid[sd]
@@ -246,8 +248,11 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
         # shape carry what L1 holds there (garbage the chip computes with and a tail store leaves out), so the
         # checkers see the read of the source's valid part only
         read = a.window(sa, r0, min(r, vr), c0 + min(c, vc)) if tmov else a.window(sa, r0, r, c0 + c)
+        # never-written L1 bytes (padding) are copied as they are: undefined elements of dst (sim/undefined.py)
+        written = (*d.written(sd, dr, dc), copy_carry(d, sd, a, sa, r0, c0, r, c, transpose)) if carry else \
+            d.written(sd, dr, dc)
         return Prepared(r, c, True, (read, d.access(sd, dr, dc, True)), (),
-                        dr * dc * d.item, run, (d.written(sd, dr, dc),))
+                        dr * dc * d.item, run, (written,))
     return dispatch
 
 

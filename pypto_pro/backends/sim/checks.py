@@ -11,6 +11,7 @@ from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, PIPE_INDEX, PIPES, Inst
 from pypto_pro.backends.sim.same_writes import Region, SameWrites, span_of
 from pypto_pro.backends.sim.scheduler import Reporter
 from pypto_pro.backends.sim.stale import StaleBytes
+from pypto_pro.backends.sim import undefined
 from pypto_pro.errors_sim import RaceError, UninitializedReadError
 from pypto_pro.language.enums import PipeType
 
@@ -102,6 +103,11 @@ class OnChipChecker:
         self.written = {key: np.zeros(cap, dtype=np.bool_) for key, cap in capacities.items()}  # (core, space)
         self.known_written: set[tuple] = set()
         self.stale = StaleBytes()
+        # bytes a carrying instruction (undefined.py) derived from never-written ones, and where those entered
+        self.tainted: dict[tuple, np.ndarray] = {}
+        self.taint_origin: dict[tuple, Inst] = {}
+        self._origins: dict[Inst, Inst] = {}  # carrier -> the instruction its undefined inputs entered at
+        self._noted: set[int] = set()
 
     def reset_block(self) -> None:
         self.slots.clear()
@@ -109,6 +115,9 @@ class OnChipChecker:
             bm[:] = False
         self.known_written.clear()
         self.stale.reset_block()
+        self.tainted.clear()
+        self.taint_origin.clear()
+        self._origins.clear()
 
     def _key_overlaps(self, key: tuple) -> list[tuple]:
         found = self.overlaps.get(key)
@@ -206,6 +215,29 @@ class OnChipChecker:
         region = self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used]
         if not region.all():
             r, c = np.argwhere(~region)[0]
+            taint = self.tainted.get(mem)
+            carried = taint is not None and \
+                bool(taint[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used][~region].any())
+            if any(len(w) > 5 for w in inst.commits):  # a carrier (undefined.py): its result says what is defined
+                origin = self.taint_origin.get(mem, inst) if carried else inst
+                self._origins.setdefault(inst, origin)
+                if not carried and id(inst.stmt) not in self._noted:
+                    self._noted.add(id(inst.stmt))
+                    self.reporter.notes.append(
+                        f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
+                        f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x}): the chip "
+                        f"computes with whatever the memory holds; the elements derived from them are left undefined, "
+                        f"and only a later read of those (a compute or a store) is a fault (here none was: padding "
+                        f"the kernel discards)")
+                return
+            if carried:
+                origin = self.taint_origin.get(mem)
+                raise_text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} computed from bytes nothing "
+                              f"in this block wrote (first at row {r}, byte {c} of the tile: address "
+                              f"0x{lo + r * row_bytes + c:x}); the never-written bytes entered at "
+                              f"{origin.describe() if origin is not None else 'an earlier instruction'}")
+                self.reporter.report(UninitializedReadError(raise_text))
+                return
             text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
                     f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})")
             if any(g[3] for g in inst.gm):  # a store to GM: the poison lands in the output, where it shows
@@ -216,14 +248,35 @@ class OnChipChecker:
         else:
             self.known_written.add(ck)
 
-    def committed(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int) -> None:
-        """``inst`` has written ``rows`` x ``used`` bytes of the tile at ``lo`` (rows ``row_bytes`` apart)."""
+    def committed(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int,
+                  carry: "undefined.Carry | None" = None) -> None:
+        """``inst`` has written ``rows`` x ``used`` bytes of the tile at ``lo`` (rows ``row_bytes`` apart);
+        ``carry``: which of its elements are defined, when it read never-written bytes (undefined.py)."""
         self.stale.written(inst, mem, lo, rows, row_bytes, used)
+        taint = self.tainted.get(mem)
+        if taint is not None:  # rewritten bytes are fresh (a carrier re-taints its undefined ones below)
+            taint[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = False
+        if carry is not None and inst in self._origins:
+            mask = carry.fn(self._defined)
+            if not mask.all():
+                bm = self.written[mem]
+                bm[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
+                undefined.mark(bm, carry.dst, carry.slot, ~mask, False)
+                if taint is None:
+                    taint = self.tainted[mem] = np.zeros_like(bm)
+                undefined.mark(taint, carry.dst, carry.slot, ~mask, True)
+                self.taint_origin[mem] = self._origins.pop(inst)
+                self.known_written = {k for k in self.known_written if k[0] != mem}  # bytes became undefined
+                return
+            self._origins.pop(inst, None)
         region = (mem, lo, rows, used)
         if region in self.known_written:  # marked before in this block (and bytes never become unwritten)
             return
         self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
         self.known_written.add(region)
+
+    def _defined(self, ta, slot: int, r0: int, c0: int, rows: int, cols: int) -> np.ndarray:
+        return undefined.defined(self.written[(ta.st.core, ta.space)], ta, slot, r0, c0, rows, cols)
 
 
 def _cells(rect: tuple) -> list[tuple]:
