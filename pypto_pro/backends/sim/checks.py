@@ -216,9 +216,13 @@ class OnChipChecker:
         if not region.all():
             r, c = np.argwhere(~region)[0]
             taint = self.tainted.get(mem)
-            carried = taint is not None and \
-                bool(taint[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used][~region].any())
-            if any(len(w) > 5 for w in inst.commits):  # a carrier (undefined.py): its result says what is defined
+            hit = taint[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used][~region] if taint is not None \
+                else None
+            carried = hit is not None and bool(hit.any())
+            carry = next((w[5] for w in inst.commits if len(w) > 5), None)
+            if carry is not None and (carry.entry or carried and bool(hit.all())):
+                # a carrier (undefined.py): its result says what is defined; a matmul carries only what a move
+                # carried in (it reading never-written L0 / bias / accumulator bytes directly is still a fault)
                 origin = self.taint_origin.get(mem, inst) if carried else inst
                 self._origins.setdefault(inst, origin)
                 if not carried and id(inst.stmt) not in self._noted:

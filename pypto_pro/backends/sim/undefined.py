@@ -5,7 +5,8 @@ valid shape is widened to the full M before the L1 -> L0 copy, a matmul over tho
 The chip copies and multiplies whatever the memory holds; the padding rows (columns) of the
 product are garbage and the kernel leaves them out of the store. Reading such bytes is only a
 fault when what was *derived* from them is used. So the copies that only move elements
-(``pl.move`` Mat -> Left / Right) and the matmul carry undefinedness instead of stopping the run:
+(``pl.move`` Mat -> Left / Right, where they enter) and the matmul (which carries on what a move
+carried in; reading never-written L0 bytes directly is still a fault there) carry undefinedness:
 an element of the destination is written only where every source element it is made of was;
 the others are *tainted*. Any later read of tainted bytes (a compute or a store) is an
 ``UninitializedReadError`` naming where the never-written bytes entered; a tainted element that
@@ -50,12 +51,13 @@ def carriable(*tas) -> bool:
 class Carry:
     """How one instruction's destination elements depend on its sources: ``fn(defined)`` gives the
     destination window's per-element "defined" mask, ``defined(ta, slot, r0, c0, rows, cols)``
-    being the sources' masks when the instruction lands."""
+    being the sources' masks when the instruction lands. ``entry``: never-written bytes may enter
+    here (a copy of padding); otherwise only bytes an entry already carried are carried on."""
 
-    __slots__ = ("dst", "slot", "fn")
+    __slots__ = ("dst", "slot", "fn", "entry")
 
-    def __init__(self, dst, slot: int, fn: Callable[[Callable], np.ndarray]):
-        self.dst, self.slot, self.fn = dst, slot, fn
+    def __init__(self, dst, slot: int, fn: Callable[[Callable], np.ndarray], entry: bool):
+        self.dst, self.slot, self.fn, self.entry = dst, slot, fn, entry
 
 
 def copy_carry(dst, sd: int, src, ss: int, r0: int, c0: int, rows: int, cols: int, transpose: bool) -> Carry:
@@ -63,7 +65,7 @@ def copy_carry(dst, sd: int, src, ss: int, r0: int, c0: int, rows: int, cols: in
     def fn(defined: Callable) -> np.ndarray:
         m = defined(src, ss, r0, c0, rows, cols)
         return m.T if transpose else m
-    return Carry(dst, sd, fn)
+    return Carry(dst, sd, fn, True)
 
 
 def matmul_carry(dst, sd: int, lhs, sl: int, rhs, sr: int, m: int, k: int, n: int,
@@ -78,4 +80,4 @@ def matmul_carry(dst, sd: int, lhs, sl: int, rhs, sr: int, m: int, k: int, n: in
             t, se, r = acc
             out = out & defined(t, se, 0, 0, r, n)  # r == 1: a bias row, broadcast over M
         return out
-    return Carry(dst, sd, fn)
+    return Carry(dst, sd, fn, False)
