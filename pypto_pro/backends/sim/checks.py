@@ -108,6 +108,7 @@ class OnChipChecker:
         self.taint_origin: dict[tuple, Inst] = {}
         self._origins: dict[Inst, Inst] = {}  # carrier -> the instruction its undefined inputs entered at
         self._noted: set[int] = set()
+        self._entries: dict[Inst, str] = {}  # entry instruction -> what it read that nothing wrote
 
     def reset_block(self) -> None:
         self.slots.clear()
@@ -118,6 +119,7 @@ class OnChipChecker:
         self.tainted.clear()
         self.taint_origin.clear()
         self._origins.clear()
+        self._entries.clear()
 
     def _key_overlaps(self, key: tuple) -> list[tuple]:
         found = self.overlaps.get(key)
@@ -225,21 +227,23 @@ class OnChipChecker:
                 # carried in (it reading never-written L0 / bias / accumulator bytes directly is still a fault)
                 origin = self.taint_origin.get(mem, inst) if carried else inst
                 self._origins.setdefault(inst, origin)
-                if not carried and id(inst.stmt) not in self._noted:
-                    self._noted.add(id(inst.stmt))
-                    self.reporter.notes.append(
-                        f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
-                        f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x}): the chip "
-                        f"computes with whatever the memory holds; the elements derived from them are left undefined, "
-                        f"and only a later read of those (a compute or a store) is a fault (here none was: padding "
-                        f"the kernel discards)")
+                if not carried and inst not in self._entries:
+                    entry = (f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block "
+                             f"wrote (first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})")
+                    self._entries[inst] = entry
+                    if id(inst.stmt) not in self._noted:
+                        self._noted.add(id(inst.stmt))
+                        self.reporter.notes.append(
+                            f"{entry}: the chip computes with whatever the memory holds; what is derived from them is "
+                            f"left undefined, and only a read of that by an instruction that does not carry it on (a "
+                            f"store, a scalar read) would be a fault (here none was: padding the kernel discards)")
                 return
             if carried:
                 origin = self.taint_origin.get(mem)
+                entry = self._entries.get(origin) if origin is not None else None
                 raise_text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} computed from bytes nothing "
                               f"in this block wrote (first at row {r}, byte {c} of the tile: address "
-                              f"0x{lo + r * row_bytes + c:x}); the never-written bytes entered at "
-                              f"{origin.describe() if origin is not None else 'an earlier instruction'}")
+                              f"0x{lo + r * row_bytes + c:x}); they entered where {entry or 'an earlier copy read them'}")
                 self.reporter.report(UninitializedReadError(raise_text))
                 return
             text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
@@ -261,26 +265,23 @@ class OnChipChecker:
         if taint is not None:  # rewritten bytes are fresh (a carrier re-taints its undefined ones below)
             taint[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = False
         if carry is not None and inst in self._origins:
-            mask = carry.fn(self._defined)
-            if not mask.all():
+            bad = carry.undefined(self.written)
+            origin = self._origins[inst]  # (kept: a broadcast instruction commits one region per core)
+            if bad.size:
                 bm = self.written[mem]
                 bm[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
-                undefined.mark(bm, carry.dst, carry.slot, ~mask, False)
+                bm[bad] = False
                 if taint is None:
                     taint = self.tainted[mem] = np.zeros_like(bm)
-                undefined.mark(taint, carry.dst, carry.slot, ~mask, True)
-                self.taint_origin[mem] = self._origins.pop(inst)
+                taint[bad] = True
+                self.taint_origin[mem] = origin
                 self.known_written = {k for k in self.known_written if k[0] != mem}  # bytes became undefined
                 return
-            self._origins.pop(inst, None)
         region = (mem, lo, rows, used)
         if region in self.known_written:  # marked before in this block (and bytes never become unwritten)
             return
         self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
         self.known_written.add(region)
-
-    def _defined(self, ta, slot: int, r0: int, c0: int, rows: int, cols: int) -> np.ndarray:
-        return undefined.defined(self.written[(ta.st.core, ta.space)], ta, slot, r0, c0, rows, cols)
 
 
 def _cells(rect: tuple) -> list[tuple]:

@@ -68,7 +68,7 @@ def test_padding_rows_left_out_of_the_store_are_a_note():
 def test_storing_the_rows_derived_from_padding_is_a_fault():
     a, b, out = _data(20)
     with pytest.raises(UninitializedReadError, match=r"computed from bytes nothing in this block wrote.*"
-                                                      r"entered at extract on MTE1"):
+                                                      r"entered where extract on MTE1 .* reads Mat bytes of a1"):
         _kernel("all")(a, b, out, 20)
 
 
