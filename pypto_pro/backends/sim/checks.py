@@ -154,7 +154,9 @@ class OnChipChecker:
             st.r[p] = (vc[p], inst, fp)
             space, lo, _, core = key
             if self.stale.marks:
-                self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter)
+                carry = next((w[5] for w in inst.commits if len(w) > 5), None) if inst.commits else None
+                entry = (lambda text: self._enter(inst, text)) if carry is not None and carry.entry else None
+                self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter, entry)
             self._check_written(inst, (core, space), lo, rows, row_bytes, used, label)
 
     def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst,
@@ -227,23 +229,18 @@ class OnChipChecker:
                 # carried in (it reading never-written L0 / bias / accumulator bytes directly is still a fault)
                 origin = self.taint_origin.get(mem, inst) if carried else inst
                 self._origins.setdefault(inst, origin)
-                if not carried and inst not in self._entries:
-                    entry = (f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block "
-                             f"wrote (first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})")
-                    self._entries[inst] = entry
-                    if id(inst.stmt) not in self._noted:
-                        self._noted.add(id(inst.stmt))
-                        self.reporter.notes.append(
-                            f"{entry}: the chip computes with whatever the memory holds; what is derived from them is "
-                            f"left undefined, and only a read of that by an instruction that does not carry it on (a "
-                            f"store, a scalar read) would be a fault (here none was: padding the kernel discards)")
+                if not carried:
+                    self._enter(inst, f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this "
+                                      f"block wrote (first at row {r}, byte {c} of the tile: address "
+                                      f"0x{lo + r * row_bytes + c:x})")
                 return
             if carried:
                 origin = self.taint_origin.get(mem)
                 entry = self._entries.get(origin) if origin is not None else None
-                raise_text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} computed from bytes nothing "
-                              f"in this block wrote (first at row {r}, byte {c} of the tile: address "
-                              f"0x{lo + r * row_bytes + c:x}); they entered where {entry or 'an earlier copy read them'}")
+                raise_text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} computed from padding (bytes "
+                              f"nothing in this block wrote, or another tile's) (first at row {r}, byte {c} of the "
+                              f"tile: address 0x{lo + r * row_bytes + c:x}); they entered where "
+                              f"{entry or 'an earlier copy read them'}")
                 self.reporter.report(UninitializedReadError(raise_text))
                 return
             text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
@@ -256,6 +253,19 @@ class OnChipChecker:
         else:
             self.known_written.add(ck)
 
+    def _enter(self, inst: Inst, entry: str) -> None:
+        """Padding (never-written or stale bytes, ``entry`` says which) enters at carrier ``inst``: a note."""
+        self._origins.setdefault(inst, inst)
+        if inst in self._entries:
+            return
+        self._entries[inst] = entry
+        if id(inst.stmt) not in self._noted:
+            self._noted.add(id(inst.stmt))
+            self.reporter.notes.append(
+                f"{entry}: the chip computes with whatever the memory holds; what is derived from them is left "
+                f"undefined, and only a read of that by an instruction that does not carry it on (a store, a scalar "
+                f"read) would be a fault (here none was: padding the kernel discards)")
+
     def committed(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int,
                   carry: "undefined.Carry | None" = None) -> None:
         """``inst`` has written ``rows`` x ``used`` bytes of the tile at ``lo`` (rows ``row_bytes`` apart);
@@ -265,7 +275,7 @@ class OnChipChecker:
         if taint is not None:  # rewritten bytes are fresh (a carrier re-taints its undefined ones below)
             taint[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = False
         if carry is not None and inst in self._origins:
-            bad = carry.undefined(self.written)
+            bad = carry.undefined(self.stale.unmarked(self.written) if self.stale.marks else self.written)
             origin = self._origins[inst]  # (kept: a broadcast instruction commits one region per core)
             if bad.size:
                 bm = self.written[mem]
