@@ -200,15 +200,15 @@ def _window(op: TileOp, g: np.ndarray, offs: tuple, rows: int, cols: int, axes: 
     """NumPy index, GM rect and transpose flag of a rows x cols window; a located fault when it leaves
     the tensor."""
     shape = g.shape
-    for axis, o in enumerate(offs):
-        if not 0 <= o < shape[axis]:
-            raise fault(op, f"{verb} '{pname}': offset {o} on axis {axis} is outside the tensor's shape {list(shape)}",
-                        OutOfBoundsError)
     a0, a1 = axes
     if g.ndim == 1:
         ext = {0: cols}
     else:
         ext = {a0: rows, a1: cols}
+    for axis, o in enumerate(offs):  # an empty window (a run-time valid extent 0) may start at the end
+        if not (0 <= o < shape[axis] or o == shape[axis] and ext.get(axis, 1) == 0):
+            raise fault(op, f"{verb} '{pname}': offset {o} on axis {axis} is outside the tensor's shape {list(shape)}",
+                        OutOfBoundsError)
     idx: list = []
     rect: list = []
     for axis, o in enumerate(offs):

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pypto_pro.arch.layouts import BOXES
 from pypto_pro.backends.sim import fractal
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, fault, tiles
+from pypto_pro.backends.sim.undefined import bytes_carry
 from pypto_pro.frontend.operands import Args, element_node, in_section, want_index, want_tile
 from pypto_pro.ir.expr import as_expr
 from pypto_pro.ir.nodes import TileOp, TileRef
@@ -189,6 +190,8 @@ def _dma_sim(bursts_of: Callable) -> Callable:
             writes = tuple(((space, lo + do * item, lo + (do + n) * item, core), True, label, 1, n * item, n * item)
                            for _, do, n in bursts)
             commits = tuple(((core, space), lo + do * item, 1, n * item, n * item) for _, do, n in bursts)
+            if commits:  # undefined (padding) bytes carried on, byte for byte (sim/undefined.py), at the last commit
+                commits = (*commits[:-1], (*commits[-1], bytes_carry(d, sd, s, ss, bursts, item)))
             return Prepared(vr, vc, True, (s.access(ss, vr, vc, False), *writes), (),
                             sum(n for _, _, n in bursts) * item, run, commits)
         return dispatch

@@ -16,6 +16,7 @@ from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, tiles
 from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
 from pypto_pro.ir.nodes import TileOp, TileRef
 from pypto_pro.backends.sim import hf8
+from pypto_pro.backends.sim.undefined import carriable, matmul_carry
 from pypto_pro.language.dtypes import (DT_BF16, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP16, DT_FP32, DT_HF8, DT_INT8,
                                        DT_INT32)
 from pypto_pro.language.enums import AccPhase, MemorySpace, PipeType, SectionKind
@@ -103,6 +104,7 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
     acc_np = op.dst.tile_type.dtype.np_dtype  # type: ignore[union-attr]
     comp = np.int64 if acc_np == np.int32 else np.float64
     lhs_dt, rhs_dt = (t.tile_type.dtype for t in op.srcs[:2])  # type: ignore[union-attr]
+    carry = carriable(*ts)
 
     def values(x, dt) -> np.ndarray:
         return hf8.decode(np.asarray(x)) if dt is DT_HF8 else np.asarray(x).astype(comp)
@@ -139,7 +141,11 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
             out[...] = prod.astype(acc_np) if comp is not np.int64 else \
                 (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
         run = deferred(compute, d.views[sd][:m, :n])
-        return Prepared(m, n, True, tuple(accesses), (), 0, run, (d.written(sd, m, n),), k)
+        written = d.written(sd, m, n)
+        if carry:  # padding rows / columns of the operands make only their rows / columns of C undefined
+            acc = (extra, rest[0], m if accumulate else 1) if extra is not None else None
+            written = (*written, matmul_carry(d, sd, lhs, sl, rhs, sr, m, k, n, acc))
+        return Prepared(m, n, True, tuple(accesses), (), 0, run, (written,), k)
     return dispatch
 
 

@@ -27,6 +27,7 @@ from pypto_pro.ops.cpp import call_cpp
 from pypto_pro.ops.data_movement import ACC_STORE_DTYPES, hf8_out
 from pypto_pro.ops.decl import PATH, api, instruction, vector
 from pypto_pro.backends.sim import fixpipe, hf8
+from pypto_pro.backends.sim.undefined import carriable, copy_carry
 from pypto_pro.ops.fixpipe_scale import (convert, deq_word, has_scale, quant_words, scale_operand,
                                          single_mode_only)
 from pypto_pro.ops.insert import TRANSPOSE_PAIR, emit_insert, ub_to_l1_sim
@@ -206,14 +207,17 @@ def _copy_sim(op: TileOp, env: SimEnv) -> Callable:
     """Vec -> Vec (TMOV): the rows and columns both valid shapes cover (the smaller of the two, per
     axis, as PTO-ISA's a2a3 and a5 ``TMovToVec`` take them); dst's valid shape is left as it is."""
     d, a = tiles(op, env)
+    carry = carriable(d, a)
 
     def dispatch(sd: int, sa: int) -> Prepared:
         (dr, dc), (sr, sc) = d.valid[sd], a.valid[sa]
         r, c = min(dr, sr), min(dc, sc)
         src = a.views[sa][:r, :c]
         run = deferred(lambda out: np.copyto(out, src), d.views[sd][:r, :c])
+        written = (*d.written(sd, r, c), copy_carry(d, sd, a, sa, 0, 0, r, c, entry=False)) if carry else \
+            d.written(sd, r, c)
         return Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), d.access(sd, r, c, True)), (),
-                        r * c * d.item, run, (d.written(sd, r, c),))
+                        r * c * d.item, run, (written,))
     return dispatch
 
 
@@ -224,6 +228,7 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
     tmov = op.attrs.get("tmov", False)
     srows, scols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
     packed = op.dst.tile_type.dtype.packed  # type: ignore[union-attr]
+    carry = carriable(d, a)
 
     def dispatch(sd: int, sa: int, r0: int, c0: int) -> Prepared:
         dr, dc = d.valid[sd]
@@ -246,8 +251,11 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
         # shape carry what L1 holds there (garbage the chip computes with and a tail store leaves out), so the
         # checkers see the read of the source's valid part only
         read = a.window(sa, r0, min(r, vr), c0 + min(c, vc)) if tmov else a.window(sa, r0, r, c0 + c)
+        # never-written L1 bytes (padding) are copied as they are: undefined elements of dst (sim/undefined.py)
+        written = (*d.written(sd, dr, dc), copy_carry(d, sd, a, sa, r0, c0, r, c, transpose)) if carry else \
+            d.written(sd, dr, dc)
         return Prepared(r, c, True, (read, d.access(sd, dr, dc, True)), (),
-                        dr * dc * d.item, run, (d.written(sd, dr, dc),))
+                        dr * dc * d.item, run, (written,))
     return dispatch
 
 
@@ -266,6 +274,7 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
     runtime_scale = "deq_runtime" in op.attrs
     to_hf8 = op.dst.tile_type.dtype.name == "DT_HF8"  # type: ignore[union-attr]
     fp = TileAccess(env.states[op.srcs[1].buffer.uid]) if len(op.srcs) > 1 else None  # type: ignore[union-attr]
+    carry = carriable(d, a)
 
     def dispatch(sd: int, sa: int, *offset: int) -> Prepared:
         fp_slot = None
@@ -284,10 +293,12 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
                                 f"outside its {rows} x {cols} shape")
             if mode is AccToVecMode.DualModeSplitM:
                 r = (r + 1) // 2
+                at = (r0 + k * r, c0)
                 src = a.views[sa][r0 + k * r:r0 + (k + 1) * r, c0:c0 + c]
                 acc_src = a.window(sa, r0 + k * r, r, c0 + c)
             else:
                 c = (c + 31) // 32 * 32 // 2
+                at = (r0, c0 + k * c)
                 src = a.views[sa][r0:r0 + r, c0 + k * c:c0 + (k + 1) * c]
                 acc_src = a.window(sa, r0, r, c0 + (k + 1) * c)
         elif offset:  # TEXTRACT: dst's valid region from the Acc at [r0, c0]
@@ -297,11 +308,13 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
             if r0 < 0 or c0 < 0 or r0 + r > vr or c0 + c > vc:
                 raise fault(op, f"pl.move extracts {r} x {c} at [{r0}, {c0}] of '{a.label}', whose valid shape is "
                                 f"{vr} x {vc}")
+            at = (r0, c0)
             src = a.views[sa][r0:r0 + r, c0:c0 + c]
             acc_src = a.window(sa, r0, r, c0 + c)
         elif mode is AccToVecMode.DualModeSplitM:
             vr = r
             r = (r + 1) // 2  # the real codegen rounds the Acc's valid M up to even
+            at = (k * r, 0)
             src = a.views[sa][k * r:(k + 1) * r, :c]
             # the rounded-up row is moved as it is but is no data: checked for stale bytes is only
             # what the matmul wrote (the Acc's valid rows)
@@ -309,9 +322,11 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
         elif mode is AccToVecMode.DualModeSplitN:
             vc = c
             c = (c + 31) // 32 * 32 // 2  # valid N rounded up to 32, then halved
+            at = (0, k * c)
             src = a.views[sa][:r, k * c:(k + 1) * c]
             acc_src = a.window(sa, 0, r, min((k + 1) * c, vc))  # (the rounded-up columns are no data)
         else:
+            at = (0, 0)
             src = a.views[sa][:r, :c]
             acc_src = a.access(sa, r, c, False)
         # PTO-ISA's TMOV Acc -> Vec moves the Acc's valid shape (TMovCcToUb(m, n) of src.GetValidRow/Col):
@@ -339,7 +354,10 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
             else:
                 numerics.cast(out, np.ascontiguousarray(data), "rint")
         run = deferred(compute, d.views[sd][:r, :c])
-        return Prepared(r, c, True, reads, (), r * c * d.item, run, (d.written(sd, r, c),))
+        # Acc bytes past what the matmul wrote (a valid N widened to the fixpipe's alignment) move as they are:
+        # undefined elements of dst (sim/undefined.py)
+        written = (*d.written(sd, r, c), copy_carry(d, sd, a, sa, *at, r, c)) if carry else d.written(sd, r, c)
+        return Prepared(r, c, True, reads, (), r * c * d.item, run, (written,))
     return dispatch
 
 

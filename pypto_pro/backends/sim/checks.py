@@ -11,6 +11,7 @@ from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, PIPE_INDEX, PIPES, Inst
 from pypto_pro.backends.sim.same_writes import Region, SameWrites, span_of
 from pypto_pro.backends.sim.scheduler import Reporter
 from pypto_pro.backends.sim.stale import StaleBytes
+from pypto_pro.backends.sim import undefined
 from pypto_pro.errors_sim import RaceError, UninitializedReadError
 from pypto_pro.language.enums import PipeType
 
@@ -102,6 +103,12 @@ class OnChipChecker:
         self.written = {key: np.zeros(cap, dtype=np.bool_) for key, cap in capacities.items()}  # (core, space)
         self.known_written: set[tuple] = set()
         self.stale = StaleBytes()
+        # bytes a carrying instruction (undefined.py) derived from never-written ones, and where those entered
+        self.tainted: dict[tuple, np.ndarray] = {}
+        self.taint_origin: dict[tuple, Inst] = {}
+        self._origins: dict[Inst, Inst] = {}  # carrier -> the instruction its undefined inputs entered at
+        self._noted: set[int] = set()
+        self._entries: dict[Inst, str] = {}  # entry instruction -> what it read that nothing wrote
 
     def reset_block(self) -> None:
         self.slots.clear()
@@ -109,6 +116,10 @@ class OnChipChecker:
             bm[:] = False
         self.known_written.clear()
         self.stale.reset_block()
+        self.tainted.clear()
+        self.taint_origin.clear()
+        self._origins.clear()
+        self._entries.clear()
 
     def _key_overlaps(self, key: tuple) -> list[tuple]:
         found = self.overlaps.get(key)
@@ -143,7 +154,9 @@ class OnChipChecker:
             st.r[p] = (vc[p], inst, fp)
             space, lo, _, core = key
             if self.stale.marks:
-                self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter)
+                carry = next((w[5] for w in inst.commits if len(w) > 5), None) if inst.commits else None
+                entry = (lambda text: self._enter(inst, text)) if carry is not None and carry.entry else None
+                self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter, entry)
             self._check_written(inst, (core, space), lo, rows, row_bytes, used, label)
 
     def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst,
@@ -206,6 +219,30 @@ class OnChipChecker:
         region = self.written[mem][lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used]
         if not region.all():
             r, c = np.argwhere(~region)[0]
+            taint = self.tainted.get(mem)
+            hit = taint[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used][~region] if taint is not None \
+                else None
+            carried = hit is not None and bool(hit.any())
+            carry = next((w[5] for w in inst.commits if len(w) > 5), None)
+            if carry is not None and (carry.entry or carried and bool(hit.all())):
+                # a carrier (undefined.py): its result says what is defined; a matmul carries only what a move
+                # carried in (it reading never-written L0 / bias / accumulator bytes directly is still a fault)
+                origin = self.taint_origin.get(mem, inst) if carried else inst
+                self._origins.setdefault(inst, origin)
+                if not carried:
+                    self._enter(inst, f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this "
+                                      f"block wrote (first at row {r}, byte {c} of the tile: address "
+                                      f"0x{lo + r * row_bytes + c:x})")
+                return
+            if carried:
+                origin = self.taint_origin.get(mem)
+                entry = self._entries.get(origin) if origin is not None else None
+                raise_text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} computed from padding (bytes "
+                              f"nothing in this block wrote, or another tile's) (first at row {r}, byte {c} of the "
+                              f"tile: address 0x{lo + r * row_bytes + c:x}); they entered where "
+                              f"{entry or 'an earlier copy read them'}")
+                self.reporter.report(UninitializedReadError(raise_text))
+                return
             text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this block wrote "
                     f"(first at row {r}, byte {c} of the tile: address 0x{lo + r * row_bytes + c:x})")
             if any(g[3] for g in inst.gm):  # a store to GM: the poison lands in the output, where it shows
@@ -216,9 +253,40 @@ class OnChipChecker:
         else:
             self.known_written.add(ck)
 
-    def committed(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int) -> None:
-        """``inst`` has written ``rows`` x ``used`` bytes of the tile at ``lo`` (rows ``row_bytes`` apart)."""
+    def _enter(self, inst: Inst, entry: str) -> None:
+        """Padding (never-written or stale bytes, ``entry`` says which) enters at carrier ``inst``: a note."""
+        self._origins.setdefault(inst, inst)
+        if inst in self._entries:
+            return
+        self._entries[inst] = entry
+        if id(inst.stmt) not in self._noted:
+            self._noted.add(id(inst.stmt))
+            self.reporter.notes.append(
+                f"{entry}: the chip computes with whatever the memory holds; what is derived from them is left "
+                f"undefined, and only a read of that by an instruction that does not carry it on (a store, a scalar "
+                f"read) would be a fault (here none was: padding the kernel discards)")
+
+    def committed(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int,
+                  carry: "undefined.Carry | None" = None) -> None:
+        """``inst`` has written ``rows`` x ``used`` bytes of the tile at ``lo`` (rows ``row_bytes`` apart);
+        ``carry``: which of its elements are defined, when it read never-written bytes (undefined.py)."""
         self.stale.written(inst, mem, lo, rows, row_bytes, used)
+        taint = self.tainted.get(mem)
+        if taint is not None:  # rewritten bytes are fresh (a carrier re-taints its undefined ones below)
+            taint[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = False
+        if carry is not None and inst in self._origins:
+            bad = carry.undefined(self.stale.unmarked(self.written) if self.stale.marks else self.written)
+            origin = self._origins[inst]  # (kept: a broadcast instruction commits one region per core)
+            if bad.size:
+                bm = self.written[mem]
+                bm[lo:lo + rows * row_bytes].reshape(rows, row_bytes)[:, :used] = True
+                bm[bad] = False
+                if taint is None:
+                    taint = self.tainted[mem] = np.zeros_like(bm)
+                taint[bad] = True
+                self.taint_origin[mem] = origin
+                self.known_written = {k for k in self.known_written if k[0] != mem}  # bytes became undefined
+                return
         region = (mem, lo, rows, used)
         if region in self.known_written:  # marked before in this block (and bytes never become unwritten)
             return

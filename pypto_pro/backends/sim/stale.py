@@ -2,6 +2,8 @@
 wrote less of (the previous tile's data), tracked for the on-chip checker."""
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from pypto_pro.backends.sim.inst import Inst
@@ -92,7 +94,9 @@ class StaleBytes:
             self.marks.setdefault(mem, []).append(_Mark(addrs, inst, lo, row_bytes))
 
     def check(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int, label: str,
-              reporter: Reporter) -> None:
+              reporter: Reporter, entry: Callable[[str], None] | None = None) -> None:
+        """Report a read of marked bytes; ``entry``: the reader copies them as they are (a carrier where
+        padding may enter, ``undefined.py``): it is told the finding instead."""
         for mark in self.marks.get(mem, ()):
             if not self._may_touch(mark, lo, rows, row_bytes, used):
                 continue
@@ -101,9 +105,33 @@ class StaleBytes:
             if hit.size:
                 addr = int(hit[0])
                 r, c = divmod(addr - lo, row_bytes)
-                reporter.report(UninitializedReadError(
-                    f"{inst.describe()} reads {mem[1].name} bytes of {label} that the latest {writer.name} into "
-                    f"this tile ({writer.where()}) did not write: they still hold an earlier {writer.name}'s data, "
-                    f"another tile's (first at row {r}, byte {c} of the tile: address 0x{addr:x}); is the valid "
-                    f"shape wider than the data written?"))
+                text = (f"{inst.describe()} reads {mem[1].name} bytes of {label} that the latest {writer.name} into "
+                        f"this tile ({writer.where()}) did not write: they still hold an earlier {writer.name}'s data, "
+                        f"another tile's (first at row {r}, byte {c} of the tile: address 0x{addr:x})")
+                if entry is not None:
+                    entry(text)
+                else:
+                    reporter.report(UninitializedReadError(f"{text}; is the valid shape wider than the data written?"))
                 return
+
+    def unmarked(self, written: dict) -> "_Unmarked":
+        """``written`` (memory -> bitmap) with the marked bytes cleared, looked up lazily."""
+        return _Unmarked(written, self.marks)
+
+
+class _Unmarked:
+    """A memory -> written-bitmap mapping in which stale bytes count as not written."""
+
+    def __init__(self, written: dict, marks: dict):
+        self.written, self.marks, self.got = written, marks, {}
+
+    def __getitem__(self, mem: tuple) -> np.ndarray:
+        bm = self.got.get(mem)
+        if bm is None:
+            bm = self.written[mem]
+            if self.marks.get(mem):
+                bm = bm.copy()
+                for mark in self.marks[mem]:
+                    bm[mark.addrs] = False
+            self.got[mem] = bm
+        return bm

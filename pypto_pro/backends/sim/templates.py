@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, require_valid, tiles
+from pypto_pro.backends.sim.undefined import carriable, map_carry, reduce_carry
 from pypto_pro.ir.nodes import TileOp
 
 
@@ -34,6 +35,7 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
         widest = max(t.row_bytes for t in ts)
 
         memo: dict[tuple, tuple] = {}  # (dst slot, src slots, rows, cols) -> (src views, dst view, accesses, written)
+        carry = carriable(*ts)  # padding computed with carries its undefinedness on (undefined.py)
 
         def dispatch(sd: int, *rest) -> Prepared:
             slots, scalars = rest[:n], rest[n + unused:]
@@ -46,7 +48,8 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
                 got = memo[key] = (
                     tuple(t.region(s, r, c) for t, s in zip(srcs, slots)), d.region(sd, r, c),
                     tuple(t.access(s, r, c, False) for t, s in zip(srcs, slots)) + (d.access(sd, r, c, True),),
-                    (d.written(sd, r, c),))
+                    ((*d.written(sd, r, c), map_carry(d, sd, r, c, tuple((t, s, "same") for t, s in zip(srcs, slots)))),)
+                    if carry else (d.written(sd, r, c),))
             views, out_view, acc, written = got
             run = deferred(lambda out: numerics(out, *views, *scalars), out_view)
             return Prepared(dr, dc, dc * item == widest, acc, (), dr * dc * d.item, run, written)
@@ -86,6 +89,7 @@ def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> 
         ts = tiles(op, env)
         d, a = ts[0], ts[1]
         tmp = ts[2] if len(ts) > 2 else None
+        carry = carriable(d, a)
 
         def dispatch(sd: int, sa: int, *rest) -> Prepared:
             r, c = a.valid[sa]
@@ -102,8 +106,10 @@ def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> 
             acc = [a.access(sa, r, c, False), d.access(sd, orow, ocol, True)]
             if tmp is not None and tmp_written:
                 acc.append(tmp.access(rest[0], r, c, True))
-            return Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run,
-                            (d.written(sd, orow, ocol),))
+            written = d.written(sd, orow, ocol)
+            if carry:
+                written = (*written, reduce_carry(d, sd, a, sa, r, c, per_row))
+            return Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run, (written,))
         return dispatch
     return rule
 
@@ -115,6 +121,7 @@ def expand(numerics: Callable[..., None], per_row: bool) -> Callable:
         ts = tiles(op, env)
         d, a, v = ts[0], ts[1], ts[2]
         names = _names(op, 3)
+        carry = carriable(d, a, v)
 
         def dispatch(sd: int, sa: int, sv: int) -> Prepared:
             r, c = d.valid[sd]
@@ -127,7 +134,10 @@ def expand(numerics: Callable[..., None], per_row: bool) -> Callable:
             av = a.region(sa, r, c)
             run = deferred(lambda out: numerics(out, av, vec), d.region(sd, r, c))
             vacc = v.access(sv, r, 1, False) if per_row else v.access(sv, 1, c, False)
+            written = d.written(sd, r, c)
+            if carry:
+                written = (*written, map_carry(d, sd, r, c, ((a, sa, "same"), (v, sv, "row" if per_row else "col"))))
             return Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), vacc, d.access(sd, r, c, True)),
-                            (), r * c * d.item, run, (d.written(sd, r, c),))
+                            (), r * c * d.item, run, (written,))
         return dispatch
     return rule

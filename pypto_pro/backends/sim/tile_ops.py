@@ -59,8 +59,10 @@ def _set_validshape(s: SetValidShape, st: SlotState, parent: SlotState | None = 
                 raise fault(s, f"this subview starts at [{r0}, {c0}], past the valid shape [{pr}, {pc}] its tile has "
                                "here")
             rows, cols = min(rows, pr - r0), min(cols, pc - c0)
-        if not (1 <= rows <= rows_max and 1 <= cols <= cols_max):
-            raise fault(s, f"pl.set_validshape([{rows}, {cols}]) is outside the tile's 1..{rows_max} x 1..{cols_max}")
+        # a run-time 0 is what the chip takes (an empty transfer: zero bursts / zero-byte bursts); the
+        # real compile-time rule rejects only constant extents below 1 (ir/op/block_ops.py)
+        if not (0 <= rows <= rows_max and 0 <= cols <= cols_max):
+            raise fault(s, f"pl.set_validshape([{rows}, {cols}]) is outside the tile's 0..{rows_max} x 0..{cols_max}")
         for i in (range(depth) if slot < 0 else (slot,)):
             valid[i][0] = rows
             valid[i][1] = cols
