@@ -26,6 +26,7 @@ from pypto_pro.ir.expr import BinOp, Const, Expr
 from pypto_pro.ir.nodes import GMRef, TileOp, TileRef
 from pypto_pro.language.enums import AtomicType, MemorySpace, PipeType, ReluPreMode, SectionKind, STPhase
 from pypto_pro.backends.sim import fixpipe, hf8
+from pypto_pro.ops.cpp import NoCpp
 from pypto_pro.ops.decl import GM, api, instruction
 from pypto_pro.ops.fixpipe_scale import convert, deq_word, has_scale, quant_words, scale_operand
 
@@ -456,20 +457,20 @@ def _cpp_window(op: TileOp, ctx, ref: GMRef, tile: TileRef) -> list[str]:
 def _load_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     tile, ref = op.dst, op.srcs[0]
     if op.attrs["order"][0] > op.attrs["order"][1]:
-        return ['#error "transposed pl.load (descending order) is not emitted by this backend yet"']
+        raise NoCpp("transposed pl.load (descending order) is not emitted by this backend yet")
     return _cpp_window(op, ctx, ref, tile) + [f"TLOAD({ctx.tile(tile)}, gm);"]
 
 
 def _store_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     ref, tile = op.dst, op.srcs[0]
     if op.attrs.get("relu") or op.attrs.get("phase") is not None:
-        return ['#error "pl.store fixpipe options (relu_pre_mode, phase) are not emitted by this backend yet"']
+        raise NoCpp("pl.store fixpipe options (relu_pre_mode, phase) are not emitted by this backend yet")
     if op.attrs.get("atomic"):
-        return ['#error "pl.store(atomic=AtomicAdd) is not emitted by this backend yet"']
+        raise NoCpp("pl.store(atomic=AtomicAdd) is not emitted by this backend yet")
     if op.attrs.get("vector_quant"):
         return _cpp_window(op, ctx, ref, tile) + [f"TSTORE_FP(gm, {ctx.tile(tile)}, {ctx.tile(op.srcs[1])});"]
     if "deq" in op.attrs or "deq_runtime" in op.attrs:
-        return ['#error "pl.store(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet"']
+        raise NoCpp("pl.store(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet")
     return _cpp_window(op, ctx, ref, tile) + [f"TSTORE(gm, {ctx.tile(tile)});"]
 
 

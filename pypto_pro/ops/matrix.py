@@ -19,6 +19,7 @@ from pypto_pro.backends.sim import hf8
 from pypto_pro.language.dtypes import (DT_BF16, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP16, DT_FP32, DT_HF8, DT_INT8,
                                        DT_INT32)
 from pypto_pro.language.enums import AccPhase, MemorySpace, PipeType, SectionKind
+from pypto_pro.ops.cpp import NoCpp
 from pypto_pro.ops.decl import CUBE, api, instruction
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
 def _matmul_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     t = [ctx.tile(x) for x in (op.dst, *op.srcs)]
     if op.attrs.get("phase") is not None:
-        return ['#error "pl.matmul(phase=...) unit-flag phases are not emitted by this backend yet"']
+        raise NoCpp("pl.matmul(phase=...) unit-flag phases are not emitted by this backend yet")
     if op.op == "matmul_acc":
         return [f"TMATMUL_ACC({t[0]}, {t[3]}, {t[1]}, {t[2]});"]
     if len(t) > 3:

@@ -23,7 +23,7 @@ from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
 from pypto_pro.ir.expr import as_expr
 from pypto_pro.ir.nodes import TileOp
 from pypto_pro.language.enums import AccToVecMode, MemorySpace, PipeType, ReluPreMode, SectionKind
-from pypto_pro.ops.cpp import call_cpp
+from pypto_pro.ops.cpp import NoCpp, call_cpp
 from pypto_pro.ops.data_movement import ACC_STORE_DTYPES, hf8_out
 from pypto_pro.ops.decl import PATH, api, instruction, vector
 from pypto_pro.backends.sim import fixpipe, hf8
@@ -369,22 +369,22 @@ def _to_table_sim(op: TileOp, env: SimEnv) -> Callable:
 
 def _extract_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     if op.attrs.get("transpose"):
-        return ['#error "pl.move(..., transpose=True): PTO-ISA TEXTRACT has no transpose flag (a transposed operand '
-                'is a ZN tile loaded with order=[1, 0]); not emitted"']
+        raise NoCpp("pl.move(..., transpose=True): PTO-ISA TEXTRACT has no transpose flag (a transposed operand "
+                      "is a ZN tile loaded with order=[1, 0]); not emitted")
     r0, c0 = (ctx.cexpr(e) for e in op.scalars)
     return [f"TEXTRACT({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {r0}, {c0});"]
 
 
 def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     if arch != "a5":
-        return ['#error "Acc -> Vec moves are a5 only"']
+        raise NoCpp("Acc -> Vec moves are a5 only")
     if "deq" in op.attrs or "deq_runtime" in op.attrs:
-        return ['#error "pl.move(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet"']
+        raise NoCpp("pl.move(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet")
     mode = op.attrs["mode"].name
     relu = ", ReluPreMode::NormalRelu" if op.attrs.get("relu") else ""
     if op.attrs.get("vector_quant"):
         if op.attrs.get("offset"):
-            return ['#error "pl.move(offset=..., scale=<Scaling tile>) is not emitted by this backend yet"']
+            raise NoCpp("pl.move(offset=..., scale=<Scaling tile>) is not emitted by this backend yet")
         fp = op.srcs[1]
         return [f"TMOV<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, {ctx.type_name(fp.buffer)}, "
                 f"AccToVecMode::{mode}{relu}>({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {ctx.tile(fp)});"]

@@ -21,6 +21,7 @@ from pypto_pro.errors_sim import OutOfBoundsError
 from pypto_pro.ir.nodes import GMRef, TileOp, TileRef
 from pypto_pro.language.dtypes import DT_FP8E8M0
 from pypto_pro.language.enums import NN, ZZ, MemorySpace, PipeType
+from pypto_pro.ops.cpp import NoCpp
 from pypto_pro.ops.decl import GM, instruction
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def _sim(op: TileOp, env: SimEnv) -> Callable:
 
 
 def _cpp(op: TileOp, ctx, arch: str) -> list[str]:
-    return ['#error "the MX scale load (Layout::MX_A_ND / MX_B_ND GlobalTensor) is not emitted by this backend yet"']
+    raise NoCpp("the MX scale load (Layout::MX_A_ND / MX_B_ND GlobalTensor) is not emitted by this backend yet")
 
 
 instruction("mx_scale_load", FAMILY, _sim, GM, _cpp)

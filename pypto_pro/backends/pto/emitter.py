@@ -11,7 +11,8 @@
 - launcher.cpp: ``extern "C" int launch_<kernel>(block_dim, stream, tensor pointers..., dims...)``.
 
 Mirrors ``backends/sim/codegen.py``: control flow is generated, each instruction is one call.
-Where the IR holds something PTO-ISA cannot express, the output has an ``#error`` saying why.
+Where the IR holds something PTO-ISA (or this backend) cannot express, ``emit_kernel`` raises a
+located ``CompileError`` naming the construct and why (docs/pto_backend.md lists them per op).
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ from pypto_pro.backends.pto.launcher import emit_launcher
 from pypto_pro.backends.pto.preamble import HELPERS, INCLUDES, cpu_shims
 from pypto_pro.backends.pto.storage import StorageEmitter, struct_definitions
 from pypto_pro.backends.pto.sync import sync_line
-from pypto_pro.backends.pto.tile_ops import OpContext, op_lines
+from pypto_pro.backends.pto.tile_ops import OpContext, no_cpp, op_lines
+from pypto_pro.ops.cpp import NoCpp
 
 ENGINE_GUARD = {SectionKind.CUBE: "__DAV_CUBE__", SectionKind.VECTOR: "__DAV_VEC__"}
 LOCAL_NAMES = {"gm", "rows", "cols", "r0", "c0", "block_idx", "block_num", "subblock_idx", "subblock_num",
@@ -184,18 +186,18 @@ class ProgramEmitter:
             elif isinstance(s, SetValidShape):
                 self._set_validshape(s, pad, tail)
             elif isinstance(s, SyncOp):
-                line = sync_line(s, self.arch, self.engine, self.cexpr, self.shims)
+                try:
+                    line = sync_line(s, self.arch, self.engine, self.cexpr, self.shims)
+                except NoCpp as exc:
+                    raise no_cpp(sync_str(s).strip(), str(exc), s.loc) from None
                 comment = f"  // {sync_str(s).strip()}" + (f"  @ {loc}" if loc else "")
-                if line.startswith("#error"):
-                    self.lines.append(f"{line}{comment.replace('//', '/*', 1)} */")
-                else:
-                    self.lines.append(f"{pad}{line}{comment}")
+                self.lines.append(f"{pad}{line}{comment}")
             elif isinstance(s, StageSync):
-                self.lines.append(f'#error "pipeline.{s.kind} was not lowered by the pipeline_sync pass"{tail}')
+                raise no_cpp(f"pipeline.{s.kind}", "it was not lowered by the pipeline_sync pass", s.loc)
             elif isinstance(s, (ArrayStore, ArrayInit)):
                 self.lines += self.storage.statement(s, self.cexpr, pad, tail)
             else:
-                self.lines.append(f'#error "statement {type(s).__name__} has no C++ form"{tail}')
+                raise no_cpp(f"a {type(s).__name__} statement", "it has no C++ form", getattr(s, "loc", None))
 
     def _for(self, s: For, depth: int, tail: str) -> None:
         pad = "    " * depth

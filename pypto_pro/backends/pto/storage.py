@@ -106,6 +106,7 @@ def setval_lines(s: TileOp, cexpr: Callable[[Expr], str], ctype: Callable) -> li
     assert isinstance(ref, GMRef)
     param = ref.param
     if hasattr(param, "view_exprs"):
-        return ['#error "pl.setval on a pl.make_tensor view has no C++ form in this release"']
+        from pypto_pro.ops.cpp import NoCpp
+        raise NoCpp("pl.setval on a pl.make_tensor view has no C++ form in this release")
     t = ctype(param.type.dtype)
     return [f"{param.name}[{cexpr(ref.offsets[0])}] = static_cast<{t}>({cexpr(s.scalars[0])});"]

@@ -17,6 +17,7 @@ from pypto_pro.ir.nodes import SyncOp
 from pypto_pro.language.enums import CrossCoreSyncMode, SectionKind, SyncAllMode, SyncCoreType
 
 from pypto_pro.backends.pto.ctypes_map import pipe
+from pypto_pro.ops.cpp import NoCpp
 
 # The CPU-model stand-ins the preamble defines for intrinsics pto/common/cpu_stub.hpp lacks.
 CPU_SHIMS = {
@@ -47,7 +48,7 @@ def sync_line(s: SyncOp, arch: str, engine: SectionKind, cexpr: Callable[[Expr],
     ev = cexpr(s.event) if s.event is not None else "0"
     if k in ("lock", "unlock"):
         if arch != "a5":
-            return f'#error "buffer-id {k} is an a5 instruction; a2a3 has no get_buf/rls_buf"'
+            raise NoCpp(f"buffer-id {k} is an a5 instruction; a2a3 has no get_buf/rls_buf")
         fn = "get_buf" if k == "lock" else "rls_buf"
         used.add(fn)
         return f"{fn}({pipe(s.src)}, {ev}, 0);"
@@ -57,8 +58,8 @@ def sync_line(s: SyncOp, arch: str, engine: SectionKind, cexpr: Callable[[Expr],
         core_type = s.attrs.get("core_type", SyncCoreType.MIX)
         if s.attrs.get("mode", SyncAllMode.HARD) is SyncAllMode.HARD:
             return f"SYNCALL<SyncCoreType::{_SYNCALL_CORES[core_type]}>();"
-        return '#error "pl.system.sync_all(mode=SOFT) has no PTO-ISA form in this backend yet; use mode=HARD"'
-    return f'#error "synchronisation \'{k}\' has no PTO-ISA form in this backend"'
+        raise NoCpp("pl.system.sync_all(mode=SOFT) has no PTO-ISA form in this backend yet; use mode=HARD")
+    raise NoCpp(f"synchronisation '{k}' has no PTO-ISA form in this backend")
 
 
 _SYNCALL_CORES = {SyncCoreType.AIV_ONLY: "AIVOnly", SyncCoreType.AIC_ONLY: "AICOnly", SyncCoreType.MIX: "Mix"}
