@@ -449,9 +449,15 @@ def _cpp_window(op: TileOp, ctx, ref: GMRef, tile: TileRef) -> list[str]:
     a0, a1 = op.attrs["order"]
     t = ctx.tile(tile)
     row_stride = strides[a0] if len(dims) > 1 else "cols"
+    col_stride = strides[a1] if len(dims) > 1 else "1"
+    desc = ctx.strides(name)
+    if desc is not None:  # pl.set_stride: once set, the descriptor's steps replace the tensor's own
+        flag, rs, cs = desc
+        row_stride = f"({flag} ? {rs} : static_cast<int64_t>({row_stride}))"
+        col_stride = f"({flag} ? {cs} : static_cast<int64_t>({col_stride}))"
     return [f"const int64_t rows = {t}.GetValidRow(), cols = {t}.GetValidCol();",
             f"{gm_t} gm({name} + {flat}, {gm_t}::Shape(1, 1, 1, rows, cols), "
-            f"{gm_t}::Stride(1, 1, 1, {row_stride}, {strides[a1] if len(dims) > 1 else '1'}));"]
+            f"{gm_t}::Stride(1, 1, 1, {row_stride}, {col_stride}));"]
 
 
 def _load_cpp(op: TileOp, ctx, arch: str) -> list[str]:

@@ -103,8 +103,11 @@ class ProgramEmitter:
         self.storage = StorageEmitter(self.names.fresh)
         self.cexpr = ExprWriter(self.names, {t.name: t for t in sig.tensors})
         self.cexpr.storage = self.storage
+        # pl.set_stride: each program (core) holds its own descriptor per tensor, set in program order
+        self.strided = {t: tuple(self.names.fresh(f"{t}_{x}") for x in ("strided", "row_stride", "col_stride"))
+                        for t in strided_tensors(program)}
         self.ctx = OpContext(self.cexpr, lambda b: self.tile_names[b.uid], lambda b: self.type_names[b.uid],
-                             lambda n: f"{n}_gm_t", self._dims)
+                             lambda n: f"{n}_gm_t", self._dims, self.strided.get)
         self.shims: set[str] = set()
         self.lines: list[str] = []
 
@@ -148,6 +151,10 @@ class ProgramEmitter:
         if structs:
             self.lines.append(f"{pad}// structs (pl.struct / pl.struct_array) and the tiling fields")
             self.lines += structs
+        if self.strided:
+            self.lines.append(f"{pad}// pl.set_stride descriptors: until set, a window walks the tensor's own strides")
+            for flag, row, col in self.strided.values():
+                self.lines.append(f"{pad}bool {flag} = false; int64_t {row} = 0, {col} = 0;")
         if decls:
             self.lines.append(f"{pad}// scalars (the scalar unit's registers)")
             for v in decls:
@@ -314,11 +321,13 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
         shims.add("set_ffts_base_addr")
 
     gm_lines = ["// ---- global tensors: a row-major window of each tensor parameter (shape and row stride "
-                "at run time)"]
+                "at run time; the column stride too for a tensor a pl.set_stride rewrites)"]
+    strided = set().union(*(strided_tensors(p) for p in progs.values()))
     for t in sig.tensors:
         dims = ", ".join("DYNAMIC" if not isinstance(d, int) else str(d) for d in t.type.dims)
+        col = "DYNAMIC" if t.name in strided else "1"
         gm_lines.append(f"using {t.name}_gm_t = GlobalTensor<{ctype(t.type.dtype)}, Shape<1, 1, 1, DYNAMIC, DYNAMIC>, "
-                        f"Stride<1, 1, 1, DYNAMIC, 1>>;  // {t.name}: [{dims}]")
+                        f"Stride<1, 1, 1, DYNAMIC, {col}>>;  // {t.name}: [{dims}]")
 
     entry = _entry(kernel_name, sig, emitters)
     src = os.path.basename(first.source_path)
@@ -331,6 +340,11 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
     kernel_cpp = "\n\n".join(x for x in parts if x) + "\n"
     return {"kernel.cpp": kernel_cpp,
             "launcher.cpp": emit_launcher(kernel_name, arch_name, sig, [e.engine for e in emitters])}
+
+
+def strided_tensors(program: KernelIR) -> set[str]:
+    """The tensor parameters a ``pl.set_stride`` of this program rewrites."""
+    return {s.attrs["tensor"] for s in walk_stmts(program.body) if isinstance(s, TileOp) and s.op == "set_stride"}
 
 
 def _check_no_views(programs) -> None:

@@ -16,12 +16,14 @@ class OpContext:
 
     def __init__(self, cexpr: Callable[[Expr], str], tile_name: Callable[[Buffer], str],
                  type_name: Callable[[Buffer], str], gm_type: Callable[[str], str],
-                 dims: Callable[[str], list[str]]):
+                 dims: Callable[[str], list[str]], strides: Callable[[str], tuple[str, str, str] | None] = None):
         self.cexpr = cexpr
         self.tile_name = tile_name
         self.type_name = type_name
         self.gm_type = gm_type
         self.dims = dims
+        # a tensor's pl.set_stride descriptor in this program: C++ names of (set?, row stride, col stride)
+        self.strides = strides or (lambda tensor: None)
 
     def tile(self, ref: TileRef) -> str:
         name = self.tile_name(ref.buffer)
