@@ -455,15 +455,18 @@ def _cpp_window(op: TileOp, ctx, ref: GMRef, tile: TileRef) -> list[str]:
         flag, rs, cs = desc
         row_stride = f"({flag} ? {rs} : static_cast<int64_t>({row_stride}))"
         col_stride = f"({flag} ? {cs} : static_cast<int64_t>({col_stride}))"
-    return [f"const int64_t rows = {t}.GetValidRow(), cols = {t}.GetValidCol();",
-            f"{gm_t} gm({name} + {flat}, {gm_t}::Shape(1, 1, 1, rows, cols), "
-            f"{gm_t}::Stride(1, 1, 1, {row_stride}, {col_stride}));"]
+    lines = [f"const int64_t rows = {t}.GetValidRow(), cols = {t}.GetValidCol();"]
+    if a0 > a1:  # a transposed window (order=[1, 0]): column-major in GM, PTO's Layout::DN
+        from pypto_pro.backends.pto.ctypes_map import ctype
+        lines.append(f"using gm_dn_t = GlobalTensor<{ctype(ref.param.type.dtype)}, Shape<1, 1, 1, DYNAMIC, DYNAMIC>, "
+                     "Stride<1, 1, 1, DYNAMIC, DYNAMIC>, Layout::DN>;")
+        gm_t = "gm_dn_t"
+    return lines + [f"{gm_t} gm({name} + {flat}, {gm_t}::Shape(1, 1, 1, rows, cols), "
+                    f"{gm_t}::Stride(1, 1, 1, {row_stride}, {col_stride}));"]
 
 
 def _load_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     tile, ref = op.dst, op.srcs[0]
-    if op.attrs["order"][0] > op.attrs["order"][1]:
-        raise NoCpp("transposed pl.load (descending order) is not emitted by this backend yet")
     return _cpp_window(op, ctx, ref, tile) + [f"TLOAD({ctx.tile(tile)}, gm);"]
 
 
