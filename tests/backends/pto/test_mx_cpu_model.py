@@ -45,3 +45,20 @@ def test_mxfp8_matmul_matches_the_simulator(tmp_path, fa, fb, k_blocks):
     # the CPU model sums the K products in fp32, k by k; the simulator sums exactly and rounds once:
     # within a few fp32 ulps (a wrong scale or layout path would be off by powers of two)
     np.testing.assert_allclose(got["out"], sim["out"], rtol=2e-6, atol=1e-6)
+
+
+@needs_pto
+def test_mxfp4_packed_operands_and_logical_strides_match_the_simulator(tmp_path):
+    """FP4 E2M1 x E1M2: packed bytes in GM (two codes a byte), pl.set_stride steps in logical 4-bit
+    elements, float4_e2m1x2_t / float4_e1m2x2_t tiles."""
+    rng = np.random.default_rng(9)
+    ca = rng.integers(0, 16, size=(tm.T, tm.T)).astype(np.uint8)
+    cb = rng.integers(0, 16, size=(tm.T, tm.T)).astype(np.uint8)
+    pack = lambda c: ((c[:, 0::2] & 0xF) | (c[:, 1::2] << 4)).astype(np.uint8)  # noqa: E731
+    ea = rng.integers(125, 130, size=(tm.T, tm.G)).astype(np.uint8)
+    eb = rng.integers(125, 130, size=(tm.T, tm.G)).astype(np.uint8)
+    arrays = {"a": pack(ca), "b": pack(cb), "scale_a": tm._pair_phase(ea), "scale_b": tm._pair_phase(eb),
+              "out": np.zeros((tm.T, tm.T), np.float32)}
+    got, sim = _run_on_pto_cpu(tmp_path, tm._kernel(pl.DT_FP4E2M1, pl.DT_FP4E1M2, fp4=True), arrays, block_dim=1)
+    assert np.abs(sim["out"]).max() > 1
+    np.testing.assert_allclose(got["out"], sim["out"], rtol=2e-6, atol=1e-6)
