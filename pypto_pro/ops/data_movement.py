@@ -471,16 +471,47 @@ def _load_cpp(op: TileOp, ctx, arch: str) -> list[str]:
 
 
 def _store_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    """``TSTORE`` (``TSTORE_FP`` with a Scaling tile). The fixpipe options are PTO-ISA template
+    arguments, in the real backend's order: ``TSTORE<[STPhase,] tile, GlobalTensor, AtomicType,
+    ReluPreMode>(gm, tile[, deqScalar])``; an atomic add is the template's (PTO-ISA sets and resets
+    the GM atomic mode itself, typed by the destination). A per-tensor scale is the 64-bit deqScalar
+    the simulator uses: a constant word, a run-time fp32's bits, or run-time bits; bit 46 (signed) for
+    an int8 destination."""
     ref, tile = op.dst, op.srcs[0]
-    if op.attrs.get("relu") or op.attrs.get("phase") is not None:
-        raise NoCpp("pl.store fixpipe options (relu_pre_mode, phase) are not emitted by this backend yet")
-    if op.attrs.get("atomic"):
-        raise NoCpp("pl.store(atomic=AtomicAdd) is not emitted by this backend yet")
+    lines = _cpp_window(op, ctx, ref, tile)
+    t = ctx.tile(tile)
+    relu, atomic, phase = op.attrs.get("relu"), op.attrs.get("atomic"), op.attrs.get("phase")
+    opts = ("AtomicType::AtomicAdd" if atomic else "AtomicType::AtomicNone",
+            "ReluPreMode::NormalRelu" if relu else "ReluPreMode::NoRelu")
+    tmpl = [f"STPhase::{phase.name}"] if phase is not None else []
+    tmpl += [ctx.type_name(tile.buffer), "decltype(gm)", *opts]
     if op.attrs.get("vector_quant"):
-        return _cpp_window(op, ctx, ref, tile) + [f"TSTORE_FP(gm, {ctx.tile(tile)}, {ctx.tile(op.srcs[1])});"]
-    if "deq" in op.attrs or "deq_runtime" in op.attrs:
-        raise NoCpp("pl.store(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet")
-    return _cpp_window(op, ctx, ref, tile) + [f"TSTORE(gm, {ctx.tile(tile)});"]
+        if phase is not None:
+            raise NoCpp("TSTORE_FP has no STPhase form in PTO-ISA")
+        fp = op.srcs[1]
+        if not (relu or atomic):
+            return lines + [f"TSTORE_FP(gm, {t}, {ctx.tile(fp)});"]
+        return lines + [f"TSTORE_FP<{', '.join([tmpl[0], tmpl[1], ctx.type_name(fp.buffer), *opts])}>"
+                        f"(gm, {t}, {ctx.tile(fp)});"]
+    deq = _deq_cpp(op, ctx)
+    if deq is None and not (relu or atomic or phase is not None):
+        return lines + [f"TSTORE(gm, {t});"]
+    return lines + [f"TSTORE<{', '.join(tmpl)}>(gm, {t}{', ' + deq if deq else ''});"]
+
+
+def _deq_cpp(op: TileOp, ctx) -> str | None:
+    """The deqScalar of a per-tensor fixpipe scale (``fixpipe_scale.deq_word``), as a uint64_t prvalue."""
+    if "deq" in op.attrs:
+        return f"static_cast<uint64_t>({op.attrs['deq']}ULL)"
+    kind = op.attrs.get("deq_runtime")
+    if kind is None:
+        return None
+    v = ctx.cexpr(op.scalars[-1])
+    word = (f"static_cast<uint64_t>(__builtin_bit_cast(uint32_t, static_cast<float>({v})))" if kind == "f32"
+            else f"static_cast<uint64_t>({v})")
+    if op.attrs["deq_dst"] == "DT_INT8":
+        word = f"(({word}) | (1ULL << 46))"
+    return f"static_cast<uint64_t>({word})"
 
 
 instruction("load", FAMILY, _load_sim, GM, _load_cpp)
