@@ -376,24 +376,34 @@ def _extract_cpp(op: TileOp, ctx, arch: str) -> list[str]:
 
 
 def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    """Acc -> Vec through the fixpipe (a5): ``TMOV<dst, src, [fp,] AccToVecMode, ReluPreMode>`` as the
+    real backend spells it, ``TEXTRACT<...>(..., row, col)`` at an offset; a per-tensor scale is the
+    deqScalar operand (``data_movement._deq_cpp``), a Scaling tile the fp operand."""
+    from pypto_pro.ops.data_movement import _deq_cpp
     if arch != "a5":
         raise NoCpp("Acc -> Vec moves are a5 only")
-    if "deq" in op.attrs or "deq_runtime" in op.attrs:
-        raise NoCpp("pl.move(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet")
     mode = op.attrs["mode"].name
-    relu = ", ReluPreMode::NormalRelu" if op.attrs.get("relu") else ""
+    relu = "ReluPreMode::NormalRelu" if op.attrs.get("relu") else "ReluPreMode::NoRelu"
+    dst, src = ctx.tile(op.dst), ctx.tile(op.srcs[0])
+    types = f"{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}"
+    at = ", ".join(ctx.cexpr(e) for e in op.scalars[:2]) if op.attrs.get("offset") else None
     if op.attrs.get("vector_quant"):
-        if op.attrs.get("offset"):
-            raise NoCpp("pl.move(offset=..., scale=<Scaling tile>) is not emitted by this backend yet")
         fp = op.srcs[1]
-        return [f"TMOV<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, {ctx.type_name(fp.buffer)}, "
-                f"AccToVecMode::{mode}{relu}>({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {ctx.tile(fp)});"]
-    if op.attrs.get("offset"):
-        r0, c0 = (ctx.cexpr(e) for e in op.scalars)
-        return [f"TEXTRACT<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}"
-                f"{relu}>({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {r0}, {c0});"]
-    return [f"TMOV<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}{relu}>"
-            f"({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])});"]
+        tmpl = f"<{types}, {ctx.type_name(fp.buffer)}, AccToVecMode::{mode}, {relu}>"
+        if at is not None:
+            return [f"TEXTRACT{tmpl}({dst}, {src}, {ctx.tile(fp)}, {at});"]
+        return [f"TMOV{tmpl}({dst}, {src}, {ctx.tile(fp)});"]
+    tmpl = f"<{types}, AccToVecMode::{mode}, {relu}>"
+    deq = _deq_cpp(op, ctx)
+    if deq is not None:
+        extract = f"TEXTRACT{tmpl}({dst}, {src}, {deq}, {at or '0, 0'});"
+        if at is not None:
+            return [extract]
+        # PTO-ISA's CPU model drops the deqScalar of TMOV (its TEXTRACT applies it): same instruction there
+        return ["#if defined(__CPU_SIM)", extract, "#else", f"TMOV{tmpl}({dst}, {src}, {deq});", "#endif"]
+    if at is not None:
+        return [f"TEXTRACT{tmpl}({dst}, {src}, {at});"]
+    return [f"TMOV{tmpl}({dst}, {src});"]
 
 
 instruction("copy", FAMILY, _copy_sim, vector("copy", "copy", flops=False), call_cpp("TMOV"))

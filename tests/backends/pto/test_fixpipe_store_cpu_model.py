@@ -96,3 +96,71 @@ def test_fixpipe_store_options_match_the_simulator(tmp_path, name):
                                block_dim=blocks)
     assert np.abs(sim["out"].astype(np.float32)).max() > 1
     np.testing.assert_array_equal(got["out"], sim["out"])
+
+
+def _acc_to_vec(how: str):
+    """An Acc -> Vec fixpipe move (a5, mixed kernel): per-tensor scale, at an offset with a scale / a
+    Scaling tile, or with relu."""
+    vr = T if how == "scale" else 32
+    def kernel(a: pl.Tensor[[T, T], pl.DT_FP16], b: pl.Tensor[[T, T], pl.DT_FP16],
+               fp_params: pl.Tensor[[1, T], pl.DT_INT64], sc: pl.Tensor[[1, 2], pl.DT_FP32],
+               out: pl.Tensor[[T, T], pl.DT_FP16]):
+        vt = pl.make_tile(pl.TileType([vr, vr], pl.DT_FP16, MS.Vec), addr=0)
+        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, MS.Mat), addrs=0, mutex_ids=[0])[0]
+        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, MS.Mat), addrs=0x8000, mutex_ids=[1])[0]
+        f1 = pl.make_tile_group(type=pl.TileType([1, 32], pl.DT_INT64, MS.Mat, layout=pl.ND), addrs=0x10000,
+                                mutex_ids=[2])[0]
+        xa = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, MS.Left), addrs=0, mutex_ids=[3])[0]
+        xb = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, MS.Right), addrs=0, mutex_ids=[4])[0]
+        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, MS.Acc), addrs=0, mutex_ids=[5])[0]
+        fpt = pl.make_tile_group(type=pl.TileType([1, 32], pl.DT_INT64, MS.Scaling), addrs=0, mutex_ids=[6])[0]
+        with pl.section_cube():
+            pl.load(a1, a, [0, 0])
+            pl.load(b1, b, [0, 0])
+            pl.move(xa, a1)
+            pl.move(xb, b1)
+            pl.matmul(acc, xa, xb)
+            pl.load(f1, fp_params, [0, 0])
+            pl.move(fpt, f1)
+            if how == "scale":
+                pl.move(vt, acc, scale=0.5, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
+            elif how == "offset_scale":
+                pl.move(vt, acc, offset=[16, 32], scale=sc[0, 1], acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
+            elif how == "offset_tile":
+                pl.move(vt, acc, offset=[16, 32], scale=fpt, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
+            else:
+                pl.move(vt, acc, offset=[0, 0], acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0,
+                        relu_pre_mode=pl.ReluPreMode.NormalRelu)
+            pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=0)
+        with pl.section_vector():
+            pl.system.wait_cross_core(pipe=pl.PipeType.MTE3, event_id=0)
+            if pl.get_subblock_idx() == 0:
+                pl.store(out, vt, [0, 0])
+    return pl.jit(kernel, auto_mutex=True, arch="a5")
+
+
+@pytest.mark.parametrize("how,expect", [
+    ("scale", "ReluPreMode::NoRelu>(vt, acc[0], static_cast<uint64_t>(1056964608ULL));"),
+    ("offset_scale", "TEXTRACT<vt_t, acc_t, AccToVecMode::SingleModeVec0, ReluPreMode::NoRelu>(vt, acc[0], "
+                     "static_cast<uint64_t>(static_cast<uint64_t>(__builtin_bit_cast(uint32_t, static_cast<float>("),
+    ("offset_tile", "TEXTRACT<vt_t, acc_t, fpt_t, AccToVecMode::SingleModeVec0, ReluPreMode::NoRelu>(vt, acc[0], "
+                    "fpt[0], 16, 32);"),
+    ("relu", "TEXTRACT<vt_t, acc_t, AccToVecMode::SingleModeVec0, ReluPreMode::NormalRelu>(vt, acc[0], 0, 0);"),
+])
+def test_acc_to_vec_fixpipe_moves_are_spelled_and_build_against_pto_isa(tmp_path, how, expect):
+    """A mixed kernel cannot run on the CPU model; its C++ is type-checked against PTO-ISA's headers
+    (-fsyntax-only, the CPU-model #error of the kernel entry removed) when PTO_ISA_ROOT is set."""
+    import os
+    import shutil
+    import subprocess
+    src = _emit(_acc_to_vec(how))[2]["kernel.cpp"]
+    assert expect in src, "\n".join(line for line in src.splitlines() if "TEXTRACT" in line or "TMOV" in line)
+    root, cxx = os.environ.get("PTO_ISA_ROOT"), shutil.which("clang++-19") or shutil.which("clang++")
+    if not root or not cxx:
+        pytest.skip("set PTO_ISA_ROOT (and install clang++) to type-check the C++")
+    (tmp_path / "kernel.cpp").write_text("\n".join(line for line in src.splitlines()
+                                                   if not line.startswith('#error "mixed Cube + Vector')))
+    build = subprocess.run([cxx, "-std=c++20", "-fsyntax-only", "-D__CPU_SIM", f"-I{root}/include",
+                            "-Wno-macro-redefined", "-Wno-ignored-attributes", str(tmp_path / "kernel.cpp")],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
