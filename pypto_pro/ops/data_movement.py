@@ -437,16 +437,27 @@ def _read_modify(compute: Callable[[np.ndarray], None], dst: np.ndarray) -> Call
 
 def _cpp_window(op: TileOp, ctx, ref: GMRef, tile: TileRef) -> list[str]:
     """GlobalTensor over the window: shape = the tile's valid shape (as the real codegen sets it)."""
+    from pypto_pro.backends.pto.ctypes_map import ctype
     name = ref.param.name
-    dims = ctx.dims(name)
     offs = [ctx.cexpr(o) for o in ref.offsets]
-    strides = []
-    for axis in range(len(dims)):
-        rest = dims[axis + 1:]
-        strides.append(" * ".join(rest) if rest else "1")
-    flat = " + ".join(o if s == "1" else f"({o}) * {s}" for o, s in zip(offs, strides))
-    gm_t = ctx.gm_type(name)
+    view = ref.param if hasattr(ref.param, "view_exprs") else None
     a0, a1 = op.attrs["order"]
+    pre: list[str] = []
+    if view is None:
+        dims = ctx.dims(name)
+        strides = [" * ".join(dims[axis + 1:]) or "1" for axis in range(len(dims))]
+        base, gm_t = name, ctx.gm_type(name)
+    else:  # a pl.make_tensor view: its own strides (elements of its dtype) from a byte offset into its base
+        dims = list(view.shape)
+        strides = [f"({ctx.cexpr(e)})" for e in view.strides]
+        el = ctype(view.type.dtype)
+        base = (f"reinterpret_cast<__gm__ {el}*>(reinterpret_cast<__gm__ uint8_t*>({view.base.name}) + "
+                f"({ctx.cexpr(view.offset)}))")
+        gm_t = "view_gm_t"
+        if a0 <= a1:
+            pre.append(f"using view_gm_t = GlobalTensor<{el}, Shape<1, 1, 1, DYNAMIC, DYNAMIC>, "
+                       "Stride<1, 1, 1, DYNAMIC, DYNAMIC>>;")
+    flat = " + ".join(o if s == "1" else f"({o}) * {s}" for o, s in zip(offs, strides))
     t = ctx.tile(tile)
     row_stride = strides[a0] if len(dims) > 1 else "cols"
     col_stride = strides[a1] if len(dims) > 1 else "1"
@@ -455,13 +466,12 @@ def _cpp_window(op: TileOp, ctx, ref: GMRef, tile: TileRef) -> list[str]:
         flag, rs, cs = desc
         row_stride = f"({flag} ? {rs} : static_cast<int64_t>({row_stride}))"
         col_stride = f"({flag} ? {cs} : static_cast<int64_t>({col_stride}))"
-    lines = [f"const int64_t rows = {t}.GetValidRow(), cols = {t}.GetValidCol();"]
+    lines = [f"const int64_t rows = {t}.GetValidRow(), cols = {t}.GetValidCol();"] + pre
     if a0 > a1:  # a transposed window (order=[1, 0]): column-major in GM, PTO's Layout::DN
-        from pypto_pro.backends.pto.ctypes_map import ctype
         lines.append(f"using gm_dn_t = GlobalTensor<{ctype(ref.param.type.dtype)}, Shape<1, 1, 1, DYNAMIC, DYNAMIC>, "
                      "Stride<1, 1, 1, DYNAMIC, DYNAMIC>, Layout::DN>;")
         gm_t = "gm_dn_t"
-    return lines + [f"{gm_t} gm({name} + {flat}, {gm_t}::Shape(1, 1, 1, rows, cols), "
+    return lines + [f"{gm_t} gm({base} + {flat}, {gm_t}::Shape(1, 1, 1, rows, cols), "
                     f"{gm_t}::Stride(1, 1, 1, {row_stride}, {col_stride}));"]
 
 
