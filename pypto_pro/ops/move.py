@@ -368,11 +368,32 @@ def _to_table_sim(op: TileOp, env: SimEnv) -> Callable:
 
 
 def _extract_cpp(op: TileOp, ctx, arch: str) -> list[str]:
-    if op.attrs.get("transpose"):
-        raise NoCpp("pl.move(..., transpose=True): PTO-ISA TEXTRACT has no transpose flag (a transposed operand "
-                      "is a ZN tile loaded with order=[1, 0]); not emitted")
     r0, c0 = (ctx.cexpr(e) for e in op.scalars)
+    if op.attrs.get("transpose"):
+        return _transposed_extract_cpp(op, ctx, r0, c0)
     return [f"TEXTRACT({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {r0}, {c0});"]
+
+
+def _transposed_extract_cpp(op: TileOp, ctx, r0: str, c0: str) -> list[str]:
+    """``transpose=True`` (ours): PTO-ISA's TEXTRACT has no transpose flag, but an NZ Mat tile [R, C]
+    holds exactly the bytes of the ZN tile [C, R] of its transpose (each 16 x C0 row-major box is a
+    C0 x 16 column-major box, the column-major block order a row-major one). So the source is
+    re-declared as that ZN tile at the same L1 address and the window extracted at (c0, r0)."""
+    from pypto_pro.backends.pto.ctypes_map import ctype
+    from pypto_pro.language.enums import NZ
+    src = op.srcs[0]
+    b, tt = src.buffer, src.buffer.tile_type
+    if b.space is not MemorySpace.Mat or tt.effective_layout("a5") is not NZ:
+        raise NoCpp(f"a transposing move reads an NZ Mat tile; '{b.name}' is {b.space.name} "
+                    f"{tt.effective_layout('a5').name}")
+    addr = f"0x{b.addrs[0]:05x}" if len(b.addrs) == 1 else \
+        f"pp_pick<{', '.join(f'0x{x:05x}' for x in b.addrs)}>({ctx.cexpr(src.slot)})"
+    s = ctx.tile(src)
+    return [f"using tr_t = Tile<TileType::Mat, {ctype(tt.dtype)}, {tt.cols}, {tt.rows}, BLayout::RowMajor, DYNAMIC, "
+            "DYNAMIC, SLayout::ColMajor, 512>;  // the NZ source seen as the ZN tile of its transpose",
+            "tr_t tr;",
+            f"TASSIGN(tr, {addr}); tr.SetValidShape({s}.GetValidCol(), {s}.GetValidRow());",
+            f"TEXTRACT({ctx.tile(op.dst)}, tr, {c0}, {r0});"]
 
 
 def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:

@@ -314,6 +314,7 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
                 for p in progs.values() for s in walk_stmts(p.body))
     sig = KernelSignature(first.params, needs_ffts=cross and arch_name == "a2a3")
     _check_no_views(progs.values())
+    _check_element_types(progs.values(), sig)
     emitters = [ProgramEmitter(p, kernel_name, arch_name, sig) for p in progs.values()]
     bodies = [e.emit() for e in emitters]
     shims = set().union(*(e.shims for e in emitters))
@@ -345,6 +346,21 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
 def strided_tensors(program: KernelIR) -> set[str]:
     """The tensor parameters a ``pl.set_stride`` of this program rewrites."""
     return {s.attrs["tensor"] for s in walk_stmts(program.body) if isinstance(s, TileOp) and s.op == "set_stride"}
+
+
+def _check_element_types(programs, sig: KernelSignature) -> None:
+    """Every tile and tensor needs a PTO-ISA element type (the 4-bit DT_INT4 / DT_FP4 / DT_HF4 have none)."""
+    from pypto_pro.backends.pto.ctypes_map import has_ctype
+    for t in sig.tensors:
+        if not has_ctype(t.type.dtype):
+            raise CompileError(f"the PTO-ISA C++ backend cannot emit tensor parameter '{t.name}': "
+                               f"{t.type.dtype.name} has no PTO-ISA element type", getattr(t, "loc", None),
+                               kind="unsupported")
+    for p in programs:
+        for b in p.buffers:
+            if not has_ctype(b.tile_type.dtype):
+                raise CompileError(f"the PTO-ISA C++ backend cannot emit tile '{b.name}': {b.tile_type.dtype.name} "
+                                   "has no PTO-ISA element type", b.loc, kind="unsupported")
 
 
 def _check_no_views(programs) -> None:
