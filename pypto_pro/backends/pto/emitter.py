@@ -365,15 +365,16 @@ def _check_element_types(programs, sig: KernelSignature) -> None:
 
 def _check_no_views(programs) -> None:
     """``pl.make_tensor`` views (strided GM windows of a parameter) have a C++ form for pl.load /
-    pl.store (a GlobalTensor over the view's strides); other instructions on a view do not yet."""
+    pl.store (a GlobalTensor over the view's strides) and element reads / writes; other instructions
+    on a view do not yet."""
     for p in programs:
         for s in walk_stmts(p.body):
-            if isinstance(s, TileOp) and s.op not in ("load", "store"):
+            if isinstance(s, TileOp) and s.op not in ("load", "store", "getval", "setval"):
                 for o in (s.dst, *s.srcs):
                     if isinstance(o, GMRef) and isinstance(o.param, TensorView):
                         raise CompileError(f"the PTO-ISA C++ backend cannot emit pl.{s.attrs.get('api', s.op)} on a "
                                            f"pl.make_tensor view ('{o.param.name}' of '{o.param.base.name}') in "
-                                           "this release (only a plain pl.load / pl.store window of a view is emitted); the simulator runs it", s.loc,
+                                           "this release (only pl.load / pl.store windows and element reads / writes of a view are emitted); the simulator runs it", s.loc,
                                            kind="unsupported")
 
 

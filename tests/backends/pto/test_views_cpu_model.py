@@ -2,7 +2,8 @@
 strides (elements of its dtype) from its byte offset into the base pointer. Built and run on
 PTO-ISA's CPU model (when PTO_ISA_ROOT is set) and compared with the simulator: a pitched fp16 view
 of a byte workspace (pl.make_ptr / pl.addptr), and an E8M0 scale tensor [M, G/2, 2] viewed as
-[M, G] and copied through UB (the shape of the real MX scale ST kernel)."""
+[M, G] and copied through UB (the shape of the real MX scale ST kernel), and element reads / writes
+(``v[i, j]``, ``pl.setval``) of strided views."""
 from __future__ import annotations
 
 import os
@@ -52,3 +53,20 @@ def test_e8m0_scale_view_copy_matches_the_simulator(tmp_path):
     got, sim = _run_on_pto_cpu(tmp_path, pl.jit(_scale_copy, auto_mutex=True, arch="a5"), arrays, block_dim=1)
     assert np.array_equal(sim["out"].view(np.uint8), scale.view(np.uint8))
     assert np.array_equal(got["out"].view(np.uint8), sim["out"].view(np.uint8))
+
+
+def _elements(x: pl.Tensor[[16, 64], pl.DT_FP32], out: pl.Tensor[[4, 8], pl.DT_FP32]):
+    v = pl.make_tensor(x, [8, 16], [128, 2])  # every other row and column
+    o = pl.make_tensor(out, [8, 4], [1, 8])             # out seen column-major
+    with pl.section_vector():
+        for i in pl.range(0, 8):
+            pl.setval(o, i * 4 + i % 4, v[i, 3] + v[7 - i, 15])
+
+
+@needs_pto
+def test_element_reads_and_writes_of_views_match_the_simulator(tmp_path):
+    x = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    arrays = {"x": x, "out": np.zeros((4, 8), np.float32)}
+    got, sim = _run_on_pto_cpu(tmp_path, pl.jit(_elements, arch="a5"), arrays, block_dim=1)
+    assert np.count_nonzero(sim["out"]) == 8
+    assert np.array_equal(got["out"], sim["out"])
