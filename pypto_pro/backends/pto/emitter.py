@@ -32,7 +32,7 @@ from pypto_pro.backends.pto.ctypes_map import ctype, tile_type_expr
 from pypto_pro.backends.pto.launcher import emit_launcher
 from pypto_pro.backends.pto.preamble import HELPERS, INCLUDES, cpu_shims
 from pypto_pro.backends.pto.storage import StorageEmitter, struct_definitions
-from pypto_pro.backends.pto.sync import sync_line
+from pypto_pro.backends.pto.sync import dcci_line, sync_line
 from pypto_pro.backends.pto.tile_ops import OpContext, no_cpp, op_lines
 from pypto_pro.ops.cpp import NoCpp
 
@@ -194,7 +194,8 @@ class ProgramEmitter:
                 self._set_validshape(s, pad, tail)
             elif isinstance(s, SyncOp):
                 try:
-                    line = sync_line(s, self.arch, self.engine, self.cexpr, self.shims)
+                    line = dcci_line(s, self.ctx, self.shims) if s.kind == "dcci" else \
+                        sync_line(s, self.arch, self.engine, self.cexpr, self.shims)
                 except NoCpp as exc:
                     raise no_cpp(sync_str(s).strip(), str(exc), s.loc) from None
                 comment = f"  // {sync_str(s).strip()}" + (f"  @ {loc}" if loc else "")

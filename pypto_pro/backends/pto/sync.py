@@ -28,7 +28,31 @@ CPU_SHIMS = {
     "set_intra_block": "inline void set_intra_block(pipe_t, int64_t) {}",
     "wait_intra_block": "inline void wait_intra_block(pipe_t, int64_t) {}",
     "set_ffts_base_addr": "inline void set_ffts_base_addr(uint64_t) {}",
+    # the bare cache-line / destination names of dcci (cpu_stub.hpp has only struct members of some)
+    "dcci": "constexpr int SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 0, CACHELINE_OUT = 0, CACHELINE_UB = 0, "
+            "CACHELINE_ALL = 0, CACHELINE_ATOMIC = 0;",
 }
+
+
+def dcci_line(s: SyncOp, ctx, used: set[str]) -> str:
+    """``pl.system.dcci`` as the real backend spells it: ``dcci(ptr, <cache line>, <destination>)`` with a
+    GM pointer (tensor + row-major offset) or a UB one (tile data + element offset)."""
+    from pypto_pro.backends.pto.cexpr import dim_name
+    a = s.attrs
+    used.add("dcci")
+    cache_line, dst = a["cache_line"].name, a["dst"].name
+    if "tensor" in a:
+        t = a["tensor"]
+        if hasattr(t, "view_exprs"):
+            raise NoCpp("pl.system.dcci of a pl.make_tensor view has no C++ form in this release")
+        offset = ctx.cexpr(a["linear"]) if "linear" in a else "0"
+        if "offsets" in a:
+            dims = [str(d) if isinstance(d, int) else dim_name(t.name, i) for i, d in enumerate(t.type.dims)]
+            offset = " + ".join(f"({ctx.cexpr(o)})" + "".join(f" * {d}" for d in dims[i + 1:])
+                                for i, o in enumerate(a["offsets"]))
+        return f"dcci(reinterpret_cast<__gm__ void*>({t.name} + {offset}), {cache_line}, {dst});"
+    offset = ctx.cexpr(a["linear"]) if "linear" in a else "0"
+    return f"dcci(reinterpret_cast<__ubuf__ void*>({ctx.tile(a['tile'])}.data() + {offset}), {cache_line}, {dst});"
 
 
 def event_expr(e: Expr | None, cexpr: Callable[[Expr], str]) -> str:
