@@ -13,9 +13,9 @@ from pypto_pro.language.parser.diagnostics import UnsupportedFeatureError
 VEC = pl.TileType([16, 64], pl.DT_FP32, pl.MemorySpace.Vec)
 
 
-def _printf(x: pl.Tensor[[16, 64], pl.DT_FP32]):
+def _printf_ptr(x: pl.Ptr[pl.DT_FP32]):
     with pl.section_vector():
-        pl.printf("hello %d\n", 3)  # <- here
+        pl.printf("at %p\n", x)  # <- here
 
 
 def _soft_sync_all(x: pl.Tensor[[16, 64], pl.DT_FP32]):
@@ -38,7 +38,7 @@ def _line_of(fn) -> int:
 
 
 @pytest.mark.parametrize("fn,match", [
-    (_printf, r"cannot emit pl\.printf: device prints"),
+    (_printf_ptr, r"cannot emit pl\.printf: a %p"),
     (_soft_sync_all, r"cannot emit .*sync_all.*mode=SOFT"),
 ])
 def test_unsupported_constructs_are_located_compile_errors(fn, match):
