@@ -506,6 +506,8 @@ def _store_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     deq = _deq_cpp(op, ctx)
     if deq is None and not (relu or atomic or phase is not None):
         return lines + [f"TSTORE(gm, {t});"]
+    if deq is None and not relu:  # PTO-ISA's ReluPreMode overload is Acc-only (a5 static_assert)
+        tmpl = tmpl[:-1]
     return lines + [f"TSTORE<{', '.join(tmpl)}>(gm, {t}{', ' + deq if deq else ''});"]
 
 

@@ -164,3 +164,25 @@ def test_acc_to_vec_fixpipe_moves_are_spelled_and_build_against_pto_isa(tmp_path
                             "-Wno-macro-redefined", "-Wno-ignored-attributes", str(tmp_path / "kernel.cpp")],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
+
+
+def _vec_atomic(x: pl.Tensor[[16, 64], pl.DT_FP32], out: pl.Tensor[[16, 64], pl.DT_FP32]):
+    t = pl.make_tile_group(type=pl.TileType([16, 64], pl.DT_FP32, MS.Vec), addrs=0, mutex_ids=[0])[0]
+    with pl.section_vector():
+        pl.load(t, x, [0, 0])
+        pl.store(out, t, [0, 0], atomic=pl.AtomicType.AtomicAdd)
+
+
+def test_vec_atomic_store_has_no_relu_argument():
+    src = _emit(pl.jit(_vec_atomic, auto_mutex=True, arch="a5"))[2]["kernel.cpp"]
+    assert "TSTORE<t_t, decltype(gm), AtomicType::AtomicAdd>(gm, t[0]);" in src
+
+
+@needs_pto
+def test_vec_atomic_store_over_every_core_matches_the_simulator(tmp_path):
+    x = np.arange(16 * 64, dtype=np.float32).reshape(16, 64) / 8
+    out = np.full((16, 64), 1.5, np.float32)
+    got, sim = _run_on_pto_cpu(tmp_path, pl.jit(_vec_atomic, auto_mutex=True, arch="a5"), {"x": x, "out": out},
+                               block_dim=2)
+    np.testing.assert_array_equal(sim["out"], 1.5 + 2 * x)  # each of the 2 blocks adds x once
+    np.testing.assert_array_equal(got["out"], sim["out"])
