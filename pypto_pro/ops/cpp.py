@@ -21,8 +21,13 @@ def call_cpp(name: str, scalar: bool = False, extra: tuple[str, ...] = (),
     return emit
 
 
+class NoCpp(Exception):
+    """Raised by an instruction's C++ spelling for a case PTO-ISA (or this backend) cannot express; the
+    emitter turns it into a located ``CompileError`` naming the op (``backends/pto/tile_ops.py``)."""
+
+
 def unsupported(reason: str) -> Callable[..., list[str]]:
-    """An ``#error`` line for an instruction the C++ backend cannot spell in this case."""
+    """A C++ spelling that always refuses, with ``reason`` (a located CompileError at emit time)."""
     def emit(op: TileOp, ctx, arch: str) -> list[str]:
-        return [f'#error "{reason}"']
+        raise NoCpp(reason)
     return emit

@@ -26,6 +26,7 @@ from pypto_pro.ir.expr import BinOp, Const, Expr
 from pypto_pro.ir.nodes import GMRef, TileOp, TileRef
 from pypto_pro.language.enums import AtomicType, MemorySpace, PipeType, ReluPreMode, SectionKind, STPhase
 from pypto_pro.backends.sim import fixpipe, hf8
+from pypto_pro.ops.cpp import NoCpp
 from pypto_pro.ops.decl import GM, api, instruction
 from pypto_pro.ops.fixpipe_scale import convert, deq_word, has_scale, quant_words, scale_operand
 
@@ -436,41 +437,93 @@ def _read_modify(compute: Callable[[np.ndarray], None], dst: np.ndarray) -> Call
 
 def _cpp_window(op: TileOp, ctx, ref: GMRef, tile: TileRef) -> list[str]:
     """GlobalTensor over the window: shape = the tile's valid shape (as the real codegen sets it)."""
+    from pypto_pro.backends.pto.ctypes_map import ctype
     name = ref.param.name
-    dims = ctx.dims(name)
     offs = [ctx.cexpr(o) for o in ref.offsets]
-    strides = []
-    for axis in range(len(dims)):
-        rest = dims[axis + 1:]
-        strides.append(" * ".join(rest) if rest else "1")
-    flat = " + ".join(o if s == "1" else f"({o}) * {s}" for o, s in zip(offs, strides))
-    gm_t = ctx.gm_type(name)
+    view = ref.param if hasattr(ref.param, "view_exprs") else None
     a0, a1 = op.attrs["order"]
+    pre: list[str] = []
+    if view is None:
+        dims = ctx.dims(name)
+        strides = [" * ".join(dims[axis + 1:]) or "1" for axis in range(len(dims))]
+        base, gm_t = name, ctx.gm_type(name)
+    else:  # a pl.make_tensor view: its own strides (elements of its dtype) from a byte offset into its base
+        dims = list(view.shape)
+        strides = [f"({ctx.cexpr(e)})" for e in view.strides]
+        el = ctype(view.type.dtype)
+        base = (f"reinterpret_cast<__gm__ {el}*>(reinterpret_cast<__gm__ uint8_t*>({view.base.name}) + "
+                f"({ctx.cexpr(view.offset)}))")
+        gm_t = "view_gm_t"
+        if a0 <= a1:
+            pre.append(f"using view_gm_t = GlobalTensor<{el}, Shape<1, 1, 1, DYNAMIC, DYNAMIC>, "
+                       "Stride<1, 1, 1, DYNAMIC, DYNAMIC>>;")
+    flat = " + ".join(o if s == "1" else f"({o}) * {s}" for o, s in zip(offs, strides))
     t = ctx.tile(tile)
     row_stride = strides[a0] if len(dims) > 1 else "cols"
-    return [f"const int64_t rows = {t}.GetValidRow(), cols = {t}.GetValidCol();",
-            f"{gm_t} gm({name} + {flat}, {gm_t}::Shape(1, 1, 1, rows, cols), "
-            f"{gm_t}::Stride(1, 1, 1, {row_stride}, {strides[a1] if len(dims) > 1 else '1'}));"]
+    col_stride = strides[a1] if len(dims) > 1 else "1"
+    desc = ctx.strides(name)
+    if desc is not None:  # pl.set_stride: once set, the descriptor's steps replace the tensor's own
+        flag, rs, cs = desc
+        row_stride = f"({flag} ? {rs} : static_cast<int64_t>({row_stride}))"
+        col_stride = f"({flag} ? {cs} : static_cast<int64_t>({col_stride}))"
+    lines = [f"const int64_t rows = {t}.GetValidRow(), cols = {t}.GetValidCol();"] + pre
+    if a0 > a1:  # a transposed window (order=[1, 0]): column-major in GM, PTO's Layout::DN
+        lines.append(f"using gm_dn_t = GlobalTensor<{ctype(ref.param.type.dtype)}, Shape<1, 1, 1, DYNAMIC, DYNAMIC>, "
+                     "Stride<1, 1, 1, DYNAMIC, DYNAMIC>, Layout::DN>;")
+        gm_t = "gm_dn_t"
+    return lines + [f"{gm_t} gm({base} + {flat}, {gm_t}::Shape(1, 1, 1, rows, cols), "
+                    f"{gm_t}::Stride(1, 1, 1, {row_stride}, {col_stride}));"]
 
 
 def _load_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     tile, ref = op.dst, op.srcs[0]
-    if op.attrs["order"][0] > op.attrs["order"][1]:
-        return ['#error "transposed pl.load (descending order) is not emitted by this backend yet"']
     return _cpp_window(op, ctx, ref, tile) + [f"TLOAD({ctx.tile(tile)}, gm);"]
 
 
 def _store_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    """``TSTORE`` (``TSTORE_FP`` with a Scaling tile). The fixpipe options are PTO-ISA template
+    arguments, in the real backend's order: ``TSTORE<[STPhase,] tile, GlobalTensor, AtomicType,
+    ReluPreMode>(gm, tile[, deqScalar])``; an atomic add is the template's (PTO-ISA sets and resets
+    the GM atomic mode itself, typed by the destination). A per-tensor scale is the 64-bit deqScalar
+    the simulator uses: a constant word, a run-time fp32's bits, or run-time bits; bit 46 (signed) for
+    an int8 destination."""
     ref, tile = op.dst, op.srcs[0]
-    if op.attrs.get("relu") or op.attrs.get("phase") is not None:
-        return ['#error "pl.store fixpipe options (relu_pre_mode, phase) are not emitted by this backend yet"']
-    if op.attrs.get("atomic"):
-        return ['#error "pl.store(atomic=AtomicAdd) is not emitted by this backend yet"']
+    lines = _cpp_window(op, ctx, ref, tile)
+    t = ctx.tile(tile)
+    relu, atomic, phase = op.attrs.get("relu"), op.attrs.get("atomic"), op.attrs.get("phase")
+    opts = ("AtomicType::AtomicAdd" if atomic else "AtomicType::AtomicNone",
+            "ReluPreMode::NormalRelu" if relu else "ReluPreMode::NoRelu")
+    tmpl = [f"STPhase::{phase.name}"] if phase is not None else []
+    tmpl += [ctx.type_name(tile.buffer), "decltype(gm)", *opts]
     if op.attrs.get("vector_quant"):
-        return _cpp_window(op, ctx, ref, tile) + [f"TSTORE_FP(gm, {ctx.tile(tile)}, {ctx.tile(op.srcs[1])});"]
-    if "deq" in op.attrs or "deq_runtime" in op.attrs:
-        return ['#error "pl.store(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet"']
-    return _cpp_window(op, ctx, ref, tile) + [f"TSTORE(gm, {ctx.tile(tile)});"]
+        if phase is not None:
+            raise NoCpp("TSTORE_FP has no STPhase form in PTO-ISA")
+        fp = op.srcs[1]
+        if not (relu or atomic):
+            return lines + [f"TSTORE_FP(gm, {t}, {ctx.tile(fp)});"]
+        return lines + [f"TSTORE_FP<{', '.join([tmpl[0], tmpl[1], ctx.type_name(fp.buffer), *opts])}>"
+                        f"(gm, {t}, {ctx.tile(fp)});"]
+    deq = _deq_cpp(op, ctx)
+    if deq is None and not (relu or atomic or phase is not None):
+        return lines + [f"TSTORE(gm, {t});"]
+    if deq is None and not relu:  # PTO-ISA's ReluPreMode overload is Acc-only (a5 static_assert)
+        tmpl = tmpl[:-1]
+    return lines + [f"TSTORE<{', '.join(tmpl)}>(gm, {t}{', ' + deq if deq else ''});"]
+
+
+def _deq_cpp(op: TileOp, ctx) -> str | None:
+    """The deqScalar of a per-tensor fixpipe scale (``fixpipe_scale.deq_word``), as a uint64_t prvalue."""
+    if "deq" in op.attrs:
+        return f"static_cast<uint64_t>({op.attrs['deq']}ULL)"
+    kind = op.attrs.get("deq_runtime")
+    if kind is None:
+        return None
+    v = ctx.cexpr(op.scalars[-1])
+    word = (f"static_cast<uint64_t>(__builtin_bit_cast(uint32_t, static_cast<float>({v})))" if kind == "f32"
+            else f"static_cast<uint64_t>({v})")
+    if op.attrs["deq_dst"] == "DT_INT8":
+        word = f"(({word}) | (1ULL << 46))"
+    return f"static_cast<uint64_t>({word})"
 
 
 instruction("load", FAMILY, _load_sim, GM, _load_cpp)

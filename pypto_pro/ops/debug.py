@@ -260,8 +260,30 @@ def _trap_sim(op: TileOp, env):
     return dispatch
 
 
-instruction("printf", FAMILY, _printf_sim, SCALAR, cpp_missing=
-            "device prints (cce::printf) are not emitted by the C++ backend in this release")
-instruction("pto_assert", FAMILY, _assert_sim, SCALAR, cpp_missing=
-            "device prints (cce::printf) are not emitted by the C++ backend in this release")
+# ---- C++ (backends/pto/printf.py: the real lowering's cce::printf statements) --------------------
+
+
+def _printf_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    from pypto_pro.backends.pto.printf import printf_statements
+    from pypto_pro.ops.cpp import NoCpp
+    if op.attrs["ptrs"]:
+        raise NoCpp("a %p (pl.Ptr address) conversion is not emitted in this release")
+    n = len(op.attrs["kinds"])
+    vals = op.scalars[:n]
+    return printf_statements(op.attrs["format"], [ctx.cexpr(v) for v in vals], [v.dtype for v in vals], [0])
+
+
+def _assert_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    """``if (!(cond)) { cce::printf("Assertion failed: ..."); <the message, when it has arguments> }``."""
+    from pypto_pro.backends.pto.printf import c_string, printf_statements
+    n = len(op.attrs["kinds"])
+    cond, vals = op.scalars[0], op.scalars[1:1 + n]
+    body = [f"cce::printf({c_string(op.attrs['head'])});"]
+    if op.attrs["format"] and n:
+        body += printf_statements(op.attrs["format"], [ctx.cexpr(v) for v in vals], [v.dtype for v in vals], [0])
+    return [f"if (!({ctx.cexpr(cond)})) {{", *("    " + line for line in body), "}"]
+
+
+instruction("printf", FAMILY, _printf_sim, SCALAR, _printf_cpp)
+instruction("pto_assert", FAMILY, _assert_sim, SCALAR, _assert_cpp)
 instruction("trap", FAMILY, _trap_sim, SCALAR, cpp=lambda op, ctx, arch: [])

@@ -60,7 +60,8 @@ class GmRead(Expr):
                       {"result": None, "api": "getval"}, self.loc)
 
     def cpp_code(self, writer: Callable[[Expr], str]) -> str:
-        return f"{self.param.name}[{writer(self.offset)}]"
+        from pypto_pro.backends.pto.storage import gm_element
+        return gm_element(self.param, writer(self.offset), writer)
 
 
 @api(FAMILY)

@@ -150,14 +150,21 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
 
 
 def _matmul_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    """TMATMUL / TMATMUL_ACC / TMATMUL_BIAS; a unit-flag phase is PTO-ISA's ``<AccPhase::X>`` overload."""
     t = [ctx.tile(x) for x in (op.dst, *op.srcs)]
-    if op.attrs.get("phase") is not None:
-        return ['#error "pl.matmul(phase=...) unit-flag phases are not emitted by this backend yet"']
+    phase = op.attrs.get("phase")
+    tmpl = f"<AccPhase::{phase.name}>" if phase is not None else ""
     if op.op == "matmul_acc":
-        return [f"TMATMUL_ACC({t[0]}, {t[3]}, {t[1]}, {t[2]});"]
-    if len(t) > 3:
-        return [f"TMATMUL_BIAS({t[0]}, {t[1]}, {t[2]}, {t[3]});"]
-    return [f"TMATMUL({t[0]}, {t[1]}, {t[2]});"]
+        call = f"TMATMUL_ACC{{}}({t[0]}, {t[3]}, {t[1]}, {t[2]});"
+    elif len(t) > 3:
+        call = f"TMATMUL_BIAS{{}}({t[0]}, {t[1]}, {t[2]}, {t[3]});"
+    else:
+        return [f"TMATMUL{tmpl}({t[0]}, {t[1]}, {t[2]});"]
+    if not tmpl:
+        return [call.format("")]
+    # PTO-ISA's CPU model has no unit-flag overload of these two (a phase only tells the fixpipe when it
+    # may drain; the CPU model runs in order): it gets the plain call, the NPU the phase
+    return ["#if defined(__CPU_SIM)", call.format(""), "#else", call.format(tmpl), "#endif"]
 
 
 @api(FAMILY, "set_mm_layout_transform", namespace="pl.system")

@@ -23,6 +23,7 @@ from pypto_pro.frontend.operands import Args, in_section, want_enum
 from pypto_pro.ir.nodes import TileOp
 from pypto_pro.language.dtypes import DT_FP4E1M2, DT_FP4E2M1, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP8E8M0, DT_FP32
 from pypto_pro.language.enums import AccPhase, MemorySpace, PipeType, SectionKind
+from pypto_pro.ops.cpp import NoCpp
 from pypto_pro.ops.decl import CUBE, api, instruction
 from pypto_pro.ops.matrix import _cube_tile as _in  # a tile operand in one memory space
 
@@ -142,7 +143,7 @@ def _sim(op: TileOp, env: SimEnv) -> Callable:
 
 def _cpp(op: TileOp, ctx, arch: str) -> list[str]:
     if arch != "a5":
-        return ['#error "TMATMUL_MX exists on a5 only"']
+        raise NoCpp("TMATMUL_MX exists on a5 only")
     t = [ctx.tile(x) for x in (op.dst, *op.srcs)]
     phase = op.attrs.get("phase")
     tmpl = f"<AccPhase::{phase.name}>" if phase is not None else ""

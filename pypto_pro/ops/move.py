@@ -23,7 +23,7 @@ from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
 from pypto_pro.ir.expr import as_expr
 from pypto_pro.ir.nodes import TileOp
 from pypto_pro.language.enums import AccToVecMode, MemorySpace, PipeType, ReluPreMode, SectionKind
-from pypto_pro.ops.cpp import call_cpp
+from pypto_pro.ops.cpp import NoCpp, call_cpp
 from pypto_pro.ops.data_movement import ACC_STORE_DTYPES, hf8_out
 from pypto_pro.ops.decl import PATH, api, instruction, vector
 from pypto_pro.backends.sim import fixpipe, hf8
@@ -388,32 +388,63 @@ def _to_table_sim(op: TileOp, env: SimEnv) -> Callable:
 
 
 def _extract_cpp(op: TileOp, ctx, arch: str) -> list[str]:
-    if op.attrs.get("transpose"):
-        return ['#error "pl.move(..., transpose=True): PTO-ISA TEXTRACT has no transpose flag (a transposed operand '
-                'is a ZN tile loaded with order=[1, 0]); not emitted"']
     r0, c0 = (ctx.cexpr(e) for e in op.scalars)
+    if op.attrs.get("transpose"):
+        return _transposed_extract_cpp(op, ctx, r0, c0)
     return [f"TEXTRACT({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {r0}, {c0});"]
 
 
+def _transposed_extract_cpp(op: TileOp, ctx, r0: str, c0: str) -> list[str]:
+    """``transpose=True`` (ours): PTO-ISA's TEXTRACT has no transpose flag, but an NZ Mat tile [R, C]
+    holds exactly the bytes of the ZN tile [C, R] of its transpose (each 16 x C0 row-major box is a
+    C0 x 16 column-major box, the column-major block order a row-major one). So the source is
+    re-declared as that ZN tile at the same L1 address and the window extracted at (c0, r0)."""
+    from pypto_pro.backends.pto.ctypes_map import ctype
+    from pypto_pro.language.enums import NZ
+    src = op.srcs[0]
+    b, tt = src.buffer, src.buffer.tile_type
+    if b.space is not MemorySpace.Mat or tt.effective_layout("a5") is not NZ:
+        raise NoCpp(f"a transposing move reads an NZ Mat tile; '{b.name}' is {b.space.name} "
+                    f"{tt.effective_layout('a5').name}")
+    addr = f"0x{b.addrs[0]:05x}" if len(b.addrs) == 1 else \
+        f"pp_pick<{', '.join(f'0x{x:05x}' for x in b.addrs)}>({ctx.cexpr(src.slot)})"
+    s = ctx.tile(src)
+    return [f"using tr_t = Tile<TileType::Mat, {ctype(tt.dtype)}, {tt.cols}, {tt.rows}, BLayout::RowMajor, DYNAMIC, "
+            "DYNAMIC, SLayout::ColMajor, 512>;  // the NZ source seen as the ZN tile of its transpose",
+            "tr_t tr;",
+            f"TASSIGN(tr, {addr}); tr.SetValidShape({s}.GetValidCol(), {s}.GetValidRow());",
+            f"TEXTRACT({ctx.tile(op.dst)}, tr, {c0}, {r0});"]
+
+
 def _fixpipe_cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    """Acc -> Vec through the fixpipe (a5): ``TMOV<dst, src, [fp,] AccToVecMode, ReluPreMode>`` as the
+    real backend spells it, ``TEXTRACT<...>(..., row, col)`` at an offset; a per-tensor scale is the
+    deqScalar operand (``data_movement._deq_cpp``), a Scaling tile the fp operand."""
+    from pypto_pro.ops.data_movement import _deq_cpp
     if arch != "a5":
-        return ['#error "Acc -> Vec moves are a5 only"']
-    if "deq" in op.attrs or "deq_runtime" in op.attrs:
-        return ['#error "pl.move(scale=<scalar>) fixpipe quantisation is not emitted by this backend yet"']
+        raise NoCpp("Acc -> Vec moves are a5 only")
     mode = op.attrs["mode"].name
-    relu = ", ReluPreMode::NormalRelu" if op.attrs.get("relu") else ""
+    relu = "ReluPreMode::NormalRelu" if op.attrs.get("relu") else "ReluPreMode::NoRelu"
+    dst, src = ctx.tile(op.dst), ctx.tile(op.srcs[0])
+    types = f"{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}"
+    at = ", ".join(ctx.cexpr(e) for e in op.scalars[:2]) if op.attrs.get("offset") else None
     if op.attrs.get("vector_quant"):
-        if op.attrs.get("offset"):
-            return ['#error "pl.move(offset=..., scale=<Scaling tile>) is not emitted by this backend yet"']
         fp = op.srcs[1]
-        return [f"TMOV<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, {ctx.type_name(fp.buffer)}, "
-                f"AccToVecMode::{mode}{relu}>({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {ctx.tile(fp)});"]
-    if op.attrs.get("offset"):
-        r0, c0 = (ctx.cexpr(e) for e in op.scalars)
-        return [f"TEXTRACT<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}"
-                f"{relu}>({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {r0}, {c0});"]
-    return [f"TMOV<{ctx.type_name(op.dst.buffer)}, {ctx.type_name(op.srcs[0].buffer)}, AccToVecMode::{mode}{relu}>"
-            f"({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])});"]
+        tmpl = f"<{types}, {ctx.type_name(fp.buffer)}, AccToVecMode::{mode}, {relu}>"
+        if at is not None:
+            return [f"TEXTRACT{tmpl}({dst}, {src}, {ctx.tile(fp)}, {at});"]
+        return [f"TMOV{tmpl}({dst}, {src}, {ctx.tile(fp)});"]
+    tmpl = f"<{types}, AccToVecMode::{mode}, {relu}>"
+    deq = _deq_cpp(op, ctx)
+    if deq is not None:
+        extract = f"TEXTRACT{tmpl}({dst}, {src}, {deq}, {at or '0, 0'});"
+        if at is not None:
+            return [extract]
+        # PTO-ISA's CPU model drops the deqScalar of TMOV (its TEXTRACT applies it): same instruction there
+        return ["#if defined(__CPU_SIM)", extract, "#else", f"TMOV{tmpl}({dst}, {src}, {deq});", "#endif"]
+    if at is not None:
+        return [f"TEXTRACT{tmpl}({dst}, {src}, {at});"]
+    return [f"TMOV{tmpl}({dst}, {src});"]
 
 
 instruction("copy", FAMILY, _copy_sim, vector("copy", "copy", flops=False), call_cpp("TMOV"))

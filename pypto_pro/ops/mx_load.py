@@ -106,7 +106,30 @@ def _sim(op: TileOp, env: SimEnv) -> Callable:
 
 
 def _cpp(op: TileOp, ctx, arch: str) -> list[str]:
-    return ['#error "the MX scale load (Layout::MX_A_ND / MX_B_ND GlobalTensor) is not emitted by this backend yet"']
+    """``TLOAD`` through a ``GlobalTensor`` with PTO's MX layout (the real ``EmitMXLoad``): scale A
+    (ZZ tile) as ``Layout::MX_A_ND`` (or ``MX_A_DN`` when the tile's rows are the pair-contiguous
+    axis), scale B (NN tile) as ``MX_B_ND`` / ``MX_B_DN``. The strides are the tensor's, taken along
+    the load's ``order`` axes: PTO-ISA's window element ``[r, c]`` is then the element the simulator
+    reads (group ``g`` at pair ``g // 2``, phase ``g % 2``)."""
+    from pypto_pro.backends.pto.ctypes_map import ctype
+    tile, ref = op.dst, op.srcs[0]
+    name = ref.param.name
+    dims = ctx.dims(name)
+    strides = [" * ".join(dims[axis + 1:]) or "1" for axis in range(len(dims))]
+    flat = " + ".join(o if st == "1" else f"({o}) * {st}" for o, st in
+                      zip((ctx.cexpr(o) for o in ref.offsets), strides))
+    a0, a1 = op.attrs["order"]
+    major, minor = strides[a0], strides[a1]  # steps of the tile's rows / columns axes
+    nd = minor == "2" or major != "2"       # the pair-contiguous axis is the tile's columns (ND) or rows (DN)
+    layout = f"Layout::MX_{'B' if op.attrs['group_rows'] else 'A'}_{'ND' if nd else 'DN'}"
+    s2, s3 = (major, minor) if nd else (minor, major)
+    t, el = ctx.tile(tile), ctype(ref.param.type.dtype)
+    return [f"const int64_t rows = {t}.GetValidRow(), cols = {t}.GetValidCol();",
+            f"using mx_shape_t = TileShape2D<{el}, DYNAMIC, DYNAMIC, {layout}>;",
+            "using mx_stride_t = Stride<DYNAMIC, DYNAMIC, DYNAMIC, DYNAMIC, 1>;",
+            f"using mx_gm_t = GlobalTensor<{el}, mx_shape_t, mx_stride_t, {layout}>;",
+            f"mx_gm_t gm({name} + {flat}, mx_shape_t(rows, cols), mx_stride_t(1, 1, {s2}, {s3}, 1));",
+            f"TLOAD({t}, gm);"]
 
 
 instruction("mx_scale_load", FAMILY, _sim, GM, _cpp)

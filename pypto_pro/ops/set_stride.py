@@ -64,10 +64,11 @@ def _sim(op: TileOp, env: SimEnv) -> Callable:
 
 
 def _cpp(op: TileOp, ctx, arch: str) -> list[str]:
+    """The program's descriptor of the tensor (``backends/pto``: a flag and two steps that every later
+    window of it uses, as the real ``SetStride<DIM_3, DIM_4>`` on its one GlobalTensor)."""
+    flag, rs, cs = ctx.strides(op.attrs["tensor"])
     row, col = (ctx.cexpr(e) for e in op.scalars)
-    return [f"// pl.set_stride({op.attrs['tensor']}, [{row}, {col}])",
-            '#error "pl.set_stride: this backend builds a GlobalTensor per access, not one descriptor per tensor; '
-            'not emitted yet"']
+    return [f"{flag} = true; {rs} = static_cast<int64_t>({row}); {cs} = static_cast<int64_t>({col});"]
 
 
 instruction("set_stride", FAMILY, _sim, SCALAR, _cpp, pipe=PipeType.S)

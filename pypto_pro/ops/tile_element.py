@@ -157,7 +157,8 @@ def getval_cpp(op: TileOp, ctx, arch: str) -> list[str]:
     src = op.srcs[0]
     if isinstance(src, TileRef):
         return [f"{var} = {ctx.tile(src)}.GetValue({ctx.cexpr(op.scalars[0])});"]
-    return [f"{var} = {src.param.name}[{ctx.cexpr(src.offsets[0])}];"]
+    from pypto_pro.backends.pto.storage import gm_element
+    return [f"{var} = {gm_element(src.param, ctx.cexpr(src.offsets[0]), ctx.cexpr)};"]
 
 
 def setval_tile_cpp(op: TileOp, ctx) -> list[str]:

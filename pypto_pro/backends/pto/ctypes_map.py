@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pypto_pro.ir.nodes import Buffer
 from pypto_pro.language.dtypes import DataType
-from pypto_pro.language.enums import DN, MemorySpace, PipeType
+from pypto_pro.language.enums import DN, NN, ZN, ZZ, MemorySpace, PipeType
 
 # Element types as PTO-ISA spells them (pto/common/type.hpp; ``half`` / ``bfloat16_t`` come from it).
 CTYPE: dict[str, str] = {
@@ -13,7 +13,17 @@ CTYPE: dict[str, str] = {
 }
 
 def ctype(dt: DataType) -> str:
-    return CTYPE[dt.name]
+    """The element type; the MX / HiFloat8 types as PTO-ISA names them (``float8_e4m3_t``,
+    ``float8_e8m0_t``, ``float4_e2m1x2_t``, ``hifloat8_t``: ``pto/cpu/MXTypes.hpp`` on the CPU model)."""
+    name = CTYPE.get(dt.name) or getattr(dt, "c_type", None)
+    if not name:
+        from pypto_pro.ops.cpp import NoCpp
+        raise NoCpp(f"{dt.name} has no PTO-ISA element type")
+    return name
+
+
+def has_ctype(dt: DataType) -> bool:
+    return bool(CTYPE.get(dt.name) or getattr(dt, "c_type", None))
 
 
 def pipe(p: PipeType) -> str:
@@ -36,8 +46,19 @@ def tile_type_expr(b: Buffer) -> str:
     if space is MemorySpace.Mat and t.rows == 1 and t.effective_layout("a5").name == "ND":
         # a one-row ND Mat tile: the staging row of a Bias / Scaling move (TMov to Bt / Fb)
         return f"Tile<TileType::Mat, {ct}, 1, {c}, BLayout::RowMajor, DYNAMIC, DYNAMIC>"
+    if space is MemorySpace.Mat and t.layout in (ZN, ZZ, NN):
+        # ZN: a transposed operand (row-major blocks of column-major boxes); ZZ / NN: the MX scale tiles
+        # (fractal 32), as PTO-ISA's tmatmul_mx tests declare them
+        block, box = ("RowMajor", "ColMajor") if t.layout is ZN else ("RowMajor", "RowMajor") if t.layout is ZZ \
+            else ("ColMajor", "ColMajor")
+        fractal = 512 if t.layout is ZN else (t.fractal or 32)
+        return f"Tile<TileType::Mat, {ct}, {r}, {c}, BLayout::{block}, DYNAMIC, DYNAMIC, SLayout::{box}, {fractal}>"
     if space is MemorySpace.Mat:  # L1 holds NZ fractals (ND -> NZ on load), as PTO-ISA's matmul tests do
         return f"Tile<TileType::Mat, {ct}, {r}, {c}, BLayout::ColMajor, DYNAMIC, DYNAMIC, SLayout::RowMajor, 512>"
+    if space is MemorySpace.ScaleLeft:  # MX scales of the left operand (ZZ), found at addr(left) >> 4
+        return f"TileLeftScale<{ct}, {r}, {c}, DYNAMIC, DYNAMIC>"
+    if space is MemorySpace.ScaleRight:  # MX scales of the right operand (NN)
+        return f"TileRightScale<{ct}, {r}, {c}, DYNAMIC, DYNAMIC>"
     if space is MemorySpace.Left:
         return f"TileLeft<{ct}, {r}, {c}, DYNAMIC, DYNAMIC>"
     if space is MemorySpace.Right:

@@ -11,7 +11,8 @@
 - launcher.cpp: ``extern "C" int launch_<kernel>(block_dim, stream, tensor pointers..., dims...)``.
 
 Mirrors ``backends/sim/codegen.py``: control flow is generated, each instruction is one call.
-Where the IR holds something PTO-ISA cannot express, the output has an ``#error`` saying why.
+Where the IR holds something PTO-ISA (or this backend) cannot express, ``emit_kernel`` raises a
+located ``CompileError`` naming the construct and why (docs/pto_backend.md lists them per op).
 """
 from __future__ import annotations
 
@@ -31,8 +32,9 @@ from pypto_pro.backends.pto.ctypes_map import ctype, tile_type_expr
 from pypto_pro.backends.pto.launcher import emit_launcher
 from pypto_pro.backends.pto.preamble import HELPERS, INCLUDES, cpu_shims
 from pypto_pro.backends.pto.storage import StorageEmitter, struct_definitions
-from pypto_pro.backends.pto.sync import sync_line
-from pypto_pro.backends.pto.tile_ops import OpContext, op_lines
+from pypto_pro.backends.pto.sync import dcci_line, sync_line
+from pypto_pro.backends.pto.tile_ops import OpContext, no_cpp, op_lines
+from pypto_pro.ops.cpp import NoCpp
 
 ENGINE_GUARD = {SectionKind.CUBE: "__DAV_CUBE__", SectionKind.VECTOR: "__DAV_VEC__"}
 LOCAL_NAMES = {"gm", "rows", "cols", "r0", "c0", "block_idx", "block_num", "subblock_idx", "subblock_num",
@@ -101,8 +103,11 @@ class ProgramEmitter:
         self.storage = StorageEmitter(self.names.fresh)
         self.cexpr = ExprWriter(self.names, {t.name: t for t in sig.tensors})
         self.cexpr.storage = self.storage
+        # pl.set_stride: each program (core) holds its own descriptor per tensor, set in program order
+        self.strided = {t: tuple(self.names.fresh(f"{t}_{x}") for x in ("strided", "row_stride", "col_stride"))
+                        for t in strided_tensors(program)}
         self.ctx = OpContext(self.cexpr, lambda b: self.tile_names[b.uid], lambda b: self.type_names[b.uid],
-                             lambda n: f"{n}_gm_t", self._dims)
+                             lambda n: f"{n}_gm_t", self._dims, self.strided.get)
         self.shims: set[str] = set()
         self.lines: list[str] = []
 
@@ -148,6 +153,10 @@ class ProgramEmitter:
         if structs:
             self.lines.append(f"{pad}// structs (pl.struct / pl.struct_array) and the tiling fields")
             self.lines += structs
+        if self.strided:
+            self.lines.append(f"{pad}// pl.set_stride descriptors: until set, a window walks the tensor's own strides")
+            for flag, row, col in self.strided.values():
+                self.lines.append(f"{pad}bool {flag} = false; int64_t {row} = 0, {col} = 0;")
         if decls:
             self.lines.append(f"{pad}// scalars (the scalar unit's registers)")
             for v in decls:
@@ -186,18 +195,19 @@ class ProgramEmitter:
             elif isinstance(s, SetValidShape):
                 self._set_validshape(s, pad, tail)
             elif isinstance(s, SyncOp):
-                line = sync_line(s, self.arch, self.engine, self.cexpr, self.shims)
+                try:
+                    line = dcci_line(s, self.ctx, self.shims) if s.kind == "dcci" else \
+                        sync_line(s, self.arch, self.engine, self.cexpr, self.shims)
+                except NoCpp as exc:
+                    raise no_cpp(sync_str(s).strip(), str(exc), s.loc) from None
                 comment = f"  // {sync_str(s).strip()}" + (f"  @ {loc}" if loc else "")
-                if line.startswith("#error"):
-                    self.lines.append(f"{line}{comment.replace('//', '/*', 1)} */")
-                else:
-                    self.lines.append(f"{pad}{line}{comment}")
+                self.lines.append(f"{pad}{line}{comment}")
             elif isinstance(s, StageSync):
-                self.lines.append(f'#error "pipeline.{s.kind} was not lowered by the pipeline_sync pass"{tail}')
+                raise no_cpp(f"pipeline.{s.kind}", "it was not lowered by the pipeline_sync pass", s.loc)
             elif isinstance(s, (ArrayStore, ArrayInit)):
                 self.lines += self.storage.statement(s, self.cexpr, pad, tail)
             else:
-                self.lines.append(f'#error "statement {type(s).__name__} has no C++ form"{tail}')
+                raise no_cpp(f"a {type(s).__name__} statement", "it has no C++ form", getattr(s, "loc", None))
 
     def _for(self, s: For, depth: int, tail: str) -> None:
         pad = "    " * depth
@@ -334,6 +344,7 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
                 for p in progs.values() for s in walk_stmts(p.body))
     sig = KernelSignature(first.params, needs_ffts=cross and arch_name == "a2a3")
     _check_no_views(progs.values())
+    _check_element_types(progs.values(), sig)
     emitters = [ProgramEmitter(p, kernel_name, arch_name, sig) for p in progs.values()]
     bodies = [e.emit() for e in emitters]
     shims = set().union(*(e.shims for e in emitters))
@@ -341,11 +352,13 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
         shims.add("set_ffts_base_addr")
 
     gm_lines = ["// ---- global tensors: a row-major window of each tensor parameter (shape and row stride "
-                "at run time)"]
+                "at run time; the column stride too for a tensor a pl.set_stride rewrites)"]
+    strided = set().union(*(strided_tensors(p) for p in progs.values()))
     for t in sig.tensors:
         dims = ", ".join("DYNAMIC" if not isinstance(d, int) else str(d) for d in t.type.dims)
+        col = "DYNAMIC" if t.name in strided else "1"
         gm_lines.append(f"using {t.name}_gm_t = GlobalTensor<{ctype(t.type.dtype)}, Shape<1, 1, 1, DYNAMIC, DYNAMIC>, "
-                        f"Stride<1, 1, 1, DYNAMIC, 1>>;  // {t.name}: [{dims}]")
+                        f"Stride<1, 1, 1, DYNAMIC, {col}>>;  // {t.name}: [{dims}]")
 
     entry = _entry(kernel_name, sig, emitters)
     src = os.path.basename(first.source_path)
@@ -360,16 +373,39 @@ def emit_kernel(programs: dict, kernel_name: str, arch) -> dict[str, str]:
             "launcher.cpp": emit_launcher(kernel_name, arch_name, sig, [e.engine for e in emitters])}
 
 
+def strided_tensors(program: KernelIR) -> set[str]:
+    """The tensor parameters a ``pl.set_stride`` of this program rewrites."""
+    return {s.attrs["tensor"] for s in walk_stmts(program.body) if isinstance(s, TileOp) and s.op == "set_stride"}
+
+
+def _check_element_types(programs, sig: KernelSignature) -> None:
+    """Every tile and tensor needs a PTO-ISA element type (the 4-bit DT_INT4 / DT_FP4 / DT_HF4 have none)."""
+    from pypto_pro.backends.pto.ctypes_map import has_ctype
+    for t in sig.tensors:
+        if not has_ctype(t.type.dtype):
+            raise CompileError(f"the PTO-ISA C++ backend cannot emit tensor parameter '{t.name}': "
+                               f"{t.type.dtype.name} has no PTO-ISA element type", getattr(t, "loc", None),
+                               kind="unsupported")
+    for p in programs:
+        for b in p.buffers:
+            if not has_ctype(b.tile_type.dtype):
+                raise CompileError(f"the PTO-ISA C++ backend cannot emit tile '{b.name}': {b.tile_type.dtype.name} "
+                                   "has no PTO-ISA element type", b.loc, kind="unsupported")
+
+
 def _check_no_views(programs) -> None:
-    """``pl.make_tensor`` views (strided GM windows of a parameter) have no C++ form yet."""
+    """``pl.make_tensor`` views (strided GM windows of a parameter) have a C++ form for pl.load /
+    pl.store (a GlobalTensor over the view's strides) and element reads / writes; other instructions
+    on a view do not yet."""
     for p in programs:
         for s in walk_stmts(p.body):
-            if isinstance(s, TileOp):
+            if isinstance(s, TileOp) and s.op not in ("load", "store", "getval", "setval"):
                 for o in (s.dst, *s.srcs):
                     if isinstance(o, GMRef) and isinstance(o.param, TensorView):
-                        raise CompileError(f"the PTO-ISA C++ backend cannot emit pl.{s.op} on a pl.make_tensor view "
-                                           f"('{o.param.name}' of '{o.param.base.name}') in this release; the "
-                                           "simulator runs it", s.loc)
+                        raise CompileError(f"the PTO-ISA C++ backend cannot emit pl.{s.attrs.get('api', s.op)} on a "
+                                           f"pl.make_tensor view ('{o.param.name}' of '{o.param.base.name}') in "
+                                           "this release (only pl.load / pl.store windows and element reads / writes of a view are emitted); the simulator runs it", s.loc,
+                                           kind="unsupported")
 
 
 def _entry(kernel_name: str, sig: KernelSignature, emitters: list[ProgramEmitter]) -> str:

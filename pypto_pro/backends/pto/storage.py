@@ -100,12 +100,31 @@ class StorageEmitter:
         return lines
 
 
+def gm_element(param, offset: str, cexpr: Callable[[Expr], str]) -> str:
+    """The C++ lvalue of element ``offset`` (row-major) of a GM tensor parameter or ``pl.make_tensor``
+    view: for a view, the offset unravelled over its shape and walked with its strides from its byte
+    offset into the base (as ``backends/sim/gm_views.element``)."""
+    if not hasattr(param, "view_exprs"):
+        return f"{param.name}[{offset}]"
+    from pypto_pro.backends.pto.ctypes_map import ctype
+    dims = [f"({cexpr(d)})" for d in param.shape]
+    terms = []
+    for k, stride in enumerate(param.strides):
+        inner = " * ".join(dims[k + 1:])
+        idx = f"({offset})" if not inner else f"(({offset}) / ({inner}))"
+        if k > 0:
+            idx = f"({idx} % {dims[k]})"
+        terms.append(f"{idx} * ({cexpr(stride)})")
+    el = ctype(param.type.dtype)
+    base = (f"reinterpret_cast<__gm__ {el}*>(reinterpret_cast<__gm__ uint8_t*>({param.base.name}) + "
+            f"({cexpr(param.offset)}))")
+    return f"{base}[{' + '.join(terms) or '0'}]"
+
+
 def setval_lines(s: TileOp, cexpr: Callable[[Expr], str], ctype: Callable) -> list[str]:
-    """``pl.setval`` on a GM tensor parameter: one element through its pointer."""
+    """``pl.setval`` on a GM tensor parameter or view: one element through its pointer."""
     ref = s.dst
     assert isinstance(ref, GMRef)
     param = ref.param
-    if hasattr(param, "view_exprs"):
-        return ['#error "pl.setval on a pl.make_tensor view has no C++ form in this release"']
     t = ctype(param.type.dtype)
-    return [f"{param.name}[{cexpr(ref.offsets[0])}] = static_cast<{t}>({cexpr(s.scalars[0])});"]
+    return [f"{gm_element(param, cexpr(ref.offsets[0]), cexpr)} = static_cast<{t}>({cexpr(s.scalars[0])});"]

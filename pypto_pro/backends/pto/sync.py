@@ -17,6 +17,7 @@ from pypto_pro.ir.nodes import SyncOp
 from pypto_pro.language.enums import CrossCoreSyncMode, SectionKind, SyncAllMode, SyncCoreType
 
 from pypto_pro.backends.pto.ctypes_map import pipe
+from pypto_pro.ops.cpp import NoCpp
 
 # The CPU-model stand-ins the preamble defines for intrinsics pto/common/cpu_stub.hpp lacks.
 CPU_SHIMS = {
@@ -27,7 +28,31 @@ CPU_SHIMS = {
     "set_intra_block": "inline void set_intra_block(pipe_t, int64_t) {}",
     "wait_intra_block": "inline void wait_intra_block(pipe_t, int64_t) {}",
     "set_ffts_base_addr": "inline void set_ffts_base_addr(uint64_t) {}",
+    # the bare cache-line / destination names of dcci (cpu_stub.hpp has only struct members of some)
+    "dcci": "constexpr int SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 0, CACHELINE_OUT = 0, CACHELINE_UB = 0, "
+            "CACHELINE_ALL = 0, CACHELINE_ATOMIC = 0;",
 }
+
+
+def dcci_line(s: SyncOp, ctx, used: set[str]) -> str:
+    """``pl.system.dcci`` as the real backend spells it: ``dcci(ptr, <cache line>, <destination>)`` with a
+    GM pointer (tensor + row-major offset) or a UB one (tile data + element offset)."""
+    from pypto_pro.backends.pto.cexpr import dim_name
+    a = s.attrs
+    used.add("dcci")
+    cache_line, dst = a["cache_line"].name, a["dst"].name
+    if "tensor" in a:
+        t = a["tensor"]
+        if hasattr(t, "view_exprs"):
+            raise NoCpp("pl.system.dcci of a pl.make_tensor view has no C++ form in this release")
+        offset = ctx.cexpr(a["linear"]) if "linear" in a else "0"
+        if "offsets" in a:
+            dims = [str(d) if isinstance(d, int) else dim_name(t.name, i) for i, d in enumerate(t.type.dims)]
+            offset = " + ".join(f"({ctx.cexpr(o)})" + "".join(f" * {d}" for d in dims[i + 1:])
+                                for i, o in enumerate(a["offsets"]))
+        return f"dcci(reinterpret_cast<__gm__ void*>({t.name} + {offset}), {cache_line}, {dst});"
+    offset = ctx.cexpr(a["linear"]) if "linear" in a else "0"
+    return f"dcci(reinterpret_cast<__ubuf__ void*>({ctx.tile(a['tile'])}.data() + {offset}), {cache_line}, {dst});"
 
 
 def event_expr(e: Expr | None, cexpr: Callable[[Expr], str]) -> str:
@@ -47,7 +72,7 @@ def sync_line(s: SyncOp, arch: str, engine: SectionKind, cexpr: Callable[[Expr],
     ev = cexpr(s.event) if s.event is not None else "0"
     if k in ("lock", "unlock"):
         if arch != "a5":
-            return f'#error "buffer-id {k} is an a5 instruction; a2a3 has no get_buf/rls_buf"'
+            raise NoCpp(f"buffer-id {k} is an a5 instruction; a2a3 has no get_buf/rls_buf")
         fn = "get_buf" if k == "lock" else "rls_buf"
         used.add(fn)
         return f"{fn}({pipe(s.src)}, {ev}, 0);"
@@ -57,8 +82,8 @@ def sync_line(s: SyncOp, arch: str, engine: SectionKind, cexpr: Callable[[Expr],
         core_type = s.attrs.get("core_type", SyncCoreType.MIX)
         if s.attrs.get("mode", SyncAllMode.HARD) is SyncAllMode.HARD:
             return f"SYNCALL<SyncCoreType::{_SYNCALL_CORES[core_type]}>();"
-        return '#error "pl.system.sync_all(mode=SOFT) has no PTO-ISA form in this backend yet; use mode=HARD"'
-    return f'#error "synchronisation \'{k}\' has no PTO-ISA form in this backend"'
+        raise NoCpp("pl.system.sync_all(mode=SOFT) has no PTO-ISA form in this backend yet; use mode=HARD")
+    raise NoCpp(f"synchronisation '{k}' has no PTO-ISA form in this backend")
 
 
 _SYNCALL_CORES = {SyncCoreType.AIV_ONLY: "AIVOnly", SyncCoreType.AIC_ONLY: "AICOnly", SyncCoreType.MIX: "Mix"}

@@ -3,6 +3,8 @@ shared object. Absent here (no CANN on these machines): ``maybe_build`` then doe
 kernel runs on the simulator; the emitted C++ is still produced and cached."""
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -22,10 +24,24 @@ def available() -> bool:
 
 
 def version() -> str:
+    """What the emitted artifacts depend on besides the kernel: the emitter's own code (so an edited
+    backend, e.g. in an editable install, never serves a stale cached kernel.cpp) and bisheng's version."""
     if not available():
-        return "none"
+        return f"none+{backend_digest()}"
     out = subprocess.run(["bisheng", "--version"], capture_output=True, text=True, check=False)
-    return (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "bisheng"
+    name = (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else "bisheng"
+    return f"{name}+{backend_digest()}"
+
+
+@functools.lru_cache(maxsize=1)
+def backend_digest() -> str:
+    """SHA-256 (16 hex digits) of the C++ backend's sources and the op modules holding the C++ spellings."""
+    root = Path(__file__).resolve().parents[2]  # the pypto_pro package
+    h = hashlib.sha256()
+    for path in sorted([*(root / "backends" / "pto").glob("*.py"), *(root / "ops").rglob("*.py")]):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def maybe_build(directory: Path, symbol: str, arch) -> Path | None:

@@ -140,7 +140,9 @@ def _host_main(launcher: str, kernel, arrays: dict[str, np.ndarray], block_dim: 
             t, axis = re.fullmatch(r"(\w+)_dim(\d+)", pname).groups()
             args.append(str(arrays[t].shape[int(axis)]))
         else:
-            args.append(repr(float(scalars[pname])) + "f" if "float" in p else str(scalars[pname]))
+            v = scalars[pname]
+            args.append(repr(float(v)) + "f" if "float" in p else ("true" if v else "false") if isinstance(v, bool)
+                        else str(v))
     reads = "\n".join(f'    auto {n} = rd(dir + "/{n}.bin", {a.nbytes});' for n, a in arrays.items())
     writes = "\n".join(f'    wr(dir + "/{n}.out.bin", {n});' for n in arrays)
     return f"""#include <cstdint>
@@ -175,6 +177,9 @@ int main(int argc, char** argv)
 """
 
 
+LAST_RUN: dict[str, str] = {}  # the last CPU-model run's stdout (device prints)
+
+
 def _run_on_pto_cpu(tmp_path: Path, name, arrays: dict[str, np.ndarray], block_dim: int, scalars=None):
     root = os.environ["PTO_ISA_ROOT"]
     cxx = _compiler()
@@ -199,6 +204,7 @@ def _run_on_pto_cpu(tmp_path: Path, name, arrays: dict[str, np.ndarray], block_d
     assert build.returncode == 0, build.stderr[-4000:]
     run = subprocess.run([str(exe), str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
+    LAST_RUN["stdout"] = run.stdout
     got = {n: np.fromfile(tmp_path / f"{n}.out.bin", a.dtype).reshape(a.shape) for n, a in arrays.items()}
     return got, sim_arrays
 

@@ -90,3 +90,31 @@ def test_block_index_per_engine():
     assert "const int64_t block_idx = get_block_idx();" in cube
     assert "const int64_t block_idx = get_block_idx() * get_subblockdim() + get_subblockid();" in vec
     assert "const int64_t subblock_num = get_subblockdim();" in vec
+
+
+def dcci_kernel(x: pl.Tensor[[16, 64], pl.DT_FP32], out: pl.Tensor[[16, 64], pl.DT_FP32]):
+    t = pl.make_tile_group(type=pl.TileType([16, 64], pl.DT_FP32, pl.MemorySpace.Vec), addrs=0, mutex_ids=[0])[0]
+    pl.system.dcci(x, [2, 8], cache_line=pl.CacheLine.SINGLE_CACHE_LINE)
+    with pl.section_vector():
+        pl.load(t, x, [0, 0])
+        pl.system.dcci(t, 4, cache_line=pl.CacheLine.ENTIRE_DATA_CACHE)
+        pl.store(out, t, [0, 0])
+
+
+def test_dcci_is_spelled_as_the_real_backend():
+    k = pl.jit(dcci_kernel, arch="a5", auto_mutex=True)
+    src = emit_kernel(k.compile().programs, k.name, k.arch)["kernel.cpp"]
+    assert "dcci(reinterpret_cast<__gm__ void*>(x + (2) * 64 + (8)), SINGLE_CACHE_LINE, CACHELINE_OUT);" in src
+    assert "dcci(reinterpret_cast<__ubuf__ void*>(t[0].data() + 4), ENTIRE_DATA_CACHE, CACHELINE_UB);" in src
+
+
+def test_dcci_builds_and_runs_on_pto_isa_cpu_model(tmp_path):
+    import numpy as np
+    from test_emitter import _run_on_pto_cpu, needs_pto  # noqa: F401
+    import os
+    if not os.environ.get("PTO_ISA_ROOT"):
+        pytest.skip("set PTO_ISA_ROOT to build and run the emitted C++ on PTO-ISA's CPU model")
+    x = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    got, sim = _run_on_pto_cpu(tmp_path, pl.jit(dcci_kernel, arch="a5", auto_mutex=True), {"x": x, "out": np.zeros_like(x)},
+                               block_dim=1)
+    assert np.array_equal(got["out"], x) and np.array_equal(sim["out"], x)
