@@ -343,7 +343,8 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
             src = t.views[slot][:r, :(c + 1) // 2]
             run = _packed_write(src, c, flat, addr)
             return Prepared(r, c, False, reads, gm_acc, (r * c + 1) // 2, run)
-        if strides is not None or _rows_run_on(g, offs, r, axes):  # pl.set_stride: to the strided addresses
+        run_on = strides is not None or _rows_run_on(g, offs, r, axes)
+        if run_on:  # pl.set_stride, or rows past their axis: the elements go to their strided addresses
             (flat, addr), gm_acc = gmt.strided(g, offs, r, c, axes, strides, False, True)
             dst = np.empty((r, c), g.dtype)
         else:
@@ -378,7 +379,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
                 out[...] = np.add(out, shaped, dtype=out.dtype) if out.dtype.kind == "f" else out + shaped
             else:
                 out[...] = shaped
-        if strides is not None:
+        if run_on:
             run = _strided_write(compute, flat, addr, dst, atomic)
             gm_acc = tuple((i, n, rr, write) for i, n, rr, _ in gm_acc)
             return Prepared(r, c, c * t.item == t.row_bytes, reads, gm_acc, r * c * t.item, run)
