@@ -196,6 +196,15 @@ store_tile.check(lambda p, node, a: _store_check(p, node, a, True))
 # ---- simulator ------------------------------------------------------------------------------------
 
 
+def _rows_run_on(g: np.ndarray, offs: tuple, rows: int, axes: tuple[int, int]) -> bool:
+    """Whether the window's rows run past its row axis into the next index of an outer axis: the chip's
+    GM view is the two axes' strides with no per-axis bound, so e.g. a tile of (S, N) rows merged loads
+    from a [B, S, N, D] tensor with order=[2, 3] (the quantised lightning indexer's Q). Such a window is
+    walked by strides and bounded by the tensor's bytes; its columns must still fit their axis."""
+    a0 = axes[0]
+    return g.ndim > 1 and 0 < a0 and 0 <= offs[a0] < g.shape[a0] and offs[a0] + rows > g.shape[a0]
+
+
 def _window(op: TileOp, g: np.ndarray, offs: tuple, rows: int, cols: int, axes: tuple[int, int], verb: str,
             pname: str) -> tuple[tuple, tuple, bool]:
     """NumPy index, GM rect and transpose flag of a rows x cols window; a located fault when it leaves
@@ -282,7 +291,7 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
         strides = descriptors.get(ref.param.index)
-        if strides is not None or packed:
+        if strides is not None or packed or _rows_run_on(g, offs, r, axes):
             src, gm_acc = gmt.strided(g, offs, r, c, axes, strides, packed, False)
             view = t.views[slot][:r, :(c + 1) // 2] if packed else t.views[slot][:r, :c]
             data = gm_strided.pack_codes(src) if packed else src
@@ -334,7 +343,8 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
             src = t.views[slot][:r, :(c + 1) // 2]
             run = _packed_write(src, c, flat, addr)
             return Prepared(r, c, False, reads, gm_acc, (r * c + 1) // 2, run)
-        if strides is not None:  # pl.set_stride: the elements go to their strided addresses
+        run_on = strides is not None or _rows_run_on(g, offs, r, axes)
+        if run_on:  # pl.set_stride, or rows past their axis: the elements go to their strided addresses
             (flat, addr), gm_acc = gmt.strided(g, offs, r, c, axes, strides, False, True)
             dst = np.empty((r, c), g.dtype)
         else:
@@ -369,7 +379,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
                 out[...] = np.add(out, shaped, dtype=out.dtype) if out.dtype.kind == "f" else out + shaped
             else:
                 out[...] = shaped
-        if strides is not None:
+        if run_on:
             run = _strided_write(compute, flat, addr, dst, atomic)
             gm_acc = tuple((i, n, rr, write) for i, n, rr, _ in gm_acc)
             return Prepared(r, c, c * t.item == t.row_bytes, reads, gm_acc, r * c * t.item, run)

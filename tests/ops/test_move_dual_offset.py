@@ -123,3 +123,28 @@ def test_single_mode_move_writes_the_accs_valid_shape_past_the_tiles():
     out = np.zeros((M, N), np.float32)
     pl.jit(_single_kernel(M // 2), arch="a5")(a, b, out)
     np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
+
+
+def test_a_ub_tile_only_the_cube_names_takes_the_accs_whole_m():
+    """The quantised lightning indexer's form: the fixpipe's UB destination is declared in the Cube
+    section only (the Vector cores read the bytes through their own tile at the same address), and its
+    valid shape is set to the Acc's whole M before the split (a descriptor: the move's extent is the
+    Acc's valid shape, PTO-ISA TMOV a5)."""
+    def kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
+               out: pl.Tensor[[M, N], pl.DT_FP32], m: pl.DT_INT32):
+        with pl.section_cube():
+            acc = _product(a, b)
+            dst = pl.make_tile(pl.TileType([M // 2, N], pl.DT_FP32, Vec), addr=0x0)
+            pl.set_validshape(dst, [m, N])  # a run-time M (a constant past the shape is a compile-time error)
+            pl.move(dst, acc, acc_to_vec_mode=SPLIT_M)
+            pl.system.set_cross_core(pipe=FIX, event_id=1)
+        with pl.section_vector():
+            ub = pl.make_tile(pl.TileType([M // 2, N], pl.DT_FP32, Vec), addr=0x0)
+            pl.system.wait_cross_core(pipe=MTE3, event_id=1)
+            pl.store(out, ub, [pl.get_subblock_idx() * (M // 2), 0])
+
+    a, b = _data()
+    out = np.zeros((M, N), np.float32)
+    report = pl.jit(kernel, arch="a5")(a, b, out, M)
+    assert report.faults == []
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)

@@ -173,6 +173,11 @@ class SimExecutable:
             vec_runners = [ProgramRunner(vec, {**mats, MemorySpace.Vec: (aivs[k], base + k + 1)}, base + k + 1,
                                          live_gm=self.live_gm, block=shared)
                            for k in range(self.subblocks)] if vec is not None else []
+            for k, r in enumerate(vec_runners):  # a UB tile only the Cube section names (an Acc -> Vec move's
+                for b in cube.buffers if cube is not None else ():  # dst): its slots in each Vector core's UB
+                    if b.space is MemorySpace.Vec and not b.joins and b.uid not in r.states:
+                        r.states[b.uid] = SlotState.create(b, aivs[k].slot_views(b), base + k + 1,
+                                                           b.tile_type.effective_layout(aivs[k].arch_name))
             remote = (lambda sub: vec_runners[sub].states) if vec_runners else None
             cube_runner = ProgramRunner(cube, {**mats, MemorySpace.Vec: (aivs[0], base + 1)}, base, remote,
                                         self.live_gm, shared)

@@ -11,6 +11,7 @@ from pypto_pro.backends.sim.kit import GMBinding, SimEnv, fault  # noqa: F401  (
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.ir.expr import Const, Expr
 from pypto_pro.ir.nodes import GMRef, SetValidShape, TileOp, TileRef
+from pypto_pro.language.enums import MemorySpace
 
 
 def operand_exprs(stmt: TileOp | SetValidShape) -> list[Expr]:
@@ -37,13 +38,22 @@ def build(stmt: TileOp | SetValidShape, states: dict[int, SlotState], gm: GMBind
     engine of the program (a ``SectionKind``); ``spr`` the core's vector-mask registers."""
     if isinstance(stmt, SetValidShape):
         parent = states[stmt.clamp_to[0].uid] if stmt.clamp_to is not None else None
-        return _set_validshape(stmt, states[stmt.buffer.uid], parent)
+        return _set_validshape(stmt, states[stmt.buffer.uid], parent,
+                               descriptor_only=getattr(kind, "value", None) == "cube"
+                               and stmt.buffer.space is MemorySpace.Vec)
     from pypto_pro.ops import INSTRUCTIONS
     return INSTRUCTIONS[stmt.op].sim(stmt, SimEnv(states, gm, remote, kind, block, spr))
 
 
-def _set_validshape(s: SetValidShape, st: SlotState, parent: SlotState | None = None) -> Callable:
+def _set_validshape(s: SetValidShape, st: SlotState, parent: SlotState | None = None,
+                    descriptor_only: bool = False) -> Callable:
+    """``descriptor_only``: a UB tile in the Cube program, only ever an Acc -> Vec move's destination, whose
+    extent is the Acc's valid shape (PTO-ISA a5 TMOV: ``src.GetValidRow/Col``); the real kernels set it to
+    the Acc's whole M before a dual-split move (the quantised lightning indexer), so it is not bounded by
+    the tile's shape."""
     rows_max, cols_max = s.buffer.tile_type.shape
+    if descriptor_only:
+        rows_max = cols_max = 1 << 31
     depth = len(st.views)
     valid = st.valid
     starts = s.buffer.view_starts

@@ -27,6 +27,8 @@ from pypto_pro.language.intrinsic import intrinsic
 
 SimRule = Callable[..., Callable]     # (VfInstr) -> run(rf, mem, *scalars)
 MemRule = Callable[..., Callable]     # (VfInstr) -> footprint(*scalars) -> ((addr, nbytes, is_write), ...)
+# (a footprint with ``stateful = True`` takes a per-run dict first, for bounds earlier instructions set;
+#  nbytes None: to the end of the tile's slot)
 CostRule = Callable[..., str] | str   # "VADD" or (VfInstr) -> key
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.backends.sim.kit import fault
-from pypto_pro.backends.sim.vf.regfile import active, lanes, merge, np_of, view
+from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, merge, np_of, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.expr import Const
 from pypto_pro.language import dtypes as D
@@ -102,15 +102,29 @@ def _sim_vsqz(instr):
         out = view(rf.v[uid], dt)
         out[:] = 0
         out[:picked.size] = picked
-        if store_reg:
-            rf.ar = picked.size * w
+        if store_reg:  # AR accumulates the total; the next strideless vf.store_unalign writes these bytes
+            rf.sqz = picked.size * w
+            rf.ar += rf.sqz
     return run
 
 
+def _mem_vsqz(instr):
+    """No UB access; a STORE_REG squeeze raises the bound of AR the following AR stores write below."""
+    if not instr.attrs["store_reg"]:
+        return None
+
+    def foot(state):
+        if state.get("ar") is not None:
+            state["ar"] += VL
+        return ()
+    foot.stateful = True
+    return foot
+
+
 vf_api(FAMILY, "squeeze", "src, mask, gather_mode=None, dtype=None",
-       "The active elements packed from lane 0 (the rest 0); STORE_REG also sets AR to their byte count.",
+       "The active elements packed from lane 0 (the rest 0); STORE_REG also adds their byte count to AR.",
        _check_squeeze)
-vf_instr("vsqz", FAMILY, _sim_vsqz, "VREDUCE", cpp=lambda i: "vsqz(dst, src, mask, MODE)")
+vf_instr("vsqz", FAMILY, _sim_vsqz, "VREDUCE", mem=_mem_vsqz, cpp=lambda i: "vsqz(dst, src, mask, MODE)")
 
 
 def _check_unsqueeze(p, node, a):

@@ -161,7 +161,10 @@ def _check_select(p, node, a):
         c.emit(p, node, "psel", (d,), tuple(map(c.read, ms)), api="select")
         return d
     regs = [c.reg(p, a, n) for n in ("src_true", "src_false")]
-    dt = c.same_dtype(p, a, ("src_true", "src_false"), regs)
+    dt = regs[0].dtype  # the dst is declared as src_true's dtype; src_false is reinterpreted (one bit width)
+    if regs[1].dtype.get_bit() != dt.get_bit():
+        p.fail(a.node("src_false"), f"{a.display}(): 'src_false' is a register of {regs[1].dtype.name} but "
+                                    f"'src_true' is {dt.name}; select takes registers of one bit width")
     m = c.mask(p, a, "mask")
     d = c.dst(p, c.VREG, dt)
     c.emit(p, node, "vsel", (d,), (*map(c.read, regs), c.read(m)), dtype=dt, lanes=lanes(dt), api="select")
@@ -189,7 +192,8 @@ def _sim_psel(instr):
 
 vf_instr("psel", FAMILY, _sim_psel, "VMASK", cpp=lambda i: "psel(dst, src_true, src_false, mask)")
 vf_api(FAMILY, "select", "src_true, src_false, mask, mode=None",
-       "dst[i] = src_true[i] where the mask is active, else src_false[i] (vsel).", _check_select)
+       "dst[i] = src_true[i] where the mask is active, else src_false[i] (vsel); dst has src_true's dtype and "
+       "src_false of the same bit width is reinterpreted as it.", _check_select)
 vf_instr("vsel", FAMILY, _sim_select, "VADD", cpp=lambda i: "vsel(dst, src_true, src_false, mask)")
 
 __all__ = ["tree_sum", "sim_lanewise", "VL"]

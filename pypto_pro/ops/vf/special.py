@@ -111,12 +111,21 @@ def _check_clear_spr(p, node, a):
 def _sim_sprclr(instr):
     def run(rf, mem, bases):
         rf.ar = 0
+        rf.sqz = 0
     return run
 
 
 vf_api(FAMILY, "clear_spr", "", "Clear the AR special register (the byte count of vf.squeeze(STORE_REG)).",
        _check_clear_spr, results=0)
-vf_instr("sprclr", FAMILY, _sim_sprclr, "VNOP", cpp=lambda i: "sprclr(SPR_AR)")
+def _mem_sprclr(instr):
+    def foot(state):  # AR is now a known 0: the AR stores after it write below a known bound
+        state["ar"] = 0
+        return ()
+    foot.stateful = True
+    return foot
+
+
+vf_instr("sprclr", FAMILY, _sim_sprclr, "VNOP", mem=_mem_sprclr, cpp=lambda i: "sprclr(SPR_AR)")
 
 
 def _check_get_mask_spr(p, node, a):

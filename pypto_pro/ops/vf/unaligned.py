@@ -102,14 +102,16 @@ def _check_store_unalign(p, node, a):
     if not isinstance(a["post_update"], bool):
         p.fail(a.node("post_update"), "vf.store_unalign(): 'post_update' must be a compile-time bool")
     w = c.width(src.dtype)
-    from_ar = a["stride"] is None and p.vf.ar_set  # after vf.squeeze(STORE_REG): AR holds the byte count
-    if from_ar and a["post_update"]:
-        p.fail(a.node("post_update"), "vf.store_unalign(): post_update=True with the AR byte count (no stride) is not "
-                                      "supported yet; pass the element count as stride")
+    # after vf.squeeze(STORE_REG) the strideless form is the AR stream (the real backend's vstur, POST_UPDATE
+    # with or without post_update=): it writes the squeezed bytes at the pointer + the AR bytes before them
+    from_ar = a["stride"] is None and p.vf.ar_set
     count = c.scalar(p, a, "stride", DT_INT64) if a["stride"] is not None else Const(lanes(src.dtype), DT_INT64)
-    post = a["post_update"]
-    addr, cur = c.post_address(p, node, ptr, True) if post else (c.address(p, node, ptr, Const(0, DT_INT64), True),
-                                                                 None)
+    post = a["post_update"] and not from_ar
+    if from_ar:
+        addr, cur = c.post_address(p, node, ptr, True)
+    else:
+        addr, cur = c.post_address(p, node, ptr, True) if post else (
+            c.address(p, node, ptr, Const(0, DT_INT64), True), None)
     c.emit(p, node, "vstus", (), (c.read(src), addr, count), api="store_unalign", dtype=src.dtype, width=w,
            lanes=lanes(src.dtype), from_ar=from_ar)
     if post:
@@ -153,15 +155,26 @@ def _sim_vstus(instr):
     from_ar = instr.attrs["from_ar"]
 
     def run(rf, mem, bases, off, count):
-        n = rf.ar if from_ar else _count(instr, count, n_lanes) * w
-        at = bases[tile] + off
+        if from_ar:  # the bytes of the last squeeze, after the AR bytes already streamed (AR includes them)
+            n = rf.sqz
+            at = bases[tile] + off + rf.ar - n
+            rf.sqz = 0
+        else:
+            n = _count(instr, count, n_lanes) * w
+            at = bases[tile] + off
         mem[at:at + n] = rf.v[src.reg.uid][:n]
     return run
 
 
 def _mem_vstus(instr):
     tile, w = instr.args[1].tile, instr.attrs["width"]
-    return lambda off, count: ((tile, off, max(0, count) * w, True),)
+    if not instr.attrs["from_ar"]:
+        return lambda off, count: ((tile, off, max(0, count) * w, True),)
+
+    def foot(state, off, count):  # an AR store: below the bound of AR (each squeeze adds <= one register)
+        return ((tile, off, state.get("ar"), True),)  # None (AR not cleared in this body): to the slot's end
+    foot.stateful = True
+    return foot
 
 
 vf_api(FAMILY, "store_unalign", "dst_ptr, src, align_reg, stride=None, post_update=False",

@@ -205,13 +205,16 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
         work = 0
         nbytes = 0
         narrow = load_use.windows(trace)
+        state: dict = {}  # for stateful footprint rules (the AR stream of vf.store_unalign: ops/vf/unaligned.py)
         for pos, (k, sc) in enumerate(trace):
             cycles += costs[k]
             work += lanes[k]
             f = foots[k]
             if f is None:
                 continue
-            for tile, off, n, write in f(*sc):
+            for tile, off, n, write in (f(state, *sc) if getattr(f, "stateful", False) else f(*sc)):
+                if n is None:  # a footprint bounded by the tile: to the end of its slot
+                    n = max(0, accs[tile].st.buffer.slot_bytes - off)
                 w = narrow.get(pos)
                 if w is not None:  # a NORM load of which only bytes w[0]..w[1] reach an active lane
                     if w[1] <= w[0]:

@@ -25,13 +25,14 @@ POISON = 0xFF
 class RegFile:
     """Vector, mask and alignment registers of one core, by register uid, and the SPRs."""
 
-    __slots__ = ("v", "m", "align", "ar", "spr_mask")
+    __slots__ = ("v", "m", "align", "ar", "sqz", "spr_mask")
 
     def __init__(self) -> None:
         self.v: dict[int, np.ndarray] = {}
         self.m: dict[int, np.ndarray] = {}
         self.align: dict[int, dict] = {}
         self.ar = 0
+        self.sqz = 0  # the byte count of the last vf.squeeze(STORE_REG), which the next AR store writes
         self.spr_mask: tuple | None = None  # the core's {MASK1, MASK0}, mode (backends/sim/vec_mask.py) at the call
 
     def prepare(self, vregs, masks, aligns) -> None:
