@@ -1,0 +1,113 @@
+"""Tile reductions, broadcasts and fills of the simulator's numerics (``numerics.reduce`` /
+``expand`` / ``fill``; split from numerics.py, which re-exports them): the deterministic binary-tree
+row / column reductions with per-level rounding, the TROWEXPAND* / TCOLEXPAND* broadcasts, TEXPANDS."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pypto_pro.backends.sim.numerics import (BF16, EXPAND_OPS, FP16, FP32, REDUCE_OPS, Scalar, _check_array,
+                                             _check_dtype, _check_op, _check_same, _check_shape, _elementwise2,
+                                             _EXPAND_UFUNC, _ignore, _int_range, _INTS, _REDUCE_UFUNC, _scalar)
+
+
+# --------------------------------------------------------------------------- reduce
+
+
+def _reduce_identity(op: str, dt: np.dtype) -> float | int:
+    if dt in _INTS:
+        lo, hi = _int_range(dt)
+        return {"sum": 0, "max": lo, "min": hi}[op]
+    # -0.0 is the exact additive identity (x + -0 == x for every x, including -0).
+    return {"sum": -0.0, "max": -math.inf, "min": math.inf}[op]
+
+
+def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
+    """Row (dim=1, TROWSUM/MAX/MIN, dst (R,1)) or column (dim=0, TCOL*, dst (1,C)) reduction.
+
+    Deterministic binary tree: the reduced axis is padded with the identity to the next
+    power of two ``P``, then ``x[:w/2] = x[:w/2] (op) x[w/2:w]`` for ``w = P, P/2, ..., 2``,
+    rounding to the tile dtype after every level (ints wrap).
+    """
+    _check_op("reduce", op, REDUCE_OPS)
+    _check_array("dst", dst)
+    _check_array("src", src)
+    dt = src.dtype
+    _check_dtype(op, dt)
+    _check_same(op, dst, src)
+    if dim not in (0, 1):
+        raise ValueError(f"reduce dim must be 0 (columns) or 1 (rows), got {dim!r}")
+    rows, cols = src.shape
+    want = (rows, 1) if dim == 1 else (1, cols)
+    if dst.shape != want:
+        raise ValueError(f"reduce {op!r} dim={dim}: dst shape must be {want}, got {dst.shape}")
+    n = cols if dim == 1 else rows
+    if n == 0:
+        raise ValueError(f"reduce {op!r}: cannot reduce an empty axis (src shape {src.shape})")
+    if dim == 1 and rows == 0:
+        return
+    # Work buffer of shape (R, P) for rows or (P, C) for columns, padded with the identity.
+    # Max/min are exact, so fp16/bf16 run them in fp32; a bf16 sum runs in fp32 and is
+    # re-rounded to bf16 after every level; fp16 sums use NumPy's (correctly rounded)
+    # half arithmetic level by level.
+    via_f32 = dt == BF16 or (dt == FP16 and op != "sum")
+    cdt = FP32 if via_f32 else dt
+    p = 1 << (n - 1).bit_length()
+    work = np.empty((rows, p) if dim == 1 else (p, cols), dtype=cdt)
+    ufunc = _REDUCE_UFUNC[op]
+    round_each_level = dt == BF16 and op == "sum"
+    with _ignore():
+        if dim == 1:
+            work[:, :n] = src
+            if p > n:
+                work[:, n:] = _reduce_identity(op, dt)
+        else:
+            work[:n] = src
+            if p > n:
+                work[n:] = _reduce_identity(op, dt)
+        w = p
+        while w > 1:
+            h = w // 2
+            if dim == 1:
+                lo, hi = work[:, :h], work[:, h:w]
+            else:
+                lo, hi = work[:h], work[h:w]
+            ufunc(lo, hi, out=lo)
+            if round_each_level:
+                lo[...] = lo.astype(BF16)
+            w = h
+        dst[...] = work[:, :1] if dim == 1 else work[:1]
+
+
+# --------------------------------------------------------------------------- expand / fill
+
+
+def expand(op: str, dst: np.ndarray, src: np.ndarray, vec: np.ndarray, dim: int) -> None:
+    """Broadcast op (TROWEXPAND*/TCOLEXPAND*): ``dst = src (op) broadcast(vec)``.
+
+    dim=1: ``vec`` is (R, 1), one value per row; dim=0: ``vec`` is (1, C), one per column.
+    """
+    _check_op("expand", op, EXPAND_OPS)
+    _check_array("dst", dst)
+    _check_array("src", src)
+    _check_array("vec", vec)
+    _check_dtype(op, dst.dtype)
+    _check_same(op, dst, src, vec)
+    _check_shape(op, dst, src)
+    if dim not in (0, 1):
+        raise ValueError(f"expand dim must be 0 (columns) or 1 (rows), got {dim!r}")
+    rows, cols = src.shape
+    want = (rows, 1) if dim == 1 else (1, cols)
+    if vec.shape != want:
+        raise ValueError(f"expand {op!r} dim={dim}: vec shape must be {want}, got {vec.shape}")
+    with _ignore():
+        _elementwise2(_EXPAND_UFUNC[op], dst, src, vec)
+
+
+def fill(dst: np.ndarray, scalar: Scalar) -> None:
+    """TEXPANDS: every element of ``dst`` = ``scalar`` converted to the dst dtype."""
+    _check_array("dst", dst)
+    _check_dtype("fill", dst.dtype)
+    dst[...] = _scalar(dst.dtype, scalar)
+
