@@ -108,7 +108,7 @@ def _stage_sync(p: "FunctionParser", node: ast.Call, a: Args) -> None:
     if not isinstance(g, GroupValue):
         p.fail(a.node("group"), f"pl.pipeline.{kind} takes a tile group, got {p.describe(g)}")
     if g.buffer.fwd_ids is None and g.buffer.bwd_ids is None:
-        p.fail(a.node("group"), f"'{g.buffer.name}' is not a shared group: declare it with fwd_ids and bwd_ids")
+        p.fail(a.node("group"), f"'{g.buffer.name}' is not a shared group: declare it with fwd_ids and/or bwd_ids")
     need_ids = "bwd_ids" if kind in ("wait_free", "signal_free") else "fwd_ids"
     if getattr(g.buffer, need_ids) is None:
         p.fail(a.node("group"), f"pl.pipeline.{kind} needs the {need_ids} of '{g.buffer.name}', which declares none")

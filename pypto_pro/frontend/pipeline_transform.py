@@ -186,8 +186,8 @@ class PipelineTransform:
                 arg = bound.get(pname)
                 if not isinstance(arg, ast.Name) or arg.id not in self.shared:
                     self.fail(arg if arg is not None else stmt,
-                              f"stage '{fn.__name__}' {role} '{pname}': pass a tile group declared with fwd_ids and "
-                              "bwd_ids (a shared group)")
+                              f"stage '{fn.__name__}' {role} '{pname}': pass a tile group declared with fwd_ids "
+                              "and/or bwd_ids (a shared group)")
                 out.append(arg.id)
         return StageCall(stmt, fn.__name__, engine, produces, consumes, wrapped=section is not None)
 

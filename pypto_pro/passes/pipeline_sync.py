@@ -1,8 +1,8 @@
 """Lowers ``pl.pipeline.wait_free / signal_ready / wait_ready / signal_free`` (StageSync) to
 cross-core waits and sets on the right pipe, with the group's per-slot event ids. A group declared
-with ``fwd_ids`` only (or ``bwd_ids`` only) syncs in that direction only: the real transform emits
-nothing for an edge whose ids were not declared (its ``_sync_graph``: "enough slots that overwrite
-protection is unnecessary").
+with ``fwd_ids`` only (or ``bwd_ids`` only) has syncs of that direction only (the real transform's
+``_sync_graph``: "enough slots that overwrite protection is unnecessary"): the pipeline transform
+emits none for the other, and ``pl.pipeline.*`` of an undeclared direction is a CompileError.
 
 A wait belongs to the stage region that follows it (up to the matching signal); a signal to the
 region before it. The pipe is that of the region's first (wait) or last (signal) access to the
@@ -86,8 +86,6 @@ def _lower(body: list[Stmt], pipes: dict) -> list[Stmt]:
         if isinstance(s, StageSync):
             b = s.buffer
             ids = b.bwd_ids if s.kind in ("wait_free", "signal_free") else b.fwd_ids
-            if ids is None:  # a group declared with one direction only: the other's syncs are not emitted
-                continue
             region = _region_of(body, i, s)
             if region is not None:
                 pipe = _region_pipe(region, b, s.kind, s.kind in _PAIR)
