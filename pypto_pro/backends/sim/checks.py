@@ -68,10 +68,35 @@ class _Slot:
         self.r: dict[int, tuple[int, Inst]] = {}
 
 
+def _on_chip(kind: str, a: Inst, b: Inst, hinted: bool = False) -> str:
+    """What the chip does with an unordered pair of accesses, and the flag that orders them: the hardware
+    keeps no address dependencies between queues (and the real tool chain inserts none: bisheng runs with
+    ``--cce-auto-sync=off``, auto_mutex locks only tile-group slots), so only a flag orders them."""
+    (ca, pa), (cb, pb) = divmod(a.pipe, NPIPES), divmod(b.pipe, NPIPES)
+    qa, qb = PIPES[pa].name, PIPES[pb].name
+    if kind.startswith("write / read"):
+        what = (f"the {b.name} may start while the {a.name} is still writing these bytes and read what they held "
+                f"before (the result depends on timing)")
+    elif kind.startswith("read / write"):
+        what = (f"the {b.name} may overwrite these bytes before the {a.name} has read them, so the {a.name} may see "
+                f"the new values (the result depends on timing)")
+    elif kind.startswith("write / write"):
+        what = "the two writes may land in either order: the bytes keep whichever lands last"
+    else:
+        return ""
+    if ca != cb:
+        order = "" if hinted else "; order them with pl.system.set_cross_core / wait_cross_core"
+    else:
+        order = (f"; order them with pl.system.sync_src(set_pipe=pl.PipeType.{qa}, wait_pipe=pl.PipeType.{qb}, "
+                 f"event_id=...) after the {a.name} and the matching sync_dst before the {b.name}")
+    return f"\n  on the chip {what}{order}"
+
+
 def _race(kind: str, where: str, a: Inst, b: Inst, extra: str = "") -> RaceError:
+    chip = _on_chip(kind, a, b, "wait_cross_core" in extra)
     return RaceError(
         f"data race on {where}: {kind}\n  earlier: {a.describe()}\n  later:   {b.describe()}\n"
-        f"  no set_flag/wait_flag or buffer-id path orders them{extra}")
+        f"  no set_flag/wait_flag or buffer-id path orders them{extra}{chip}")
 
 
 def _hazard(kind: str, where: str, a: Inst, b: Inst, pipe: str) -> RaceError:
@@ -426,5 +451,6 @@ class GlobalChecker:
             extra = ("\n  both Vector cores of the block run pl.section_vector() and nothing orders one's access after "
                      "the other's: split the work by pl.get_subblock_idx(), or order them with set_cross_core / "
                      "wait_cross_core(sync_mode=pl.CrossCoreSyncMode.INTER_SUBBLOCK)") if cores == {1, 2} else ""
-            self.reporter.report(_race("write / write" if other_writes and write else "conflicting access",
-                                       f"global '{name}'[{span}]", oinst, inst, detail + extra))
+            kind = "write / write" if other_writes and write else "write / read" if other_writes else \
+                "read / write (WAR)"
+            self.reporter.report(_race(kind, f"global '{name}'[{span}]", oinst, inst, detail + extra))

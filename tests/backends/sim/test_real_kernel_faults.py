@@ -1,0 +1,175 @@
+"""The faults the simulator reports on real PyPTO Pro system tests, each as a small kernel of ours
+(docs/simulator.md, "Real kernels we report as faulty"), with the ordering the real tool chain gives
+and the seeded variant it does not.
+
+What the real tool chain orders between pipes: only what the kernel says (``sync_src`` / ``sync_dst``,
+cross-core flags) plus, with ``auto_mutex=True`` (``pl.jit``'s default), buffer-id locks around every
+access to a tile-group slot that carries ``mutex_ids``. Plain ``pl.make_tile`` tiles get nothing, and
+bisheng runs with ``--cce-auto-sync=off``. The flash-attention perf kernels load V into a plain L1 tile
+on MTE2 and move it to L0B on MTE1 with no flag between: a race the chip survives by timing.
+"""
+import re
+
+import pytest
+import torch
+
+import pypto_pro.language as pl
+from pypto_pro.errors_sim import OutOfBoundsError, RaceError
+
+M = 16
+Mat, Left, Right, Acc, Vec = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Acc,
+                              pl.MemorySpace.Vec)
+P = pl.PipeType
+
+
+def _matmul(mode: str):
+    """out = a @ b on the Cube core: ``plain`` tiles with every flag but MTE2 -> MTE1 (the real FA
+    kernels' V path), ``flags`` with it too, ``group`` tile-group slots and no flags (auto_mutex)."""
+    @pl.jit(arch="a5")
+    def kernel(a: pl.Tensor[[M, M], pl.DT_FP16], b: pl.Tensor[[M, M], pl.DT_FP16],
+               out: pl.Tensor[[M, M], pl.DT_FP32]):
+        with pl.section_cube():
+            if mode == "group":
+                a1 = pl.make_tile_group(type=pl.TileType([M, M], pl.DT_FP16, Mat), addrs=0, mutex_ids=[0]).current()
+                b1 = pl.make_tile_group(type=pl.TileType([M, M], pl.DT_FP16, Mat), addrs=0x1000,
+                                        mutex_ids=[1]).current()
+                a0 = pl.make_tile_group(type=pl.TileType([M, M], pl.DT_FP16, Left), addrs=0, mutex_ids=[2]).current()
+                b0 = pl.make_tile_group(type=pl.TileType([M, M], pl.DT_FP16, Right), addrs=0,
+                                        mutex_ids=[3]).current()
+                c0 = pl.make_tile_group(type=pl.TileType([M, M], pl.DT_FP32, Acc), addrs=0, mutex_ids=[4]).current()
+            else:
+                a1 = pl.make_tile(pl.TileType([M, M], pl.DT_FP16, Mat), addr=0)
+                b1 = pl.make_tile(pl.TileType([M, M], pl.DT_FP16, Mat), addr=0x1000)
+                a0 = pl.make_tile(pl.TileType([M, M], pl.DT_FP16, Left), addr=0)
+                b0 = pl.make_tile(pl.TileType([M, M], pl.DT_FP16, Right), addr=0)
+                c0 = pl.make_tile(pl.TileType([M, M], pl.DT_FP32, Acc), addr=0)
+            pl.load(a1, a, [0, 0])
+            pl.load(b1, b, [0, 0])
+            if mode == "flags":
+                pl.system.sync_src(set_pipe=P.MTE2, wait_pipe=P.MTE1, event_id=0)
+                pl.system.sync_dst(set_pipe=P.MTE2, wait_pipe=P.MTE1, event_id=0)
+            pl.move(a0, a1)
+            pl.move(b0, b1)
+            if mode != "group":
+                pl.system.sync_src(set_pipe=P.MTE1, wait_pipe=P.M, event_id=0)
+                pl.system.sync_dst(set_pipe=P.MTE1, wait_pipe=P.M, event_id=0)
+            pl.matmul(c0, a0, b0)
+            if mode != "group":
+                pl.system.sync_src(set_pipe=P.M, wait_pipe=P.FIX, event_id=0)
+                pl.system.sync_dst(set_pipe=P.M, wait_pipe=P.FIX, event_id=0)
+            pl.store(out, c0, [0, 0])
+    return kernel
+
+
+def _ab():
+    torch.manual_seed(0)
+    return torch.randn(M, M).half(), torch.randn(M, M).half()
+
+
+def test_plain_tiles_get_no_ordering_from_auto_mutex():
+    a, b = _ab()
+    with pytest.raises(RaceError) as err:
+        _matmul("plain")(a, b, torch.zeros(M, M))
+    text = str(err.value)
+    assert "write / read" in text and "load on MTE2" in text and "on MTE1 (" in text
+    assert "may start while the load is still writing these bytes" in text
+    assert "sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.MTE1" in text
+
+
+@pytest.mark.parametrize("mode", ["flags", "group"])
+def test_the_flag_or_a_tile_group_orders_the_load_before_the_move(mode):
+    a, b = _ab()
+    out = torch.zeros(M, M)
+    _matmul(mode)(a, b, out)
+    torch.testing.assert_close(out, a.float() @ b.float(), atol=1e-2, rtol=1e-2)
+
+
+def test_group_slots_are_locked_around_each_access_in_the_ir():
+    """auto_mutex's buffer-id locks are in the IR where the real parser puts them: around the load (MTE2)
+    and the move (MTE1) of the same slot, so the move waits for the load's unlock; plain tiles get none."""
+    def cube_listing(mode: str) -> str:
+        dumps = _matmul(mode).compile().dumps
+        return next(text for name, text in dumps.items() if name.startswith("lowered.") and "cube" in name)
+    group = cube_listing("group")
+    assert re.search(r"\[MTE2\] lock\(buf_id=0\)", group) and re.search(r"\[MTE1\] lock\(buf_id=0\)", group)
+    assert "lock(" not in cube_listing("plain")
+
+
+def _vec_war(flag: bool):
+    """A store (MTE3) of ``o`` then a V write of ``o`` (the FA TND kernel's last two output updates)."""
+    @pl.jit(arch="a5", auto_mutex=False)
+    def kernel(x: pl.Tensor[[M, 64], pl.DT_FP32], z: pl.Tensor[[2 * M, 64], pl.DT_FP32]):
+        with pl.section_vector():
+            if pl.get_subblock_idx() == 0:
+                a = pl.make_tile(pl.TileType([M, 64], pl.DT_FP32, Vec), addr=0)
+                o = pl.make_tile(pl.TileType([M, 64], pl.DT_FP32, Vec), addr=0x4000)
+                pl.load(a, x, [0, 0])
+                pl.system.sync_src(set_pipe=P.MTE2, wait_pipe=P.V, event_id=0)
+                pl.system.sync_dst(set_pipe=P.MTE2, wait_pipe=P.V, event_id=0)
+                pl.muls(o, a, 2.0)
+                pl.system.sync_src(set_pipe=P.V, wait_pipe=P.MTE3, event_id=0)
+                pl.system.sync_dst(set_pipe=P.V, wait_pipe=P.MTE3, event_id=0)
+                pl.store(z, o, [0, 0])
+                if flag:
+                    pl.system.sync_src(set_pipe=P.MTE3, wait_pipe=P.V, event_id=0)
+                    pl.system.sync_dst(set_pipe=P.MTE3, wait_pipe=P.V, event_id=0)
+                pl.muls(o, a, 3.0)
+                pl.system.sync_src(set_pipe=P.V, wait_pipe=P.MTE3, event_id=0)
+                pl.system.sync_dst(set_pipe=P.V, wait_pipe=P.MTE3, event_id=0)
+                pl.store(z, o, [M, 0])
+    return kernel
+
+
+def test_a_store_then_an_unordered_overwrite_is_a_war_race():
+    x = torch.randn(M, 64)
+    with pytest.raises(RaceError) as err:
+        _vec_war(False)(x, torch.zeros(2 * M, 64))
+    text = str(err.value)
+    assert "read / write (WAR)" in text and "store on MTE3" in text and "muls on V" in text
+    assert "may overwrite these bytes before the store has read them" in text
+    assert "sync_src(set_pipe=pl.PipeType.MTE3, wait_pipe=pl.PipeType.V" in text
+
+
+def test_the_mte3_to_v_flag_orders_the_overwrite():
+    x, z = torch.randn(M, 64), torch.zeros(2 * M, 64)
+    _vec_war(True)(x, z)
+    torch.testing.assert_close(z, torch.cat([2 * x, 3 * x]))
+
+
+def _load(rows: int):
+    """A [rows, 64] window of a [M, 64] tensor at run-time offsets (the parser rejects constant ones)."""
+    @pl.jit(arch="a5", auto_mutex=False)
+    def kernel(x: pl.Tensor[[M, 64], pl.DT_FP32], z: pl.Tensor[[M, 64], pl.DT_FP32], row: pl.DT_INT64,
+               col: pl.DT_INT64):
+        with pl.section_vector():
+            if pl.get_subblock_idx() == 0:
+                a = pl.make_tile(pl.TileType([rows, 64], pl.DT_FP32, Vec), addr=0)
+                pl.load(a, x, [row, col])
+                pl.system.sync_src(set_pipe=P.MTE2, wait_pipe=P.MTE3, event_id=0)
+                pl.system.sync_dst(set_pipe=P.MTE2, wait_pipe=P.MTE3, event_id=0)
+                pl.store(z, a, [0, 0])
+    return kernel
+
+
+def test_a_window_past_the_last_axis_says_how_far_the_chip_reads():
+    """The matmul insert test's load: columns past the axis are the next row's, and the last row's run
+    past the tensor's end (here 8 fp32 elements: 32 bytes)."""
+    with pytest.raises(OutOfBoundsError) as err:
+        _load(M)(torch.randn(M, 64), torch.zeros(M, 64), 0, 8)
+    text = str(err.value)
+    assert "ends at 72 on axis 1, past the tensor's size 64" in text
+    assert "it reads up to 32 bytes past the end of 'x'" in text
+
+
+def test_an_offset_outside_the_tensor_says_where_the_chip_reads():
+    with pytest.raises(OutOfBoundsError) as err:
+        _load(1)(torch.randn(M, 64), torch.zeros(M, 64), M + 1, 0)
+    text = str(err.value)
+    assert "offset 17 on axis 0 is outside the tensor's shape [16, 64]" in text
+    assert "it reads up to 512 bytes past the end of 'x'" in text
+
+
+def test_a_window_inside_the_tensor_still_runs():
+    x, z = torch.randn(M, 64), torch.zeros(M, 64)
+    _load(M)(x, z, 0, 0)
+    torch.testing.assert_close(z, x)
