@@ -205,6 +205,18 @@ def _rows_run_on(g: np.ndarray, offs: tuple, rows: int, axes: tuple[int, int]) -
     return g.ndim > 1 and 0 < a0 and 0 <= offs[a0] < g.shape[a0] and offs[a0] + rows > g.shape[a0]
 
 
+def _chip_strides(g: np.ndarray, axes: tuple[int, int]) -> tuple[int, int] | None:
+    """The steps (elements) between a window's rows and columns when the inner ``order`` axis is not the
+    tensor's last: the real codegen puts the two axes' strides in the GlobalTensor, but PTO-ISA a5's ND / DN
+    copies (TLoadVecND2ND, TLoadCube, TStoreAccND, TStoreVecND) move each row (DN: column) as one
+    contiguous burst and use only the outer stride. So that axis is walked with step 1, along the
+    tensor's last axis; None when the inner axis is the last (the ordinary case)."""
+    if g.ndim < 2 or max(axes) == g.ndim - 1 or not g.flags.c_contiguous:
+        return None
+    st = [s // g.itemsize for s in g.strides]
+    return (1, st[axes[1]]) if axes[0] > axes[1] else (st[axes[0]], 1)
+
+
 def _on_chip(g: np.ndarray, offs: tuple, rows: int, cols: int, axes: tuple[int, int], verb: str, pname: str) -> str:
     """What the chip does with a window that leaves its tensor: the real codegen gives TLOAD / TSTORE the
     window's corner, its extent and the two axes' strides, and the copy engine walks them with no bound
@@ -311,6 +323,8 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
         strides = descriptors.get(ref.param.index)
+        if strides is None and not packed and gmt.view is None:
+            strides = _chip_strides(g, axes)
         if strides is not None or packed or _rows_run_on(g, offs, r, axes):
             src, gm_acc = gmt.strided(g, offs, r, c, axes, strides, packed, False)
             view = t.views[slot][:r, :(c + 1) // 2] if packed else t.views[slot][:r, :c]
@@ -363,6 +377,8 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
             src = t.views[slot][:r, :(c + 1) // 2]
             run = _packed_write(src, c, flat, addr)
             return Prepared(r, c, False, reads, gm_acc, (r * c + 1) // 2, run)
+        if strides is None and gmt.view is None:
+            strides = _chip_strides(g, axes)
         run_on = strides is not None or _rows_run_on(g, offs, r, axes)
         if run_on:  # pl.set_stride, or rows past their axis: the elements go to their strided addresses
             (flat, addr), gm_acc = gmt.strided(g, offs, r, c, axes, strides, False, True)

@@ -60,7 +60,7 @@ def check_bounds(addr: np.ndarray, nbytes: int, item: int, packed: bool, fail: C
     if lo < 0 or hi >= limit:
         unit = "nibble" if packed else "byte"
         raise fail(f"{what} reaches {unit} {lo if lo < 0 else hi} of a tensor of {nbytes} bytes: the strided window "
-                   "leaves the tensor")
+                   "leaves the tensor (the chip's copy walks it with no bound, into whatever GM holds there)")
 
 
 def gather(flat: np.ndarray, addr: np.ndarray, dtype: np.dtype, packed: bool) -> np.ndarray:

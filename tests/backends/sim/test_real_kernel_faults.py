@@ -173,3 +173,35 @@ def test_a_window_inside_the_tensor_still_runs():
     x, z = torch.randn(M, 64), torch.zeros(M, 64)
     _load(M)(x, z, 0, 0)
     torch.testing.assert_close(z, x)
+
+
+def _order_02(rows: int, cols: int):
+    """A [rows, cols] window of a [2, 4, 8, 16] tensor with order=[0, 2] (the datacopy order test's
+    store): loaded, then stored the same way into a zeroed tensor."""
+    @pl.jit(arch="a5", auto_mutex=False)
+    def kernel(x: pl.Tensor[[2, 4, 8, 16], pl.DT_FP32], z: pl.Tensor[[2, 4, 8, 16], pl.DT_FP32]):
+        with pl.section_vector():
+            if pl.get_subblock_idx() == 0:
+                a = pl.make_tile(pl.TileType([rows, cols], pl.DT_FP32, Vec), addr=0)
+                pl.load(a, x, [0, 0, 0, 0], order=[0, 2])
+                pl.system.sync_src(set_pipe=P.MTE2, wait_pipe=P.MTE3, event_id=0)
+                pl.system.sync_dst(set_pipe=P.MTE2, wait_pipe=P.MTE3, event_id=0)
+                pl.store(z, a, [0, 0, 0, 0], order=[0, 2])
+    return kernel
+
+
+def test_an_inner_order_axis_that_is_not_the_last_is_walked_contiguously():
+    """PTO-ISA's ND copies move each row as one burst: the columns are the tensor's next elements
+    (along its last axis), not steps of axis 2; the rows step by axis 0's stride."""
+    x = torch.arange(2 * 4 * 8 * 16, dtype=torch.float32).reshape(2, 4, 8, 16)
+    z = torch.zeros_like(x)
+    _order_02(2, 8)(x, z)
+    want = torch.zeros_like(x)
+    want[:, 0, 0, :8] = x[:, 0, 0, :8]
+    torch.testing.assert_close(z, want)
+
+
+def test_rows_past_the_outer_axis_leave_the_tensor():
+    """The datacopy order test: 64 rows on an axis of 2 step past the tensor's last byte."""
+    with pytest.raises(OutOfBoundsError, match="leaves the tensor .the chip's copy walks it with no bound"):
+        _order_02(4, 8)(torch.zeros(2, 4, 8, 16), torch.zeros(2, 4, 8, 16))
