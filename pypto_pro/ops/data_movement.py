@@ -228,11 +228,11 @@ def _on_chip(g: np.ndarray, offs: tuple, rows: int, cols: int, axes: tuple[int, 
     start = sum(o * s for o, s in zip(offs, st))
     last = start + (rows - 1) * st[axes[0]] + (cols - 1) * st[axes[1]]
     does = "writes" if verb.startswith("store") else "reads"
+    head = f"; on the chip the copy walks the window by the tensor's strides with no per-axis bound: it {does} " \
+           "the elements that follow in memory"
     if last < g.size:
-        return f"; on the chip the copy walks the window by the tensor's strides with no per-axis bound: it {does} " \
-               f"other elements of '{pname}' there"
-    return (f"; on the chip the copy walks the window by the tensor's strides with no bound: it {does} up to "
-            f"{(last + 1 - g.size) * g.itemsize} bytes past the end of '{pname}' (whatever GM holds there)")
+        return f"{head} (other elements of '{pname}')"
+    return f"{head}, up to {(last + 1 - g.size) * g.itemsize} bytes past the end of '{pname}' (whatever GM holds there)"
 
 
 def _window(op: TileOp, g: np.ndarray, offs: tuple, rows: int, cols: int, axes: tuple[int, int], verb: str,

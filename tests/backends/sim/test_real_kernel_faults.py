@@ -158,7 +158,7 @@ def test_a_window_past_the_last_axis_says_how_far_the_chip_reads():
         _load(M)(torch.randn(M, 64), torch.zeros(M, 64), 0, 8)
     text = str(err.value)
     assert "ends at 72 on axis 1, past the tensor's size 64" in text
-    assert "it reads up to 32 bytes past the end of 'x'" in text
+    assert "reads the elements that follow in memory, up to 32 bytes past the end of 'x'" in text
 
 
 def test_an_offset_outside_the_tensor_says_where_the_chip_reads():
@@ -166,7 +166,7 @@ def test_an_offset_outside_the_tensor_says_where_the_chip_reads():
         _load(1)(torch.randn(M, 64), torch.zeros(M, 64), M + 1, 0)
     text = str(err.value)
     assert "offset 17 on axis 0 is outside the tensor's shape [16, 64]" in text
-    assert "it reads up to 512 bytes past the end of 'x'" in text
+    assert "up to 512 bytes past the end of 'x'" in text
 
 
 def test_a_window_inside_the_tensor_still_runs():
