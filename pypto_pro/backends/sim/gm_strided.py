@@ -2,7 +2,8 @@
 
 The real codegen gives every GM tensor one PTO ``GlobalTensor`` descriptor whose two innermost
 strides (``DIM_3`` / ``DIM_4``) are the steps, in elements, between the tile's rows and columns
-(the strides of the two ``order`` axes by default). ``pl.set_stride(t, [row, col])`` overwrites
+(the strides of the two ``order`` axes by default; PTO-ISA's ND copies walk the inner one with step 1,
+``data_movement._chip_strides``). ``pl.set_stride(t, [row, col])`` overwrites
 them in place (``SetStride<DIM_3, DIM_4>``); the offsets of a later ``pl.load`` / ``pl.store`` are
 still computed from the tensor's declared shape. So element ``[i, j]`` of the window is at
 
