@@ -5,7 +5,8 @@ blocks, NumPy inputs) with one real bug. The tests check that the simulator rais
 ``SimulationError`` subclass and that the message names the source line(s) of the instructions
 involved: both accesses of a race, the blocked instruction of a deadlock, the set of an unpaired
 flag... Expected lines are found through marker comments (``# <- name``) in the kernel source,
-never hard-coded. Then, for each bug: ``check="warn"`` returns normally with the fault text in
+never hard-coded; the unmarked set/wait pairs are the inlined helpers ``hand_off`` and
+``store_out``. Then, for each bug: ``check="warn"`` returns normally with the fault text in
 ``report.faults``; ``check="off"`` reports nothing. Finally the fixed variants, the examples and
 the shared kernels of ``tests/kernels.py`` run clean under ``check="raise"`` on both archs.
 
@@ -23,7 +24,6 @@ Deadlocks and out-of-bounds GM accesses cannot be run past, so they raise in eve
 """
 from __future__ import annotations
 
-import inspect
 import re
 import warnings
 from dataclasses import dataclass
@@ -36,6 +36,7 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro import DeadlockError, OutOfBoundsError, RaceError, SyncError, UninitializedReadError
 from example_modules import load_example
+from located import line_of
 
 R, C = 16, 64  # tile rows / columns (fp32: 256-byte rows, 4 KiB tiles)
 TT = pl.TileType(shape=[R, C], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
@@ -51,12 +52,18 @@ unlock = pl.system.mutex_unlock
 
 ARCHS = ("a5", "a2a3")
 
-def line_of(fn: Callable, marker: str) -> str:
-    """``path:line`` of the one source line of ``fn`` carrying the comment ``# <- marker``."""
-    lines, start = inspect.getsourcelines(fn)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith(f"# <- {marker}")]
-    assert len(hits) == 1, f"marker '# <- {marker}' found {len(hits)} times in {fn.__name__}"
-    return f"{inspect.getsourcefile(fn)}:{hits[0]}"
+def hand_off(src, dst, event):
+    """``set_flag`` + ``wait_flag`` (inlined into the kernel): ``dst`` goes on once ``src`` reached here."""
+    set_flag(src, dst, event)
+    wait_flag(src, dst, event)
+
+
+def store_out(z, c, row):
+    """Store ``c`` to row tile ``row`` of ``z`` between its two hand-offs (inlined): V -> MTE3 (c
+    written), the store, MTE3 -> V (c stored: the next vector op may overwrite it)."""
+    hand_off(V, MTE3, 0)
+    pl.store_tile(z, c, [row, 0])
+    hand_off(MTE3, V, 0)
 
 
 # =================================================================================================
@@ -72,16 +79,12 @@ def scale_ok(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)     # a loaded
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)     # a loaded
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)     # a read: the next load may overwrite it
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)     # c written
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)     # a read: the next load may overwrite it
+            hand_off(V, MTE3, 0)     # c written
             pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)     # c stored: the next muls may overwrite it
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)     # c stored: the next muls may overwrite it
 
 
 def add_ok(x: F32, y: F32, z: F32):
@@ -94,17 +97,11 @@ def add_ok(x: F32, y: F32, z: F32):
             pl.load_tile(a, x, [i, 0])
             set_flag(MTE2, V, 0)
             pl.load_tile(b, y, [i, 0])
-            set_flag(MTE2, V, 1)
-            wait_flag(MTE2, V, 1)
+            hand_off(MTE2, V, 1)
             wait_flag(MTE2, V, 0)
             pl.add(c, a, b)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def ring_ok(x: F32, z: F32):
@@ -123,15 +120,10 @@ def ring_ok(x: F32, z: F32):
             a = a_db[s]
             wait_flag(V, MTE2, s)
             pl.load_tile(a, x, [b + k * nb, 0])
-            set_flag(MTE2, V, s)
-            wait_flag(MTE2, V, s)
+            hand_off(MTE2, V, s)
             pl.muls(c, a, 2.0)
             set_flag(V, MTE2, s)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [b + k * nb, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            store_out(z, c, b + k * nb)
         wait_flag(V, MTE2, 0)
         wait_flag(V, MTE2, 1)
 
@@ -145,16 +137,12 @@ def colsum_ok(x: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), (x.shape[0] + R - 1) // R, pl.get_block_num()):
             pl.set_validshape(a, [min(R, x.shape[0] - i * R), C])
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.sum(s, a, a, dim=1)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)
+            hand_off(V, MTE3, 0)
             pl.store(z, s, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)
 
 
 def workspace_ok(x: F32, w: F32, z: F32):
@@ -166,27 +154,17 @@ def workspace_ok(x: F32, w: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE3, 0)
             pl.store_tile(w, c, [i, 0])
-            set_flag(MTE3, MTE2, 0)
-            wait_flag(MTE3, MTE2, 0)
+            hand_off(MTE3, MTE2, 0)
             pl.load_tile(b, w, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE2, V, 0)
+            hand_off(MTE3, V, 0)
             pl.adds(c, b, 1.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def mutex_ok(x: F32, z: F32):
@@ -227,13 +205,8 @@ def raw_race(x: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])  # <- load
             pl.muls(c, a, 2.0)  # <- read
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def barrier_not_sync(x: F32, z: F32):
@@ -246,13 +219,8 @@ def barrier_not_sync(x: F32, z: F32):
             pl.load_tile(a, x, [i, 0])  # <- load
             pl.system.barrier(MTE2)
             pl.muls(c, a, 2.0)  # <- read
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def war_ring(x: F32, z: F32):
@@ -269,14 +237,9 @@ def war_ring(x: F32, z: F32):
             s = k % 2
             a = a_db[s]
             pl.load_tile(a, x, [b + k * nb, 0])  # <- load
-            set_flag(MTE2, V, s)
-            wait_flag(MTE2, V, s)
+            hand_off(MTE2, V, s)
             pl.muls(c, a, 2.0)  # <- read
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [b + k * nb, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            store_out(z, c, b + k * nb)
 
 
 def war_output(x: F32, z: F32):
@@ -287,13 +250,10 @@ def war_output(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)  # <- write
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)
+            hand_off(V, MTE3, 0)
             pl.store_tile(z, c, [i, 0])  # <- store
 
 
@@ -306,16 +266,10 @@ def waw_race(x: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.expands(a, 0.0)  # <- fill
             pl.load_tile(a, x, [i, 0])  # <- load
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def wrong_event(x: F32, z: F32):
@@ -329,13 +283,8 @@ def wrong_event(x: F32, z: F32):
             set_flag(MTE2, V, 0)  # <- set
             wait_flag(MTE2, V, 1)  # <- wait
             pl.muls(c, a, 2.0)  # <- blocked
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def ring_drain_one_trip(x: F32, z: F32):
@@ -357,15 +306,10 @@ def ring_drain_one_trip(x: F32, z: F32):
             a = a_db[s]
             wait_flag(V, MTE2, s)
             pl.load_tile(a, x, [b + k * nb, 0])
-            set_flag(MTE2, V, s)
-            wait_flag(MTE2, V, s)
+            hand_off(MTE2, V, s)
             pl.muls(c, a, 2.0)
             set_flag(V, MTE2, s)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [b + k * nb, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            store_out(z, c, b + k * nb)
         wait_flag(V, MTE2, 0)
         if count > 1:
             wait_flag(V, MTE2, 1)
@@ -383,16 +327,12 @@ def edge_validshape(x: F32, z: F32):
             pl.set_validshape(a, [min(R, x.shape[0] - i * R), C])
             pl.load_tile(a, x, [i, 0])  # <- load
             pl.set_validshape(a, [R, C])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.sum(s, a, a, dim=1)  # <- sum
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)
+            hand_off(V, MTE3, 0)
             pl.store(z, s, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)
 
 
 def padded_colsum(x: F32, z: F32):
@@ -404,19 +344,15 @@ def padded_colsum(x: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), (x.shape[0] + R - 1) // R, pl.get_block_num()):
             pl.set_validshape(a, [R, C])
             pl.expands(a, 0.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
+            hand_off(V, MTE2, 0)
             pl.set_validshape(a, [min(R, x.shape[0] - i * R), C])
             pl.load_tile(a, x, [i, 0])
             pl.set_validshape(a, [R, C])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.sum(s, a, a, dim=1)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE3, 0)
             pl.store(z, s, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)
 
 
 def unpaired_set(x: F32, z: F32):
@@ -426,16 +362,10 @@ def unpaired_set(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
         set_flag(MTE3, MTE2, 1)  # <- set
 
 
@@ -455,13 +385,8 @@ def set_twice(x: F32, y: F32, z: F32):
             wait_flag(MTE2, V, 1)
             wait_flag(MTE2, V, 0)
             pl.add(c, a, b)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def cyclic_wait(x: F32, z: F32):
@@ -478,11 +403,7 @@ def cyclic_wait(x: F32, z: F32):
             wait_flag(MTE2, V, 0)  # <- v wait
             pl.muls(c, a, 2.0)  # <- v blocked
             set_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            store_out(z, c, i)
 
 
 def double_lock(x: F32, z: F32):
@@ -557,17 +478,11 @@ def uninit_read(x: F32, y: F32, z: F32):
             set_flag(MTE2, V, 0)
             pl.system.bar_mte2()  # the two loads into a are ordered: the one bug is the read of b
             pl.load_tile(a, y, [i, 0])
-            set_flag(MTE2, V, 1)
-            wait_flag(MTE2, V, 1)
+            hand_off(MTE2, V, 1)
             wait_flag(MTE2, V, 0)
             pl.add(c, a, b)  # <- add
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def gm_out_of_bounds(x: F32, z: F32):
@@ -578,16 +493,10 @@ def gm_out_of_bounds(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i + 1, 0])  # <- load
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def blocks_same_gm(x: F32, z: F32):
@@ -597,16 +506,12 @@ def blocks_same_gm(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)
+            hand_off(V, MTE3, 0)
             pl.store_tile(z, c, [0, 0])  # <- store
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)
 
 
 def gm_workspace_race(x: F32, w: F32, z: F32):
@@ -618,25 +523,16 @@ def gm_workspace_race(x: F32, w: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE3, 0)
             pl.store_tile(w, c, [i, 0])  # <- store
             pl.load_tile(b, w, [i, 0])  # <- reload
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE2, V, 0)
+            hand_off(MTE3, V, 0)
             pl.adds(c, b, 1.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 # =================================================================================================
