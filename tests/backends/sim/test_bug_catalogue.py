@@ -66,6 +66,20 @@ def store_out(z, c, row):
     hand_off(MTE3, V, 0)
 
 
+def locked_load(a, x, row):
+    """a5 (inlined): load row tile ``row`` of ``x`` into ``a`` holding buffer id 0 (a's id)."""
+    lock(MTE2, 0)
+    pl.load_tile(a, x, [row, 0])
+    unlock(MTE2, 0)
+
+
+def locked_store(z, c, row):
+    """a5 (inlined): store ``c`` to row tile ``row`` of ``z`` holding buffer id 1 (c's id)."""
+    lock(MTE3, 1)
+    pl.store_tile(z, c, [row, 0])
+    unlock(MTE3, 1)
+
+
 # =================================================================================================
 # Correct base kernels (the fixed variants). Hand-offs between pipes are set/wait pairs.
 # =================================================================================================
@@ -174,17 +188,13 @@ def mutex_ok(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
-            lock(MTE2, 0)
-            pl.load_tile(a, x, [i, 0])
-            unlock(MTE2, 0)
+            locked_load(a, x, i)
             lock(V, 0)
             lock(V, 1)
             pl.muls(c, a, 2.0)
             unlock(V, 0)
             unlock(V, 1)
-            lock(MTE3, 1)
-            pl.store_tile(z, c, [i, 0])
-            unlock(MTE3, 1)
+            locked_store(z, c, i)
 
 
 # =================================================================================================
@@ -412,18 +422,14 @@ def double_lock(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
-            lock(MTE2, 0)
-            pl.load_tile(a, x, [i, 0])
-            unlock(MTE2, 0)
+            locked_load(a, x, i)
             lock(V, 0)  # <- first lock
             lock(V, 0)  # <- second lock
             lock(V, 1)
             pl.muls(c, a, 2.0)
             unlock(V, 0)
             unlock(V, 1)
-            lock(MTE3, 1)
-            pl.store_tile(z, c, [i, 0])
-            unlock(MTE3, 1)
+            locked_store(z, c, i)
 
 
 def wrong_mutex(x: F32, z: F32):
@@ -441,9 +447,7 @@ def wrong_mutex(x: F32, z: F32):
             pl.muls(c, a, 2.0)  # <- read
             unlock(V, 2)
             unlock(V, 1)
-            lock(MTE3, 1)
-            pl.store_tile(z, c, [i, 0])
-            unlock(MTE3, 1)
+            locked_store(z, c, i)
 
 
 def lock_never_released(x: F32, z: F32):
@@ -454,16 +458,12 @@ def lock_never_released(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         i = pl.get_block_idx()
-        lock(MTE2, 0)
-        pl.load_tile(a, x, [i, 0])
-        unlock(MTE2, 0)
+        locked_load(a, x, i)
         lock(V, 0)  # <- lock
         lock(V, 1)
         pl.muls(c, a, 2.0)
         unlock(V, 1)
-        lock(MTE3, 1)
-        pl.store_tile(z, c, [i, 0])
-        unlock(MTE3, 1)
+        locked_store(z, c, i)
 
 
 def uninit_read(x: F32, y: F32, z: F32):
