@@ -49,10 +49,17 @@ def snippet_function(name: str, source: str, namespace: dict):
     return scope[name]
 
 
-def one_line_kernel(name: str, line: str, namespace: dict, tensor: str = "T16", section: str | None = "section_vector"):
-    """``def name(x: tensor):`` whose first statement is ``line`` marked ``# <- here``, followed by an
-    empty ``with pl.<section>():`` (none when ``section`` is None), built by ``snippet_function``."""
-    source = f"def {name}(x: {tensor}):\n    {line}  {MARKER}\n"
-    if section is not None:
-        source += f"    with pl.{section}():\n        pass\n"
+def one_line_kernel(name: str, line: str, namespace: dict, tensor: str = "T16", section: str | None = "section_vector",
+                    tile: str | None = None):
+    """``def name(x: tensor):`` with one statement, ``line``, marked ``# <- here``, built by
+    ``snippet_function``. Without ``tile``: ``line`` comes first, then an empty ``with pl.<section>():``
+    (none when ``section`` is None). With ``tile`` (the name of a TileType in ``namespace``): the kernel
+    makes ``a = pl.make_tile(<tile>, addr=0x0)`` and ``line`` is the one statement of the section."""
+    if tile is None:
+        source = f"def {name}(x: {tensor}):\n    {line}  {MARKER}\n"
+        if section is not None:
+            source += f"    with pl.{section}():\n        pass\n"
+    else:
+        source = (f"def {name}(x: {tensor}):\n    a = pl.make_tile({tile}, addr=0x0)\n"
+                  f"    with pl.{section}():\n        {line}  {MARKER}\n")
     return snippet_function(name, source, namespace)

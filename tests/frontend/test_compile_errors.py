@@ -60,10 +60,12 @@ def case(match: str, token: str | None = None, where=None):
 
 
 def line_case(name: str, line: str, match: str, token: str | None = None, *, tensor: str = "T16",
-              section: str = "section_vector", **jit_options):
+              section: str = "section_vector", tile: str | None = None, **jit_options):
     """Register as case ``name`` the kernel ``def name(x: <tensor>)`` whose first statement is ``line``
-    (the marked one), followed by an empty section: compiling it must fail with ``match`` there."""
-    fn = one_line_kernel(name, line, globals(), tensor, section)
+    (the marked one), followed by an empty section; with ``tile``, the kernel whose one statement in
+    the section is ``line``, on ``a = pl.make_tile(<tile>, addr=0x0)``. Compiling it must fail with
+    ``match`` at ``line``."""
+    fn = one_line_kernel(name, line, globals(), tensor, section, tile)
     return case(match, token)(pl.jit(**jit_options)(fn))
 
 
@@ -222,12 +224,8 @@ def unknown_pl_op(x: T16, z: T16):
         pl.ad(a, a, a)  # <- here
 
 
-@case(r"'pl' has no attribute 'load_tiles'; did you mean 'load_tile'\?", "load_tiles")
-@pl.jit
-def unknown_pl_load_tiles(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.load_tiles(a, x, [0, 0])  # <- here
+line_case("unknown_pl_load_tiles", "pl.load_tiles(a, x, [0, 0])",
+          r"'pl' has no attribute 'load_tiles'; did you mean 'load_tile'\?", "load_tiles", tile="V16")
 
 
 @case(r"'pl.system' has no attribute 'mutex_lok'; did you mean 'mutex_lock'\?", "mutex_lok")
@@ -269,28 +267,16 @@ def undefined_name(x: T16):
 # ---- argument counts and keywords ------------------------------------------------------------------
 
 
-@case(r"pl.add\(\): missing a required argument: 'rhs'", "pl.add")
-@pl.jit
-def missing_argument(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.add(a, a)  # <- here
+line_case("missing_argument", "pl.add(a, a)",
+          r"pl.add\(\): missing a required argument: 'rhs'", "pl.add", tile="V16")
 
 
-@case(r"pl.exp\(\): too many positional arguments", "pl.exp")
-@pl.jit
-def too_many_arguments(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.exp(a, a, a)  # <- here
+line_case("too_many_arguments", "pl.exp(a, a, a)",
+          r"pl.exp\(\): too many positional arguments", "pl.exp", tile="V16")
 
 
-@case(r"pl.load\(\) got an unexpected keyword argument 'offset'.*did you mean 'offsets'\?", "offset=")
-@pl.jit
-def unknown_keyword(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.load(a, x, offset=[0, 0])  # <- here
+line_case("unknown_keyword", "pl.load(a, x, offset=[0, 0])",
+          r"pl.load\(\) got an unexpected keyword argument 'offset'.*did you mean 'offsets'\?", "offset=", tile="V16")
 
 
 line_case("unknown_keyword_make_tile_group", "g = pl.make_tile_group(type=V16, addrs=0x0, mutex=[0, 1])",
@@ -303,12 +289,8 @@ def add_twice(dst, src):
     pl.add(dst, src, src)
 
 
-@case("'add_twice' takes 2 arguments but 3 were given", "add_twice(")
-@pl.jit
-def inline_helper_argument_count(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        add_twice(a, a, a)  # <- here
+line_case("inline_helper_argument_count", "add_twice(a, a, a)",
+          "'add_twice' takes 2 arguments but 3 were given", "add_twice(", tile="V16")
 
 
 @case(r"\.next\(\) takes no arguments", "g.next")
@@ -350,12 +332,8 @@ def tensor_where_tile_expected(x: T16):
         pl.add(c, x, b)  # <- here
 
 
-@case("'src_tensor' must be a tensor, got tile 'a'", "a, [")
-@pl.jit
-def tile_where_tensor_expected(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.load(a, a, [0, 0])  # <- here
+line_case("tile_where_tensor_expected", "pl.load(a, a, [0, 0])",
+          "'src_tensor' must be a tensor, got tile 'a'", "a, [", tile="V16")
 
 
 line_case("int_where_tiletype_expected", "a = pl.make_tile(128, addr=0x0)",
@@ -930,12 +908,8 @@ def offsets_of_wrong_rank(x: S16):
         pl.load(a, x, [0])  # <- here
 
 
-@case(r"valid rows 129 is outside 1..128 for 'a'", "129")
-@pl.jit
-def validshape_rows_outside_tile(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.set_validshape(a, [129, 64])  # <- here
+line_case("validshape_rows_outside_tile", "pl.set_validshape(a, [129, 64])",
+          r"valid rows 129 is outside 1..128 for 'a'", "129", tile="V16")
 
 
 @case(r"valid cols -1 is outside 1..128 for 'g'", "-1")
