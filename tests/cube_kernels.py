@@ -1,0 +1,44 @@
+"""Shared by the Cube tests: inlined kernel helpers for the usual matmul of two [n, n] GM tensors into an
+fp32 accumulator, one-slot tile groups with mutex ids (so ``auto_mutex`` orders the pipes)."""
+from __future__ import annotations
+
+import pypto_pro.language as pl
+
+MS = pl.MemorySpace
+
+
+def matmul_tiles(n, dt_a=pl.DT_FP16, dt_b=pl.DT_FP16, ids=(0, 1, 2, 3, 4), tail=False):
+    """(inlined, before the sections) the tiles of one [n, n] matmul: Mat a1 at 0 and b1 at 0x8000,
+    Left xa, Right xb and fp32 Acc acc at 0, with mutex ids ``ids``; ``tail``: a1 and acc get a run-time
+    valid shape (``valid_shape=[-1, -1]``). Returns ``(a1, b1, xa, xb, acc)``."""
+    if tail:
+        a1 = pl.make_tile_group(type=pl.TileType([n, n], dt_a, MS.Mat, valid_shape=[-1, -1]), addrs=0,
+                                mutex_ids=[ids[0]])[0]
+    else:
+        a1 = pl.make_tile_group(type=pl.TileType([n, n], dt_a, MS.Mat), addrs=0, mutex_ids=[ids[0]])[0]
+    b1 = pl.make_tile_group(type=pl.TileType([n, n], dt_b, MS.Mat), addrs=0x8000, mutex_ids=[ids[1]])[0]
+    xa = pl.make_tile_group(type=pl.TileType([n, n], dt_a, MS.Left), addrs=0, mutex_ids=[ids[2]])[0]
+    xb = pl.make_tile_group(type=pl.TileType([n, n], dt_b, MS.Right), addrs=0, mutex_ids=[ids[3]])[0]
+    if tail:
+        acc = pl.make_tile_group(type=pl.TileType([n, n], pl.DT_FP32, MS.Acc, valid_shape=[-1, -1]), addrs=0,
+                                 mutex_ids=[ids[4]])[0]
+    else:
+        acc = pl.make_tile_group(type=pl.TileType([n, n], pl.DT_FP32, MS.Acc), addrs=0, mutex_ids=[ids[4]])[0]
+    return a1, b1, xa, xb, acc
+
+
+def load_and_move(tiles, a, b):
+    """(inlined, in section_cube) load GM ``a``, ``b`` into the Mat tiles and move them to Left / Right."""
+    a1, b1, xa, xb, acc = tiles
+    pl.load(a1, a, [0, 0])
+    pl.load(b1, b, [0, 0])
+    pl.move(xa, a1)
+    pl.move(xb, b1)
+
+
+def matmul_from_gm(tiles, a, b):
+    """(inlined, in section_cube) acc = a @ b: ``load_and_move``, then the matmul. Returns acc."""
+    a1, b1, xa, xb, acc = tiles
+    load_and_move(tiles, a, b)
+    pl.matmul(acc, xa, xb)
+    return acc
