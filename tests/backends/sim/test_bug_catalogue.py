@@ -45,8 +45,9 @@ F32 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
 A_ADDR, B_ADDR, C_ADDR, D_ADDR = 0x0000, 0x4000, 0x8000, 0xC000
 
 V, MTE2, MTE3 = pl.PipeType.V, pl.PipeType.MTE2, pl.PipeType.MTE3
-set_flag = pl.system.sync_src      # set_flag(set_pipe, wait_pipe, event_id): in set_pipe's queue
-wait_flag = pl.system.sync_dst     # wait_flag(set_pipe, wait_pipe, event_id): in wait_pipe's queue
+set_flag = pl.system.sync_src      # set_flag(set_pipe=, wait_pipe=, event_id=): in set_pipe's queue
+wait_flag = pl.system.sync_dst     # wait_flag(set_pipe=, wait_pipe=, event_id=): in wait_pipe's queue
+# (keywords: the real pl.system calls take keywords only)
 lock = pl.system.mutex_lock        # a5 only
 unlock = pl.system.mutex_unlock
 
@@ -54,8 +55,8 @@ ARCHS = ("a5", "a2a3")
 
 def hand_off(src, dst, event):
     """``set_flag`` + ``wait_flag`` (inlined into the kernel): ``dst`` goes on once ``src`` reached here."""
-    set_flag(src, dst, event)
-    wait_flag(src, dst, event)
+    set_flag(set_pipe=src, wait_pipe=dst, event_id=event)
+    wait_flag(set_pipe=src, wait_pipe=dst, event_id=event)
 
 
 def store_out(z, c, row):
@@ -68,16 +69,16 @@ def store_out(z, c, row):
 
 def locked_load(a, x, row):
     """a5 (inlined): load row tile ``row`` of ``x`` into ``a`` holding buffer id 0 (a's id)."""
-    lock(MTE2, 0)
+    lock(pipe=MTE2, mutex_id=0)
     pl.load_tile(a, x, [row, 0])
-    unlock(MTE2, 0)
+    unlock(pipe=MTE2, mutex_id=0)
 
 
 def locked_store(z, c, row):
     """a5 (inlined): store ``c`` to row tile ``row`` of ``z`` holding buffer id 1 (c's id)."""
-    lock(MTE3, 1)
+    lock(pipe=MTE3, mutex_id=1)
     pl.store_tile(z, c, [row, 0])
-    unlock(MTE3, 1)
+    unlock(pipe=MTE3, mutex_id=1)
 
 
 # =================================================================================================
@@ -109,10 +110,10 @@ def add_ok(x: F32, y: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.load_tile(b, y, [i, 0])
             hand_off(MTE2, V, 1)
-            wait_flag(MTE2, V, 0)
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.add(c, a, b)
             hand_off(V, MTE2, 0)
             store_out(z, c, i)
@@ -127,19 +128,19 @@ def ring_ok(x: F32, z: F32):
     with pl.section_vector():
         b, nb = pl.get_block_idx(), pl.get_block_num()
         count = (x.shape[0] // R - b + nb - 1) // nb   # tiles of this block
-        set_flag(V, MTE2, 0)
-        set_flag(V, MTE2, 1)
+        set_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
+        set_flag(set_pipe=V, wait_pipe=MTE2, event_id=1)
         for k in pl.range(0, count, 1):
             s = k % 2
             a = a_db[s]
-            wait_flag(V, MTE2, s)
+            wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=s)
             pl.load_tile(a, x, [b + k * nb, 0])
             hand_off(MTE2, V, s)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, s)
+            set_flag(set_pipe=V, wait_pipe=MTE2, event_id=s)
             store_out(z, c, b + k * nb)
-        wait_flag(V, MTE2, 0)
-        wait_flag(V, MTE2, 1)
+        wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
+        wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=1)
 
 
 def colsum_ok(x: F32, z: F32):
@@ -189,11 +190,11 @@ def mutex_ok(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             locked_load(a, x, i)
-            lock(V, 0)
-            lock(V, 1)
+            lock(pipe=V, mutex_id=0)
+            lock(pipe=V, mutex_id=1)
             pl.muls(c, a, 2.0)
-            unlock(V, 0)
-            unlock(V, 1)
+            unlock(pipe=V, mutex_id=0)
+            unlock(pipe=V, mutex_id=1)
             locked_store(z, c, i)
 
 
@@ -290,8 +291,8 @@ def wrong_event(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)  # <- set
-            wait_flag(MTE2, V, 1)  # <- wait
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)  # <- set
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=1)  # <- wait
             pl.muls(c, a, 2.0)  # <- blocked
             hand_off(V, MTE2, 0)
             store_out(z, c, i)
@@ -309,20 +310,20 @@ def ring_drain_one_trip(x: F32, z: F32):
     with pl.section_vector():
         b, nb = pl.get_block_idx(), pl.get_block_num()
         count = (x.shape[0] // R - b + nb - 1) // nb
-        set_flag(V, MTE2, 0)
-        set_flag(V, MTE2, 1)  # <- preset
+        set_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
+        set_flag(set_pipe=V, wait_pipe=MTE2, event_id=1)  # <- preset
         for k in pl.range(0, count, 1):
             s = k % 2
             a = a_db[s]
-            wait_flag(V, MTE2, s)
+            wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=s)
             pl.load_tile(a, x, [b + k * nb, 0])
             hand_off(MTE2, V, s)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, s)
+            set_flag(set_pipe=V, wait_pipe=MTE2, event_id=s)
             store_out(z, c, b + k * nb)
-        wait_flag(V, MTE2, 0)
+        wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
         if count > 1:
-            wait_flag(V, MTE2, 1)
+            wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=1)
 
 
 def edge_validshape(x: F32, z: F32):
@@ -376,7 +377,7 @@ def unpaired_set(x: F32, z: F32):
             pl.muls(c, a, 2.0)
             hand_off(V, MTE2, 0)
             store_out(z, c, i)
-        set_flag(MTE3, MTE2, 1)  # <- set
+        set_flag(set_pipe=MTE3, wait_pipe=MTE2, event_id=1)  # <- set
 
 
 def set_twice(x: F32, y: F32, z: F32):
@@ -389,11 +390,11 @@ def set_twice(x: F32, y: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)  # <- first
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)  # <- first
             pl.load_tile(b, y, [i, 0])
-            set_flag(MTE2, V, 0)  # <- second
-            wait_flag(MTE2, V, 1)
-            wait_flag(MTE2, V, 0)
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)  # <- second
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=1)
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.add(c, a, b)
             hand_off(V, MTE2, 0)
             store_out(z, c, i)
@@ -407,12 +408,12 @@ def cyclic_wait(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
-            wait_flag(V, MTE2, 0)  # <- mte2 wait
+            wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)  # <- mte2 wait
             pl.load_tile(a, x, [i, 0])  # <- mte2 blocked
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)  # <- v wait
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)  # <- v wait
             pl.muls(c, a, 2.0)  # <- v blocked
-            set_flag(V, MTE2, 0)
+            set_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
             store_out(z, c, i)
 
 
@@ -423,12 +424,12 @@ def double_lock(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             locked_load(a, x, i)
-            lock(V, 0)  # <- first lock
-            lock(V, 0)  # <- second lock
-            lock(V, 1)
+            lock(pipe=V, mutex_id=0)  # <- first lock
+            lock(pipe=V, mutex_id=0)  # <- second lock
+            lock(pipe=V, mutex_id=1)
             pl.muls(c, a, 2.0)
-            unlock(V, 0)
-            unlock(V, 1)
+            unlock(pipe=V, mutex_id=0)
+            unlock(pipe=V, mutex_id=1)
             locked_store(z, c, i)
 
 
@@ -439,14 +440,14 @@ def wrong_mutex(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
-            lock(MTE2, 0)
+            lock(pipe=MTE2, mutex_id=0)
             pl.load_tile(a, x, [i, 0])  # <- load
-            unlock(MTE2, 0)
-            lock(V, 2)
-            lock(V, 1)
+            unlock(pipe=MTE2, mutex_id=0)
+            lock(pipe=V, mutex_id=2)
+            lock(pipe=V, mutex_id=1)
             pl.muls(c, a, 2.0)  # <- read
-            unlock(V, 2)
-            unlock(V, 1)
+            unlock(pipe=V, mutex_id=2)
+            unlock(pipe=V, mutex_id=1)
             locked_store(z, c, i)
 
 
@@ -459,10 +460,10 @@ def lock_never_released(x: F32, z: F32):
     with pl.section_vector():
         i = pl.get_block_idx()
         locked_load(a, x, i)
-        lock(V, 0)  # <- lock
-        lock(V, 1)
+        lock(pipe=V, mutex_id=0)  # <- lock
+        lock(pipe=V, mutex_id=1)
         pl.muls(c, a, 2.0)
-        unlock(V, 1)
+        unlock(pipe=V, mutex_id=1)
         locked_store(z, c, i)
 
 
@@ -475,11 +476,11 @@ def uninit_read(x: F32, y: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.system.bar_mte2()  # the two loads into a are ordered: the one bug is the read of b
             pl.load_tile(a, y, [i, 0])
             hand_off(MTE2, V, 1)
-            wait_flag(MTE2, V, 0)
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.add(c, a, b)  # <- add
             hand_off(V, MTE2, 0)
             store_out(z, c, i)
