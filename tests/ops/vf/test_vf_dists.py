@@ -27,7 +27,8 @@ def load_body(dt, dist):
 def test_load_distributions_b16(dist):
     a = data(F16, 128, 30)
     src = a.numpy()[0].view(np.uint16)
-    out = run(two_in_kernel(load_body(F16, getattr(pl.LoadDist, dist)), F16), a, a, torch.float16, 128).numpy()[0].view(np.uint16)
+    kernel = two_in_kernel(load_body(F16, getattr(pl.LoadDist, dist)), F16)
+    out = run(kernel, a, a, torch.float16, 128).numpy()[0].view(np.uint16)
     if dist == "US_B16":
         ref = np.repeat(src[:64], 2)
     elif dist == "UNPK_B16":

@@ -92,7 +92,8 @@ UNARY = {"abs": np.abs, "exp": np.exp, "sqrt": np.sqrt, "relu": lambda x: np.max
 def test_unary_fp32(op):
     dt = pl.DT_FP32
     a = data(dt, 64, 7, positive=op in ("sqrt", "ln"))
-    out = run(two_in_kernel(unary_body(getattr(vf, op), dt, pl.MaskPattern.VL16), dt), a, a, torch.float32, 64).numpy()
+    kernel = two_in_kernel(unary_body(getattr(vf, op), dt, pl.MaskPattern.VL16), dt)
+    out = run(kernel, a, a, torch.float32, 64).numpy()
     ref = UNARY[op](a.numpy()).astype(np.float32)
     np.testing.assert_allclose(out[0, :16], ref[0, :16], rtol=1e-6)
     assert (out[0, 16:] == 0).all()
@@ -140,7 +141,8 @@ def test_bitwise_and_shifts_uint32():
 def test_reductions_write_lane0_only(kind):
     dt = pl.DT_FP32
     a = data(dt, 64, 9)
-    out = run(two_in_kernel(unary_body(getattr(vf, kind), dt, pl.MaskPattern.VL32), dt), a, a, torch.float32, 64).numpy()
+    kernel = two_in_kernel(unary_body(getattr(vf, kind), dt, pl.MaskPattern.VL32), dt)
+    out = run(kernel, a, a, torch.float32, 64).numpy()
     x = a.numpy()[0, :32]
     ref = {"reduce_sum": x.sum(), "reduce_max": x.max(), "reduce_min": x.min()}[kind]
     np.testing.assert_allclose(out[0, 0], ref, rtol=1e-6)
