@@ -35,3 +35,31 @@ def line_of(fn, marker: str) -> str:
     hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith(f"# <- {marker}")]
     assert len(hits) == 1, f"marker '# <- {marker}' found {len(hits)} times"
     return f"{inspect.getsourcefile(fn)}:{hits[0]}"
+
+
+def snippet_function(name: str, source: str, namespace: dict):
+    """The function ``name`` defined by ``source``, compiled as the pseudo-file ``<name>`` registered
+    in linecache (as IPython registers its cells), so ``inspect`` and the frontend read its source
+    and locate errors in it like in a file. ``source`` sees a copy of ``namespace`` as its globals."""
+    import linecache
+    filename = f"<{name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    scope = dict(namespace)
+    exec(compile(source, filename, "exec"), scope)
+    return scope[name]
+
+
+def one_line_kernel(name: str, line: str, namespace: dict, tensor: str = "T16", section: str | None = "section_vector",
+                    tile: str | None = None):
+    """``def name(x: tensor):`` with one statement, ``line``, marked ``# <- here``, built by
+    ``snippet_function``. Without ``tile``: ``line`` comes first, then an empty ``with pl.<section>():``
+    (none when ``section`` is None). With ``tile`` (the name of a TileType in ``namespace``): the kernel
+    makes ``a = pl.make_tile(<tile>, addr=0x0)`` and ``line`` is the one statement of the section."""
+    if tile is None:
+        source = f"def {name}(x: {tensor}):\n    {line}  {MARKER}\n"
+        if section is not None:
+            source += f"    with pl.{section}():\n        pass\n"
+    else:
+        source = (f"def {name}(x: {tensor}):\n    a = pl.make_tile({tile}, addr=0x0)\n"
+                  f"    with pl.{section}():\n        {line}  {MARKER}\n")
+    return snippet_function(name, source, namespace)

@@ -1,5 +1,6 @@
-"""Shared by the VF tests: a kernel that loads two [1, lanes] tiles, runs a vector function on them and
-stores a third, plus seeded input data."""
+"""Shared by the VF tests: a kernel that loads one or two tiles, runs a vector function on them and
+stores another (``vf_kernel``; ``two_in_kernel`` for [1, lanes] tiles), the MTE2 -> V and V -> MTE3
+hand-offs as inlined helpers (``to_v``, ``to_mte3``), plus seeded input data."""
 from __future__ import annotations
 
 import torch
@@ -19,27 +20,66 @@ def tile_type(dt, n=1):
     return pl.TileType(shape=[n, lanes(dt)], dtype=dt, target_memory=pl.MemorySpace.Vec)
 
 
+def to_v(event: int = 0) -> None:
+    """MTE2 -> V hand-off (inlined into a kernel): V goes on once the loads before it are done."""
+    pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=event)
+    pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=event)
+
+
+def to_mte3(event: int = 1) -> None:
+    """V -> MTE3 hand-off (inlined into a kernel): the store waits for the vector work before it."""
+    pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=event)
+    pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=event)
+
+
+def vf_kernel(body, ins, out, addrs=None, dynamic=False, **jit_options):
+    """A one-VF-body kernel: load each input tensor into a Vec tile, hand off to V, run
+    ``body(*input_tiles, out_tile)``, hand off to MTE3 and store the out tile.
+
+    ``ins`` (one or two) and ``out`` are ``(dtype, [rows, cols])``; the tensors are typed with those
+    shapes (``dynamic``: ``[DYNAMIC, DYNAMIC]``). The tiles sit at ``addrs`` (default: one after the
+    other, each start rounded up to 256 bytes). ``jit_options`` go to ``pl.jit``."""
+    specs = [*ins, out]
+    tts = [pl.TileType(shape=list(shape), dtype=dt, target_memory=pl.MemorySpace.Vec) for dt, shape in specs]
+    if addrs is None:
+        addrs, at = [], 0
+        for tt in tts:
+            addrs.append(at)
+            at += -(-tt.nbytes // 256) * 256
+    A, *B, O = [pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC] if dynamic else list(shape), dt] for dt, shape in specs]
+    if len(ins) == 1:
+        def kernel(a: A, out: O):
+            ta = pl.make_tile(tts[0], addr=addrs[0])
+            to = pl.make_tile(tts[1], addr=addrs[1])
+            with pl.section_vector():
+                pl.load(ta, a, [0, 0])
+                to_v()
+                body(ta, to)
+                to_mte3()
+                pl.store(out, to, [0, 0])
+    elif len(ins) == 2:
+        B = B[0]
+
+        def kernel(a: A, b: B, out: O):
+            ta = pl.make_tile(tts[0], addr=addrs[0])
+            tb = pl.make_tile(tts[1], addr=addrs[1])
+            to = pl.make_tile(tts[2], addr=addrs[2])
+            with pl.section_vector():
+                pl.load(ta, a, [0, 0])
+                pl.load(tb, b, [0, 0])
+                to_v()
+                body(ta, tb, to)
+                to_mte3()
+                pl.store(out, to, [0, 0])
+    else:
+        raise ValueError(f"vf_kernel takes one or two inputs, got {len(ins)}")
+    return pl.jit(**jit_options)(kernel)
+
+
 def two_in_kernel(body, dt, out_dt=None):
     """A kernel: load a, b ([1, lanes] of dt), run ``body(ta, tb, to)``, store out ([1, lanes] of out_dt)."""
     out_dt = out_dt or dt
-    tt, to_t = tile_type(dt), tile_type(out_dt)
-
-    @pl.jit()
-    def kernel(a: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], dt], b: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], dt],
-               out: pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], out_dt]):
-        ta = pl.make_tile(tt, addr=0, size=256)
-        tb = pl.make_tile(tt, addr=256, size=256)
-        to = pl.make_tile(to_t, addr=512, size=256)
-        with pl.section_vector():
-            pl.load(ta, a, [0, 0])
-            pl.load(tb, b, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            body(ta, tb, to)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.store(out, to, [0, 0])
-    return kernel
+    return vf_kernel(body, [(dt, [1, lanes(dt)])] * 2, (out_dt, [1, lanes(out_dt)]), dynamic=True)
 
 
 def run(kernel, a, b, out_dtype, n):

@@ -88,25 +88,24 @@ def want_tile(p: "FunctionParser", a: Args, name: str) -> TileRef:
     return v.ref
 
 
-def want_tensor(p: "FunctionParser", a: Args, name: str) -> TensorValue:
+def _want_instance(p: "FunctionParser", a: Args, name: str, cls: type, what: str) -> Any:
+    """Argument ``name``, which must be a ``cls`` (``what`` names it in the error)."""
     v = a[name]
-    if not isinstance(v, TensorValue):
-        p.fail(a.node(name), f"'{name}' must be a tensor, got {p.describe(v)}")
+    if not isinstance(v, cls):
+        p.fail(a.node(name), f"'{name}' must be {what}, got {p.describe(v)}")
     return v
+
+
+def want_tensor(p: "FunctionParser", a: Args, name: str) -> TensorValue:
+    return _want_instance(p, a, name, TensorValue, "a tensor")
 
 
 def want_tiletype(p: "FunctionParser", a: Args, name: str) -> TileType:
-    v = a[name]
-    if not isinstance(v, TileType):
-        p.fail(a.node(name), f"'{name}' must be a pl.TileType, got {p.describe(v)}")
-    return v
+    return _want_instance(p, a, name, TileType, "a pl.TileType")
 
 
 def want_pipe(p: "FunctionParser", a: Args, name: str) -> PipeType:
-    v = a[name]
-    if not isinstance(v, PipeType):
-        p.fail(a.node(name), f"'{name}' must be a pl.PipeType, got {p.describe(v)}")
-    return v
+    return _want_instance(p, a, name, PipeType, "a pl.PipeType")
 
 
 def want_scalar(p: "FunctionParser", a: Args, name: str, dtype: DataType | None = None) -> Expr:

@@ -35,7 +35,7 @@ V32 = pl.TileType(shape=[128, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpa
 # ---- checking one error -------------------------------------------------------------------------
 
 
-from located import check_location, marked_line  # noqa: E402  (shared with the other error tests)
+from located import check_location, marked_line, one_line_kernel  # noqa: E402  (shared with the other error tests)
 
 
 def expect_error(kernel, match: str, token: str | None = None, where=None, **constexprs) -> CompileError:
@@ -57,6 +57,16 @@ def case(match: str, token: str | None = None, where=None):
         CASES.append(pytest.param(kernel, match, token, where, id=kernel.__name__))
         return kernel
     return register
+
+
+def line_case(name: str, line: str, match: str, token: str | None = None, *, tensor: str = "T16",
+              section: str = "section_vector", tile: str | None = None, **jit_options):
+    """Register as case ``name`` the kernel ``def name(x: <tensor>)`` whose first statement is ``line``
+    (the marked one), followed by an empty section; with ``tile``, the kernel whose one statement in
+    the section is ``line``, on ``a = pl.make_tile(<tile>, addr=0x0)``. Compiling it must fail with
+    ``match`` at ``line``."""
+    fn = one_line_kernel(name, line, globals(), tensor, section, tile)
+    return case(match, token)(pl.jit(**jit_options)(fn))
 
 
 # ---- unsupported Python ---------------------------------------------------------------------------
@@ -170,20 +180,12 @@ def import_statement(x: T16):
         import math  # <- here
 
 
-@case("import statements are not supported in kernels", "from")
-@pl.jit
-def import_from_statement(x: T16):
-    from math import pi  # <- here
-    with pl.section_vector():
-        pass
+line_case("import_from_statement", "from math import pi",
+          "import statements are not supported in kernels", "from")
 
 
-@case("global statements are not supported in kernels", "global")
-@pl.jit
-def global_statement(x: T16):
-    global V16  # <- here
-    with pl.section_vector():
-        pass
+line_case("global_statement", "global V16",
+          "global statements are not supported in kernels", "global")
 
 
 @case("'yield' is not supported in kernels", "yield")
@@ -222,12 +224,8 @@ def unknown_pl_op(x: T16, z: T16):
         pl.ad(a, a, a)  # <- here
 
 
-@case(r"'pl' has no attribute 'load_tiles'; did you mean 'load_tile'\?", "load_tiles")
-@pl.jit
-def unknown_pl_load_tiles(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.load_tiles(a, x, [0, 0])  # <- here
+line_case("unknown_pl_load_tiles", "pl.load_tiles(a, x, [0, 0])",
+          r"'pl' has no attribute 'load_tiles'; did you mean 'load_tile'\?", "load_tiles", tile="V16")
 
 
 @case(r"'pl.system' has no attribute 'mutex_lok'; did you mean 'mutex_lock'\?", "mutex_lok")
@@ -237,12 +235,9 @@ def unknown_pl_system_name(x: T16):
         pl.system.mutex_lok(pl.PipeType.V, 0)  # <- here
 
 
-@case(r"'MemorySpace' has no attribute 'Vecc'; did you mean 'Vec'\?", "Vecc")
-@pl.jit
-def unknown_memory_space(x: T16):
-    tt = pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vecc)  # <- here
-    with pl.section_vector():
-        pass
+line_case("unknown_memory_space",
+          "tt = pl.TileType(shape=[128, 128], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vecc)",
+          r"'MemorySpace' has no attribute 'Vecc'; did you mean 'Vec'\?", "Vecc")
 
 
 @case(r"tile group has no attribute 'nxt'; did you mean 'next'\?", "nxt")
@@ -272,36 +267,21 @@ def undefined_name(x: T16):
 # ---- argument counts and keywords ------------------------------------------------------------------
 
 
-@case(r"pl.add\(\): missing a required argument: 'rhs'", "pl.add")
-@pl.jit
-def missing_argument(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.add(a, a)  # <- here
+line_case("missing_argument", "pl.add(a, a)",
+          r"pl.add\(\): missing a required argument: 'rhs'", "pl.add", tile="V16")
 
 
-@case(r"pl.exp\(\): too many positional arguments", "pl.exp")
-@pl.jit
-def too_many_arguments(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.exp(a, a, a)  # <- here
+line_case("too_many_arguments", "pl.exp(a, a, a)",
+          r"pl.exp\(\): too many positional arguments", "pl.exp", tile="V16")
 
 
-@case(r"pl.load\(\) got an unexpected keyword argument 'offset'.*did you mean 'offsets'\?", "offset=")
-@pl.jit
-def unknown_keyword(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.load(a, x, offset=[0, 0])  # <- here
+line_case("unknown_keyword", "pl.load(a, x, offset=[0, 0])",
+          r"pl.load\(\) got an unexpected keyword argument 'offset'.*did you mean 'offsets'\?", "offset=", tile="V16")
 
 
-@case(r"pl.make_tile_group\(\) got an unexpected keyword argument 'mutex'.*did you mean 'mutex_ids'\?", "mutex=")
-@pl.jit
-def unknown_keyword_make_tile_group(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=0x0, mutex=[0, 1])  # <- here
-    with pl.section_vector():
-        pass
+line_case("unknown_keyword_make_tile_group", "g = pl.make_tile_group(type=V16, addrs=0x0, mutex=[0, 1])",
+          r"pl.make_tile_group\(\) got an unexpected keyword argument 'mutex'.*did you mean 'mutex_ids'\?",
+          "mutex=")
 
 
 @pl.inline
@@ -309,12 +289,8 @@ def add_twice(dst, src):
     pl.add(dst, src, src)
 
 
-@case("'add_twice' takes 2 arguments but 3 were given", "add_twice(")
-@pl.jit
-def inline_helper_argument_count(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        add_twice(a, a, a)  # <- here
+line_case("inline_helper_argument_count", "add_twice(a, a, a)",
+          "'add_twice' takes 2 arguments but 3 were given", "add_twice(", tile="V16")
 
 
 @case(r"\.next\(\) takes no arguments", "g.next")
@@ -356,28 +332,16 @@ def tensor_where_tile_expected(x: T16):
         pl.add(c, x, b)  # <- here
 
 
-@case("'src_tensor' must be a tensor, got tile 'a'", "a, [")
-@pl.jit
-def tile_where_tensor_expected(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.load(a, a, [0, 0])  # <- here
+line_case("tile_where_tensor_expected", "pl.load(a, a, [0, 0])",
+          "'src_tensor' must be a tensor, got tile 'a'", "a, [", tile="V16")
 
 
-@case("'tile_type' must be a pl.TileType, got int 128", "128")
-@pl.jit
-def int_where_tiletype_expected(x: T16):
-    a = pl.make_tile(128, addr=0x0)  # <- here
-    with pl.section_vector():
-        pass
+line_case("int_where_tiletype_expected", "a = pl.make_tile(128, addr=0x0)",
+          "'tile_type' must be a pl.TileType, got int 128", "128")
 
 
-@case("'addr' must be a compile-time int, got float 0.5", "0.5")
-@pl.jit
-def float_address(x: T16):
-    a = pl.make_tile(V16, addr=0.5)  # <- here
-    with pl.section_vector():
-        pass
+line_case("float_address", "a = pl.make_tile(V16, addr=0.5)",
+          "'addr' must be a compile-time int, got float 0.5", "0.5")
 
 
 @case("'scalar' must be a scalar, got tile 'b'", "b)")
@@ -492,28 +456,17 @@ def make_tile_size_zero(x: T16):
 # ---- mutex ids --------------------------------------------------------------------------------------------
 
 
-@case("mutex id 32 is outside 0-31", "32]")
-@pl.jit
-def mutex_id_too_large(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[0, 32])  # <- here
-    with pl.section_vector():
-        pass
+line_case("mutex_id_too_large", "g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[0, 32])",
+          "mutex id 32 is outside 0-31", "32]")
 
 
-@case("mutex id -1 is outside 0-31", "-1")
-@pl.jit
-def mutex_id_negative(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[-1, 0])  # <- here
-    with pl.section_vector():
-        pass
+line_case("mutex_id_negative", "g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[-1, 0])",
+          "mutex id -1 is outside 0-31", "-1")
 
 
-@case(r"mutex_ids \[5, 5\] repeat id 5; on a2a3 each slot needs its own", "5]")
-@pl.jit(arch="a2a3")  # a5 slots may share an id (the real make_tile_group.md); a2a3 emulates ids per slot
-def mutex_id_repeated(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[5, 5])  # <- here
-    with pl.section_vector():
-        pass
+# a5 slots may share an id (the real make_tile_group.md); a2a3 emulates ids per slot
+line_case("mutex_id_repeated", "g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[5, 5])",
+          r"mutex_ids \[5, 5\] repeat id 5; on a2a3 each slot needs its own", "5]", arch="a2a3")
 
 
 @case(r"mutex id 1 is already used by 'a_db' \(line \d+\)", "1, 2]")
@@ -525,80 +478,45 @@ def mutex_id_used_by_two_groups(x: T16):
         pass
 
 
-@case(r"the mutex ids of slot 1 repeat an id: \[3, 3\]", "[3, 3]")
-@pl.jit(arch="a5")
-def mutex_ids_repeated_in_one_slot(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[[0, 1], [3, 3]])  # <- here
-    with pl.section_vector():
-        pass
+line_case("mutex_ids_repeated_in_one_slot", "g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[[0, 1], [3, 3]])",
+          r"the mutex ids of slot 1 repeat an id: \[3, 3\]", "[3, 3]", arch="a5")
 
 
-@case("every slot of a tile group needs the same number of mutex ids: slot 0 has 2, slot 1 has 1", "[2]")
-@pl.jit(arch="a5")
-def mutex_ids_of_unequal_width(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[[0, 1], [2]])  # <- here
-    with pl.section_vector():
-        pass
+line_case("mutex_ids_of_unequal_width", "g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[[0, 1], [2]])",
+          "every slot of a tile group needs the same number of mutex ids: slot 0 has 2, slot 1 has 1", "[2]", arch="a5")
 
 
-@case("the mutex ids of slot 0 must not be empty", "[]")
-@pl.jit(arch="a5")
-def mutex_ids_empty_slot(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[[], [1]])  # <- here
-    with pl.section_vector():
-        pass
+line_case("mutex_ids_empty_slot", "g = pl.make_tile_group(type=V16, addrs=0x0, mutex_ids=[[], [1]])",
+          "the mutex ids of slot 0 must not be empty", "[]", arch="a5")
 
 
-@case("3 mutex_ids for a group of depth 2; give one entry per slot", "[0, 1, 2]")
-@pl.jit
-def mutex_ids_longer_than_depth(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=0x0, depth=2, mutex_ids=[0, 1, 2])  # <- here
-    with pl.section_vector():
-        pass
+line_case("mutex_ids_longer_than_depth", "g = pl.make_tile_group(type=V16, addrs=0x0, depth=2, mutex_ids=[0, 1, 2])",
+          "3 mutex_ids for a group of depth 2; give one entry per slot", "[0, 1, 2]")
 
 
-@case("1 mutex_ids for a group of depth 2; give one entry per slot", "[7]")
-@pl.jit
-def mutex_ids_shorter_than_addrs(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=[0x0, 0x8000], mutex_ids=[7])  # <- here
-    with pl.section_vector():
-        pass
+line_case("mutex_ids_shorter_than_addrs", "g = pl.make_tile_group(type=V16, addrs=[0x0, 0x8000], mutex_ids=[7])",
+          "1 mutex_ids for a group of depth 2; give one entry per slot", "[7]")
 
 
 # ---- placement: alignment, capacity, row size ---------------------------------------------------------------
 
 
-@case("address 0x10 is not aligned to 32 bytes, as Vec requires on a5", "0x10")
-@pl.jit
-def vec_address_unaligned(x: T16):
-    a = pl.make_tile(V16, addr=0x10)  # <- here
-    with pl.section_vector():
-        pass
+line_case("vec_address_unaligned", "a = pl.make_tile(V16, addr=0x10)",
+          "address 0x10 is not aligned to 32 bytes, as Vec requires on a5", "0x10")
 
 
-@case("address 0x100 is not aligned to 512 bytes, as Left requires on a5", "0x100")
-@pl.jit
-def left_address_unaligned(x: T16):
-    a = pl.make_tile(pl.TileType(shape=[16, 16], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Left), addr=0x100)  # <- here
-    with pl.section_cube():
-        pass
+line_case("left_address_unaligned",
+          "a = pl.make_tile(pl.TileType(shape=[16, 16], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Left), addr=0x100)",
+          "address 0x100 is not aligned to 512 bytes, as Left requires on a5", "0x100", section="section_cube")
 
 
-@case(r"address 0x8010 \(slot 1\) is not aligned to 32 bytes", "[0x0")
-@pl.jit
-def group_slot_unaligned(x: T16):
-    g = pl.make_tile_group(type=V16, addrs=[0x0, 0x8010], mutex_ids=[0, 1])  # <- here
-    with pl.section_vector():
-        pass
+line_case("group_slot_unaligned", "g = pl.make_tile_group(type=V16, addrs=[0x0, 0x8010], mutex_ids=[0, 1])",
+          r"address 0x8010 \(slot 1\) is not aligned to 32 bytes", "[0x0")
 
 
-@case(r"tile of 65536 bytes at 0x30000 \(slot 1\) does not fit Vec \(253952 bytes on a5\): it ends at 0x40000",
-      "0x20000")
-@pl.jit
-def group_does_not_fit_ub_a5(x: T32):
-    g = pl.make_tile_group(type=V32, addrs=0x20000, mutex_ids=[0, 1, 2])  # <- here
-    with pl.section_vector():
-        pass
+line_case("group_does_not_fit_ub_a5", "g = pl.make_tile_group(type=V32, addrs=0x20000, mutex_ids=[0, 1, 2])",
+          r"tile of 65536 bytes at 0x30000 \(slot 1\) does not fit Vec \(253952 bytes on a5\): it ends at 0x40000",
+          "0x20000", tensor="T32")
 
 
 def _fp32_tile_at_160k(x: T32, z: T32):
@@ -843,12 +761,8 @@ def shift_of_float(x: T32, f: float):
         pl.expands(a, f << 2)  # <- here
 
 
-@case("assertion failed: tiles must divide 1000", "assert")
-@pl.jit
-def failed_compile_time_assert(x: T16):
-    assert 1000 % 128 == 0, "tiles must divide 1000"  # <- here
-    with pl.section_vector():
-        pass
+line_case("failed_compile_time_assert", 'assert 1000 % 128 == 0, "tiles must divide 1000"',
+          "assertion failed: tiles must divide 1000", "assert")
 
 
 @case(r"'w' is assigned on only one side of the run-time if at line \d+, so it cannot be used after it", "w)")
@@ -994,12 +908,8 @@ def offsets_of_wrong_rank(x: S16):
         pl.load(a, x, [0])  # <- here
 
 
-@case(r"valid rows 129 is outside 1..128 for 'a'", "129")
-@pl.jit
-def validshape_rows_outside_tile(x: T16):
-    a = pl.make_tile(V16, addr=0x0)
-    with pl.section_vector():
-        pl.set_validshape(a, [129, 64])  # <- here
+line_case("validshape_rows_outside_tile", "pl.set_validshape(a, [129, 64])",
+          r"valid rows 129 is outside 1..128 for 'a'", "129", tile="V16")
 
 
 @case(r"valid cols -1 is outside 1..128 for 'g'", "-1")

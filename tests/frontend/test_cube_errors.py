@@ -30,7 +30,7 @@ VEC32 = pl.TileType([64, 64], pl.DT_FP32, Vec)
 VEC16 = pl.TileType([64, 64], pl.DT_FP16, Vec)
 
 
-from located import check_location, marked_line  # noqa: E402  (shared with the other error tests)
+from located import check_location, marked_line, one_line_kernel  # noqa: E402  (shared with the other error tests)
 
 
 CASES = []
@@ -43,6 +43,11 @@ def case(match: str, token: str | None = None, archs=("a5", "a2a3")):
             CASES.append(pytest.param(fn, arch, match, token, id=f"{fn.__name__}-{arch}"))
         return fn
     return register
+
+
+def line_case(name: str, line: str, match: str, token: str | None = None, tensor: str = "T16", archs=("a5", "a2a3")):
+    """Register as case ``name`` the kernel ``def name(x: <tensor>)`` whose one statement is ``line``."""
+    return case(match, token, archs)(one_line_kernel(name, line, globals(), tensor, section=None))
 
 
 def move_case(name: str, section: str, src, dst, match: str, token: str | None = None, archs=("a5", "a2a3")):
@@ -96,81 +101,53 @@ move_case("move_vec_to_mat_a2a3", "vector", VEC16, MAT16,
 # ---- fractal layouts ------------------------------------------------------------------------------
 
 
-@case(r"a (NZ|ZZ) Left tile is stored in 16 x 16 boxes for DT_FP16: rows must be a multiple of 16, got 100",
-      "pl.make_tile(")
-def left_rows_not_fractal(x: T16):
-    t = pl.make_tile(pl.TileType([100, 64], pl.DT_FP16, Left), addr=0)  # <- here
-
-
-@case(r"a ZN Right tile is stored in 16 x 16 boxes for DT_FP16: cols must be a multiple of 16, got 100",
-      "pl.make_tile(")
-def right_cols_not_fractal(x: T16):
-    t = pl.make_tile(pl.TileType([64, 100], pl.DT_FP16, Right), addr=0)  # <- here
-
-
-@case(r"a NZ Acc tile is stored in 16 x 16 boxes for DT_FP32: cols must be a multiple of 16, got 120", "pl.make_tile_group(")
-def acc_cols_not_fractal(x: T32):
-    g = pl.make_tile_group(type=pl.TileType([128, 120], pl.DT_FP32, Acc), addrs=0, mutex_ids=[0, 1])  # <- here
-
-
-@case(r"a NZ Mat tile is stored in 16 x 32 boxes for DT_INT8: cols must be a multiple of 32, got 48",
-      "pl.make_tile(")
-def mat_int8_cols_not_fractal(x: T16):
-    t = pl.make_tile(pl.TileType([64, 48], pl.DT_INT8, Mat), addr=0)  # <- here: 48 bytes per row
-
-
-@case(r"a ZN Right tile is stored in 8 x 16 boxes for DT_FP32: rows must be a multiple of 8, got 20", "pl.make_tile(")
-def right_fp32_k_not_fractal(x: T16):
-    t = pl.make_tile(pl.TileType([20, 64], pl.DT_FP32, Right), addr=0)  # <- here: 80-byte K
-
-
-@case(r"a Bias tile holds one row: shape \[1, N\]", "pl.make_tile(")
-def bias_two_rows(x: T16):
-    t = pl.make_tile(pl.TileType([2, 64], pl.DT_FP32, Bias), addr=0)  # <- here
+line_case("left_rows_not_fractal", "t = pl.make_tile(pl.TileType([100, 64], pl.DT_FP16, Left), addr=0)",
+          r"a (NZ|ZZ) Left tile is stored in 16 x 16 boxes for DT_FP16: rows must be a multiple of 16, got 100",
+          "pl.make_tile(")
+line_case("right_cols_not_fractal", "t = pl.make_tile(pl.TileType([64, 100], pl.DT_FP16, Right), addr=0)",
+          r"a ZN Right tile is stored in 16 x 16 boxes for DT_FP16: cols must be a multiple of 16, got 100",
+          "pl.make_tile(")
+line_case("acc_cols_not_fractal",
+          "g = pl.make_tile_group(type=pl.TileType([128, 120], pl.DT_FP32, Acc), addrs=0, mutex_ids=[0, 1])",
+          r"a NZ Acc tile is stored in 16 x 16 boxes for DT_FP32: cols must be a multiple of 16, got 120",
+          "pl.make_tile_group(", tensor="T32")
+line_case("mat_int8_cols_not_fractal", "t = pl.make_tile(pl.TileType([64, 48], pl.DT_INT8, Mat), addr=0)",  # 48 B a row
+          r"a NZ Mat tile is stored in 16 x 32 boxes for DT_INT8: cols must be a multiple of 32, got 48",
+          "pl.make_tile(")
+line_case("right_fp32_k_not_fractal", "t = pl.make_tile(pl.TileType([20, 64], pl.DT_FP32, Right), addr=0)",  # 80-byte K
+          r"a ZN Right tile is stored in 8 x 16 boxes for DT_FP32: rows must be a multiple of 8, got 20",
+          "pl.make_tile(")
+line_case("bias_two_rows", "t = pl.make_tile(pl.TileType([2, 64], pl.DT_FP32, Bias), addr=0)",
+          r"a Bias tile holds one row: shape \[1, N\]", "pl.make_tile(")
 
 
 # ---- pl.matmul / pl.matmul_acc -----------------------------------------------------------------------
 
 
-@case(r"'lhs_tile' must be a Left tile, 'l1' is in Mat", "l1")
-def matmul_lhs_in_mat(x: T16):
-    l1 = pl.make_tile(MAT16, addr=0)
-    b = pl.make_tile(RIGHT16, addr=0)
-    acc = pl.make_tile(ACC32, addr=0)
-    with pl.section_cube():
-        pl.matmul(acc, l1, b)  # <- here
-
-
-@case(r"'rhs_tile' must be a Right tile, 'a2' is in Left", "a2)")
-def matmul_rhs_in_left(x: T16):
-    a = pl.make_tile(LEFT16, addr=0)
-    a2 = pl.make_tile(LEFT16, addr=0x2000)
-    acc = pl.make_tile(ACC32, addr=0)
-    with pl.section_cube():
-        pl.matmul(acc, a, a2)  # <- here
-
-
-@case(r"'dst_tile' must be a Acc tile, 'ub' is in Vec", "ub")
-def matmul_dst_in_vec(x: T16):
-    a = pl.make_tile(LEFT16, addr=0)
-    b = pl.make_tile(RIGHT16, addr=0)
-    ub = pl.make_tile(VEC32, addr=0)
-    with pl.section_cube():
-        pl.matmul(ub, a, b)  # <- here
-
-
-def matmul_case(name: str, match: str, token: str | None = None, lhs=LEFT16, rhs=RIGHT16, dst=ACC32):
-    """Register ``pl.matmul(acc, a, b)`` on tiles of these types, in section_cube(), as case ``name``."""
-    def kernel(x: T16):
-        a = pl.make_tile(lhs, addr=0)
-        b = pl.make_tile(rhs, addr=0)
-        acc = pl.make_tile(dst, addr=0)
-        with pl.section_cube():
-            pl.matmul(acc, a, b)  # <- here
+def matmul_case(name: str, match: str, token: str | None = None, lhs=LEFT16, rhs=RIGHT16, dst=ACC32, rhs_addr=0,
+                section: str = "cube"):
+    """Register ``pl.matmul(acc, a, b)`` on tiles of these types, in section_``section``(), as case ``name``."""
+    if section == "cube":
+        def kernel(x: T16):
+            a = pl.make_tile(lhs, addr=0)
+            b = pl.make_tile(rhs, addr=rhs_addr)
+            acc = pl.make_tile(dst, addr=0)
+            with pl.section_cube():
+                pl.matmul(acc, a, b)  # <- here
+    else:
+        def kernel(x: T16):
+            a = pl.make_tile(lhs, addr=0)
+            b = pl.make_tile(rhs, addr=rhs_addr)
+            acc = pl.make_tile(dst, addr=0)
+            with pl.section_vector():
+                pl.matmul(acc, a, b)  # <- here
     kernel.__name__ = kernel.__qualname__ = name
     return case(match, token)(kernel)
 
 
+matmul_case("matmul_lhs_in_mat", r"'lhs_tile' must be a Left tile, 'a' is in Mat", "a,", lhs=MAT16)
+matmul_case("matmul_rhs_in_left", r"'rhs_tile' must be a Right tile, 'b' is in Left", "b)", rhs=LEFT16, rhs_addr=0x2000)
+matmul_case("matmul_dst_in_vec", r"'dst_tile' must be a Acc tile, 'acc' is in Vec", "acc,", dst=VEC32)
 matmul_case("matmul_k_mismatch", r"pl.matmul: lhs is \[64, 64\] and rhs is \[32, 64\]: K differs", "b)",
             rhs=pl.TileType([32, 64], pl.DT_FP16, Right))
 matmul_case("matmul_dst_shape", r"pl.matmul: dst must be \[64, 64\], is \[64, 128\]", "acc,",
@@ -191,13 +168,8 @@ def matmul_acc_k_mismatch(x: T16):
         pl.matmul_acc(acc, acc, a, b)  # <- here
 
 
-@case(r"DT_INT8 x DT_INT8 accumulates in DT_INT32; 'dst_tile' is DT_FP32", "acc,")
-def matmul_int8_into_fp32(x: I8T):
-    a = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Left), addr=0)
-    b = pl.make_tile(pl.TileType([64, 64], pl.DT_INT8, Right), addr=0)
-    acc = pl.make_tile(ACC32, addr=0)
-    with pl.section_cube():
-        pl.matmul(acc, a, b)  # <- here
+matmul_case("matmul_int8_into_fp32", r"DT_INT8 x DT_INT8 accumulates in DT_INT32; 'dst_tile' is DT_FP32", "acc,",
+            lhs=pl.TileType([64, 64], pl.DT_INT8, Left), rhs=pl.TileType([64, 64], pl.DT_INT8, Right))
 
 
 @case(r"pl.matmul_acc: 'acc_tile' must have dst's shape and dtype", "acc2")
@@ -220,13 +192,8 @@ def matmul_bias_wrong_width(x: T16):
         pl.matmul(acc, a, b, bt)  # <- here
 
 
-@case(r"pl.matmul runs on the Cube engine; it cannot be used in section_vector\(\)", "pl.matmul")
-def matmul_in_vector_section(x: T16):
-    a = pl.make_tile(LEFT16, addr=0)
-    b = pl.make_tile(RIGHT16, addr=0)
-    acc = pl.make_tile(ACC32, addr=0)
-    with pl.section_vector():
-        pl.matmul(acc, a, b)  # <- here
+matmul_case("matmul_in_vector_section", r"pl.matmul runs on the Cube engine; it cannot be used in section_vector\(\)",
+            "pl.matmul", section="vector")
 
 
 @case(r"pl.matmul_acc must be inside `with pl.section_cube\(\):`", "pl.matmul_acc")

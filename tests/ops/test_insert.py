@@ -6,18 +6,14 @@ import pypto_pro.language as pl
 from pypto_pro.arch.layouts import element_offsets
 from pypto_pro.errors import CompileError
 
+from cube_kernels import multiply_inserted, pair, synced_product
+
 M, K, N = 32, 64, 32
 SUB = K // 2
 Mat, Vec, Left, Right, Acc = (pl.MemorySpace.Mat, pl.MemorySpace.Vec, pl.MemorySpace.Left, pl.MemorySpace.Right,
                               pl.MemorySpace.Acc)
 MTE1, MTE2, MTE3, M_PIPE, FIX, V = (pl.PipeType.MTE1, pl.PipeType.MTE2, pl.PipeType.MTE3, pl.PipeType.M,
                                      pl.PipeType.FIX, pl.PipeType.V)
-
-
-def _sync(src, dst):
-    """One set/wait pair: ``dst`` waits for what ``src`` has issued (a helper, inlined into the kernel)."""
-    pl.system.sync_src(set_pipe=src, wait_pipe=dst, event_id=0)
-    pl.system.sync_dst(set_pipe=src, wait_pipe=dst, event_id=0)
 
 
 def _insert_kernel(nz_source: bool, offset=None):
@@ -30,28 +26,16 @@ def _insert_kernel(nz_source: bool, offset=None):
             t_nd = pl.make_tile(pl.TileType([M, SUB], pl.DT_FP16, Vec), addr=0x0)
             t_nz = pl.make_tile(pl.TileType([M, SUB], pl.DT_FP16, Vec, layout=pl.NZ), addr=0x4000)
             pl.load(t_nd, d, [0, off])
-            _sync(MTE2, V)
+            pair(MTE2, V)
             pl.move(t_nz, t_nd)
-            _sync(V, MTE3)
+            pair(V, MTE3)
             if nz_source:
                 pl.insert(p_mat, t_nz, offset if offset is not None else [0, off])
             else:
                 pl.insert(p_mat, t_nd, [0, off])
             pl.system.set_cross_core(pipe=MTE3, event_id=1)
         with pl.section_cube():
-            v_mat = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x0)
-            p_left = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
-            v_right = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
-            acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
-            pl.load(v_mat, v, [0, 0])
-            _sync(MTE2, MTE1)
-            pl.move(v_right, v_mat)
-            pl.system.wait_cross_core(pipe=MTE1, event_id=1)
-            pl.move(p_left, p_mat)
-            _sync(MTE1, M_PIPE)
-            pl.matmul(acc, p_left, v_right)
-            _sync(M_PIPE, FIX)
-            pl.store(out, acc, [0, 0])
+            multiply_inserted(p_mat, v, out, M, K, N)
     return kernel
 
 
@@ -101,19 +85,7 @@ def _acc_rows_kernel(row0: int):
                out: pl.Tensor[[M // 2, N], pl.DT_FP32]):
         ub = pl.make_tile(pl.TileType([M // 2, N], pl.DT_FP32, Vec), addr=0x0)
         with pl.section_cube():
-            a_mat = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x0)
-            b_mat = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x8000)
-            xa = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
-            xb = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
-            acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
-            pl.load(a_mat, a, [0, 0])
-            pl.load(b_mat, b, [0, 0])
-            _sync(MTE2, MTE1)
-            pl.move(xa, a_mat)
-            pl.move(xb, b_mat)
-            _sync(MTE1, M_PIPE)
-            pl.matmul(acc, xa, xb)
-            _sync(M_PIPE, FIX)
+            acc = synced_product(a, b, M, K, N)
             pl.move(ub, acc, offset=[row0, 0], acc_to_vec_mode=pl.AccToVecMode.SingleModeVec1)
             pl.system.set_cross_core(pipe=FIX, event_id=1)
         with pl.section_vector():
@@ -148,7 +120,7 @@ def test_insert_of_a_padded_source_checks_its_valid_shape():
         with pl.section_vector():
             t = pl.make_tile(pl.TileType([M, SUB + 16], pl.DT_FP16, Vec, valid_shape=[M, SUB]), addr=0x0)
             pl.load(t, d, [0, 0])
-            _sync(MTE2, MTE3)
+            pair(MTE2, MTE3)
             pl.insert(p_mat, t, [0, col0])
     pl.jit(kernel, arch="a5").compile(col0=SUB)
     with pytest.raises(CompileError, match=r"offset\[1\] = 48 \+ the source's valid 32 exceeds the destination's 64"):

@@ -7,6 +7,8 @@ import pypto_pro.language as pl
 from pypto_pro.backends.sim import hf8
 from pypto_pro.errors import CompileError
 
+from cube_kernels import load_and_move, matmul_from_gm, matmul_tiles
+
 T = 64
 Mat, Left, Right, Acc, Bias = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Acc,
                                pl.MemorySpace.Bias)
@@ -14,19 +16,11 @@ Mat, Left, Right, Acc, Bias = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.Memor
 
 def _mm_kernel(dt_a, dt_b, layout_switch=True, arch="a5"):
     def kernel(a: pl.Tensor[[T, T], dt_a], b: pl.Tensor[[T, T], dt_b], out: pl.Tensor[[T, T], pl.DT_FP32]):
-        a1 = pl.make_tile_group(type=pl.TileType([T, T], dt_a, Mat), addrs=0, mutex_ids=[0])[0]
-        b1 = pl.make_tile_group(type=pl.TileType([T, T], dt_b, Mat), addrs=0x8000, mutex_ids=[1])[0]
-        xa = pl.make_tile_group(type=pl.TileType([T, T], dt_a, Left), addrs=0, mutex_ids=[2])[0]
-        xb = pl.make_tile_group(type=pl.TileType([T, T], dt_b, Right), addrs=0, mutex_ids=[3])[0]
-        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Acc), addrs=0, mutex_ids=[4])[0]
+        tiles = matmul_tiles(T, dt_a, dt_b)
         with pl.section_cube():
             if layout_switch:
                 pl.system.set_mm_layout_transform(enabled=True)
-            pl.load(a1, a, [0, 0])
-            pl.load(b1, b, [0, 0])
-            pl.move(xa, a1)
-            pl.move(xb, b1)
-            pl.matmul(acc, xa, xb)
+            acc = matmul_from_gm(tiles, a, b)
             pl.store(out, acc, [0, 0])
             if layout_switch:
                 pl.system.set_mm_layout_transform(enabled=False)
@@ -92,18 +86,11 @@ def test_mat_to_bias_widens_to_fp32(src):
                out: pl.Tensor[[T, T], pl.DT_FP32]):
         c1 = pl.make_tile_group(type=pl.TileType([1, T], src, Mat), addrs=0x10000, mutex_ids=[0])[0]
         bt = pl.make_tile_group(type=pl.TileType([1, T], pl.DT_FP32, Bias), addrs=0, mutex_ids=[1])[0]
-        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0, mutex_ids=[2])[0]
-        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0x8000, mutex_ids=[3])[0]
-        xa = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Left), addrs=0, mutex_ids=[4])[0]
-        xb = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Right), addrs=0, mutex_ids=[5])[0]
-        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Acc), addrs=0, mutex_ids=[6])[0]
+        tiles = a1, b1, xa, xb, acc = matmul_tiles(T, ids=(2, 3, 4, 5, 6))
         with pl.section_cube():
             pl.load(c1, bias, [0, 0])
             pl.move(bt, c1)
-            pl.load(a1, a, [0, 0])
-            pl.load(b1, b, [0, 0])
-            pl.move(xa, a1)
-            pl.move(xb, b1)
+            load_and_move(tiles, a, b)
             pl.matmul(acc, xa, xb, bt)
             pl.store(out, acc, [0, 0])
     rng = np.random.default_rng(4)
@@ -132,21 +119,11 @@ def test_tmov_copies_the_destination_valid_shape_and_a_tail_store_leaves_the_res
     """A Mat holding 40 valid rows moved into a full Left tile (TMOV copies dst's valid shape), a full
     matmul, and a store of the Acc's 40 valid rows: the rows past the tail never reach GM."""
     def kernel(a: pl.Tensor[[40, T], pl.DT_FP16], b: pl.Tensor[[T, T], pl.DT_FP16], out: pl.Tensor[[40, T], pl.DT_FP32]):
-        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat, valid_shape=[-1, -1]), addrs=0,
-                                mutex_ids=[0])[0]
-        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0x8000, mutex_ids=[1])[0]
-        xa = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Left), addrs=0, mutex_ids=[2])[0]
-        xb = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Right), addrs=0, mutex_ids=[3])[0]
-        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Acc, valid_shape=[-1, -1]), addrs=0,
-                                 mutex_ids=[4])[0]
+        tiles = a1, b1, xa, xb, acc = matmul_tiles(T, tail=True)
         with pl.section_cube():
             pl.set_validshape(a1, [40, T])
             pl.set_validshape(acc, [40, T])
-            pl.load(a1, a, [0, 0])
-            pl.load(b1, b, [0, 0])
-            pl.move(xa, a1)
-            pl.move(xb, b1)
-            pl.matmul(acc, xa, xb)
+            matmul_from_gm(tiles, a, b)
             pl.store(out, acc, [0, 0])
     rng = np.random.default_rng(5)
     a = rng.standard_normal((40, T)).astype(np.float16)
@@ -159,17 +136,9 @@ def test_tmov_copies_the_destination_valid_shape_and_a_tail_store_leaves_the_res
 
 def test_store_converts_fp32_to_hf8_by_nearest_value():
     def kernel(a: pl.Tensor[[T, T], pl.DT_FP16], b: pl.Tensor[[T, T], pl.DT_FP16], out: pl.Tensor[[T, T], pl.DT_HF8]):
-        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0, mutex_ids=[0])[0]
-        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0x8000, mutex_ids=[1])[0]
-        xa = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Left), addrs=0, mutex_ids=[2])[0]
-        xb = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Right), addrs=0, mutex_ids=[3])[0]
-        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Acc), addrs=0, mutex_ids=[4])[0]
+        tiles = matmul_tiles(T)
         with pl.section_cube():
-            pl.load(a1, a, [0, 0])
-            pl.load(b1, b, [0, 0])
-            pl.move(xa, a1)
-            pl.move(xb, b1)
-            pl.matmul(acc, xa, xb)
+            acc = matmul_from_gm(tiles, a, b)
             pl.store(out, acc, [0, 0])
     rng = np.random.default_rng(6)
     a = rng.standard_normal((T, T)).astype(np.float16)

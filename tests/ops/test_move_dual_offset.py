@@ -5,6 +5,8 @@ import pytest
 
 import pypto_pro.language as pl
 
+from cube_kernels import synced_product
+
 M, K, N = 32, 64, 32
 Mat, Vec, Left, Right, Acc = (pl.MemorySpace.Mat, pl.MemorySpace.Vec, pl.MemorySpace.Left, pl.MemorySpace.Right,
                               pl.MemorySpace.Acc)
@@ -12,30 +14,7 @@ MTE1, MTE2, MTE3, M_PIPE, FIX = (pl.PipeType.MTE1, pl.PipeType.MTE2, pl.PipeType
                                  pl.PipeType.FIX)
 
 
-def _sync(src, dst):
-    pl.system.sync_src(set_pipe=src, wait_pipe=dst, event_id=0)
-    pl.system.sync_dst(set_pipe=src, wait_pipe=dst, event_id=0)
-
-
 SPLIT_M = pl.AccToVecMode.DualModeSplitM
-
-
-def _product(a, b):
-    """The Cube's [M, N] = a @ b in an Acc tile, ready for the fixpipe (a helper, inlined)."""
-    a_mat = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x0)
-    b_mat = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x8000)
-    xa = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
-    xb = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
-    acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
-    pl.load(a_mat, a, [0, 0])
-    pl.load(b_mat, b, [0, 0])
-    _sync(MTE2, MTE1)
-    pl.move(xa, a_mat)
-    pl.move(xb, b_mat)
-    _sync(MTE1, M_PIPE)
-    pl.matmul(acc, xa, xb)
-    _sync(M_PIPE, FIX)
-    return acc
 
 
 def _shapes(mode):
@@ -52,7 +31,7 @@ def _kernel(mode, offset):
                out: pl.Tensor[oshape, pl.DT_FP32]):
         ub = pl.make_tile(pl.TileType([rows, cols], pl.DT_FP32, Vec), addr=0x0)
         with pl.section_cube():
-            acc = _product(a, b)
+            acc = synced_product(a, b, M, K, N)
             pl.set_validshape(acc, valid)
             pl.move(ub, acc, offset, acc_to_vec_mode=mode)
             pl.system.set_cross_core(pipe=FIX, event_id=1)
@@ -97,7 +76,7 @@ def _single_kernel(x_rows: int):
                out: pl.Tensor[[M, N], pl.DT_FP32]):
         ub = pl.make_tile(pl.TileType([2 * M, N], pl.DT_FP32, Vec, valid_shape=[-1, -1]), addr=0x0)
         with pl.section_cube():
-            acc = _product(a, b)
+            acc = synced_product(a, b, M, K, N)
             pl.set_validshape(ub, [x_rows, N])
             pl.move(ub, acc, acc_to_vec_mode=pl.AccToVecMode.SingleModeVec0)
             pl.system.set_cross_core(pipe=FIX, event_id=1)
@@ -133,7 +112,7 @@ def test_a_ub_tile_only_the_cube_names_takes_the_accs_whole_m():
     def kernel(a: pl.Tensor[[M, K], pl.DT_FP16], b: pl.Tensor[[K, N], pl.DT_FP16],
                out: pl.Tensor[[M, N], pl.DT_FP32], m: pl.DT_INT32):
         with pl.section_cube():
-            acc = _product(a, b)
+            acc = synced_product(a, b, M, K, N)
             dst = pl.make_tile(pl.TileType([M // 2, N], pl.DT_FP32, Vec), addr=0x0)
             pl.set_validshape(dst, [m, N])  # a run-time M (a constant past the shape is a compile-time error)
             pl.move(dst, acc, acc_to_vec_mode=SPLIT_M)

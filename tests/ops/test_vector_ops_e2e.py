@@ -37,7 +37,7 @@ import pypto_pro.language as pl
 from pypto_pro.ir.expr import literal_value
 from pypto_pro.errors import CompileError, PyptoError
 from pypto_pro.ops import conversion, elementwise, reduction
-from vec_op_factories import jit, tensor_t, unary_kernel
+from vec_op_factories import binary_kernel, jit, tensor_t, unary_kernel
 
 F64 = np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -293,26 +293,8 @@ def tile_t(dt, shape=TILE):
 # Every tile is a one-slot group with a mutex id (see vec_op_factories.py).
 
 def k_binary(name: str, dt, arch: str = "a5", inplace: bool = False):
-    OP, T, G = getattr(pl, name), tile_t(dt), tensor_t(dt)
-
-    def kernel(a: G, b: G, c: G):
-        ga = pl.make_tile_group(type=T, addrs=[0x0000], mutex_ids=[0])
-        gb = pl.make_tile_group(type=T, addrs=[0x1000], mutex_ids=[1])
-        gc = pl.make_tile_group(type=T, addrs=[0x2000], mutex_ids=[2])
-        with pl.section_vector():
-            ta, tb, tc = ga[0], gb[0], gc[0]
-            pl.set_validshape(ta, list(REGION))
-            pl.set_validshape(tb, list(REGION))
-            pl.set_validshape(tc, list(REGION))
-            pl.load(ta, a, [0, 0])
-            pl.load(tb, b, [0, 0])
-            if inplace:
-                OP(ta, ta, tb)
-                pl.store(c, ta, [0, 0])
-            else:
-                OP(tc, ta, tb)
-                pl.store(c, tc, [0, 0])
-    return jit(kernel, f"{name}_{dt_id(dt)}{'_inplace' if inplace else ''}", arch)
+    return binary_kernel(name, f"{name}_{dt_id(dt)}{'_inplace' if inplace else ''}", tile_t(dt), tile_t(dt), REGION,
+                         0x1000, inplace=inplace, arch=arch)
 
 
 def k_unary(name: str, src_dt, dst_dt=None, mode: str | None = None, scalar=None):

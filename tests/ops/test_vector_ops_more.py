@@ -10,7 +10,7 @@ import pytest
 
 import pypto_pro.language as pl
 from pypto_pro.errors import CompileError, PyptoError
-from vec_op_factories import jit, tensor_t as G, unary_kernel
+from vec_op_factories import binary_kernel, jit, tensor_t as G, unary_kernel
 
 TILE = (16, 64)
 REGION = (13, 27)
@@ -47,27 +47,8 @@ def border_ok(out, rows, cols):
 
 def k2(name, dt, out_dt=None, region=REGION, target_type=None):
     """``OP(out, a, b[, target_type=])``; the kernel also stores ``a`` back (to see it overwritten)."""
-    OP, TA, TO, GA, GO = getattr(pl, name), T(dt), T(out_dt or dt), G(dt), G(out_dt or dt)
-    R, TGT = list(region), target_type
-
-    def kernel(a: GA, b: GA, c: GO, a_back: GA):
-        ga = pl.make_tile_group(type=TA, addrs=[0x0000], mutex_ids=[0])
-        gb = pl.make_tile_group(type=TA, addrs=[0x2000], mutex_ids=[1])
-        gc = pl.make_tile_group(type=TO, addrs=[0x4000], mutex_ids=[2])
-        with pl.section_vector():
-            ta, tb, tc = ga[0], gb[0], gc[0]
-            pl.set_validshape(ta, R)
-            pl.set_validshape(tb, R)
-            pl.set_validshape(tc, R)
-            pl.load(ta, a, [0, 0])
-            pl.load(tb, b, [0, 0])
-            if TGT is None:
-                OP(tc, ta, tb)
-            else:
-                OP(tc, ta, tb, target_type=TGT)
-            pl.store(c, tc, [0, 0])
-            pl.store(a_back, ta, [0, 0])
-    return jit(kernel, f"{name}_{dt.name}")
+    return binary_kernel(name, f"{name}_{dt.name}", T(dt), T(out_dt or dt), region, 0x2000, target_type=target_type,
+                         store_back=True)
 
 
 def k_scalar(name, dt, scalar):

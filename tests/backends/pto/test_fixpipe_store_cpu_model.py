@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pypto_pro.language as pl
+from cube_kernels import matmul_from_gm, matmul_tiles
 from test_emitter import _emit, _run_on_pto_cpu, needs_pto
 
 T = 64
@@ -106,20 +107,12 @@ def _acc_to_vec(how: str):
                fp_params: pl.Tensor[[1, T], pl.DT_INT64], sc: pl.Tensor[[1, 2], pl.DT_FP32],
                out: pl.Tensor[[T, T], pl.DT_FP16]):
         vt = pl.make_tile(pl.TileType([vr, vr], pl.DT_FP16, MS.Vec), addr=0)
-        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, MS.Mat), addrs=0, mutex_ids=[0])[0]
-        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, MS.Mat), addrs=0x8000, mutex_ids=[1])[0]
+        tiles = matmul_tiles(T, ids=(0, 1, 3, 4, 5))
         f1 = pl.make_tile_group(type=pl.TileType([1, 32], pl.DT_INT64, MS.Mat, layout=pl.ND), addrs=0x10000,
                                 mutex_ids=[2])[0]
-        xa = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, MS.Left), addrs=0, mutex_ids=[3])[0]
-        xb = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, MS.Right), addrs=0, mutex_ids=[4])[0]
-        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, MS.Acc), addrs=0, mutex_ids=[5])[0]
         fpt = pl.make_tile_group(type=pl.TileType([1, 32], pl.DT_INT64, MS.Scaling), addrs=0, mutex_ids=[6])[0]
         with pl.section_cube():
-            pl.load(a1, a, [0, 0])
-            pl.load(b1, b, [0, 0])
-            pl.move(xa, a1)
-            pl.move(xb, b1)
-            pl.matmul(acc, xa, xb)
+            acc = matmul_from_gm(tiles, a, b)
             pl.load(f1, fp_params, [0, 0])
             pl.move(fpt, f1)
             if how == "scale":

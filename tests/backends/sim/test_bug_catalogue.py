@@ -5,7 +5,8 @@ blocks, NumPy inputs) with one real bug. The tests check that the simulator rais
 ``SimulationError`` subclass and that the message names the source line(s) of the instructions
 involved: both accesses of a race, the blocked instruction of a deadlock, the set of an unpaired
 flag... Expected lines are found through marker comments (``# <- name``) in the kernel source,
-never hard-coded. Then, for each bug: ``check="warn"`` returns normally with the fault text in
+never hard-coded; the unmarked set/wait pairs are the inlined helpers ``hand_off`` and
+``store_out``. Then, for each bug: ``check="warn"`` returns normally with the fault text in
 ``report.faults``; ``check="off"`` reports nothing. Finally the fixed variants, the examples and
 the shared kernels of ``tests/kernels.py`` run clean under ``check="raise"`` on both archs.
 
@@ -23,7 +24,6 @@ Deadlocks and out-of-bounds GM accesses cannot be run past, so they raise in eve
 """
 from __future__ import annotations
 
-import inspect
 import re
 import warnings
 from dataclasses import dataclass
@@ -36,6 +36,7 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro import DeadlockError, OutOfBoundsError, RaceError, SyncError, UninitializedReadError
 from example_modules import load_example
+from located import line_of
 
 R, C = 16, 64  # tile rows / columns (fp32: 256-byte rows, 4 KiB tiles)
 TT = pl.TileType(shape=[R, C], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
@@ -44,19 +45,40 @@ F32 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
 A_ADDR, B_ADDR, C_ADDR, D_ADDR = 0x0000, 0x4000, 0x8000, 0xC000
 
 V, MTE2, MTE3 = pl.PipeType.V, pl.PipeType.MTE2, pl.PipeType.MTE3
-set_flag = pl.system.sync_src      # set_flag(set_pipe, wait_pipe, event_id): in set_pipe's queue
-wait_flag = pl.system.sync_dst     # wait_flag(set_pipe, wait_pipe, event_id): in wait_pipe's queue
+set_flag = pl.system.sync_src      # set_flag(set_pipe=, wait_pipe=, event_id=): in set_pipe's queue
+wait_flag = pl.system.sync_dst     # wait_flag(set_pipe=, wait_pipe=, event_id=): in wait_pipe's queue
+# (keywords: the real pl.system calls take keywords only)
 lock = pl.system.mutex_lock        # a5 only
 unlock = pl.system.mutex_unlock
 
 ARCHS = ("a5", "a2a3")
 
-def line_of(fn: Callable, marker: str) -> str:
-    """``path:line`` of the one source line of ``fn`` carrying the comment ``# <- marker``."""
-    lines, start = inspect.getsourcelines(fn)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith(f"# <- {marker}")]
-    assert len(hits) == 1, f"marker '# <- {marker}' found {len(hits)} times in {fn.__name__}"
-    return f"{inspect.getsourcefile(fn)}:{hits[0]}"
+def hand_off(src, dst, event):
+    """``set_flag`` + ``wait_flag`` (inlined into the kernel): ``dst`` goes on once ``src`` reached here."""
+    set_flag(set_pipe=src, wait_pipe=dst, event_id=event)
+    wait_flag(set_pipe=src, wait_pipe=dst, event_id=event)
+
+
+def store_out(z, c, row):
+    """Store ``c`` to row tile ``row`` of ``z`` between its two hand-offs (inlined): V -> MTE3 (c
+    written), the store, MTE3 -> V (c stored: the next vector op may overwrite it)."""
+    hand_off(V, MTE3, 0)
+    pl.store_tile(z, c, [row, 0])
+    hand_off(MTE3, V, 0)
+
+
+def locked_load(a, x, row):
+    """a5 (inlined): load row tile ``row`` of ``x`` into ``a`` holding buffer id 0 (a's id)."""
+    lock(pipe=MTE2, mutex_id=0)
+    pl.load_tile(a, x, [row, 0])
+    unlock(pipe=MTE2, mutex_id=0)
+
+
+def locked_store(z, c, row):
+    """a5 (inlined): store ``c`` to row tile ``row`` of ``z`` holding buffer id 1 (c's id)."""
+    lock(pipe=MTE3, mutex_id=1)
+    pl.store_tile(z, c, [row, 0])
+    unlock(pipe=MTE3, mutex_id=1)
 
 
 # =================================================================================================
@@ -72,16 +94,12 @@ def scale_ok(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)     # a loaded
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)     # a loaded
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)     # a read: the next load may overwrite it
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)     # c written
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)     # a read: the next load may overwrite it
+            hand_off(V, MTE3, 0)     # c written
             pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)     # c stored: the next muls may overwrite it
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)     # c stored: the next muls may overwrite it
 
 
 def add_ok(x: F32, y: F32, z: F32):
@@ -92,19 +110,13 @@ def add_ok(x: F32, y: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.load_tile(b, y, [i, 0])
-            set_flag(MTE2, V, 1)
-            wait_flag(MTE2, V, 1)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 1)
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.add(c, a, b)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def ring_ok(x: F32, z: F32):
@@ -116,24 +128,19 @@ def ring_ok(x: F32, z: F32):
     with pl.section_vector():
         b, nb = pl.get_block_idx(), pl.get_block_num()
         count = (x.shape[0] // R - b + nb - 1) // nb   # tiles of this block
-        set_flag(V, MTE2, 0)
-        set_flag(V, MTE2, 1)
+        set_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
+        set_flag(set_pipe=V, wait_pipe=MTE2, event_id=1)
         for k in pl.range(0, count, 1):
             s = k % 2
             a = a_db[s]
-            wait_flag(V, MTE2, s)
+            wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=s)
             pl.load_tile(a, x, [b + k * nb, 0])
-            set_flag(MTE2, V, s)
-            wait_flag(MTE2, V, s)
+            hand_off(MTE2, V, s)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, s)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [b + k * nb, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
-        wait_flag(V, MTE2, 0)
-        wait_flag(V, MTE2, 1)
+            set_flag(set_pipe=V, wait_pipe=MTE2, event_id=s)
+            store_out(z, c, b + k * nb)
+        wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
+        wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=1)
 
 
 def colsum_ok(x: F32, z: F32):
@@ -145,16 +152,12 @@ def colsum_ok(x: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), (x.shape[0] + R - 1) // R, pl.get_block_num()):
             pl.set_validshape(a, [min(R, x.shape[0] - i * R), C])
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.sum(s, a, a, dim=1)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)
+            hand_off(V, MTE3, 0)
             pl.store(z, s, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)
 
 
 def workspace_ok(x: F32, w: F32, z: F32):
@@ -166,27 +169,17 @@ def workspace_ok(x: F32, w: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE3, 0)
             pl.store_tile(w, c, [i, 0])
-            set_flag(MTE3, MTE2, 0)
-            wait_flag(MTE3, MTE2, 0)
+            hand_off(MTE3, MTE2, 0)
             pl.load_tile(b, w, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE2, V, 0)
+            hand_off(MTE3, V, 0)
             pl.adds(c, b, 1.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def mutex_ok(x: F32, z: F32):
@@ -196,17 +189,13 @@ def mutex_ok(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
-            lock(MTE2, 0)
-            pl.load_tile(a, x, [i, 0])
-            unlock(MTE2, 0)
-            lock(V, 0)
-            lock(V, 1)
+            locked_load(a, x, i)
+            lock(pipe=V, mutex_id=0)
+            lock(pipe=V, mutex_id=1)
             pl.muls(c, a, 2.0)
-            unlock(V, 0)
-            unlock(V, 1)
-            lock(MTE3, 1)
-            pl.store_tile(z, c, [i, 0])
-            unlock(MTE3, 1)
+            unlock(pipe=V, mutex_id=0)
+            unlock(pipe=V, mutex_id=1)
+            locked_store(z, c, i)
 
 
 # =================================================================================================
@@ -227,13 +216,8 @@ def raw_race(x: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])  # <- load
             pl.muls(c, a, 2.0)  # <- read
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def barrier_not_sync(x: F32, z: F32):
@@ -246,13 +230,8 @@ def barrier_not_sync(x: F32, z: F32):
             pl.load_tile(a, x, [i, 0])  # <- load
             pl.system.barrier(MTE2)
             pl.muls(c, a, 2.0)  # <- read
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def war_ring(x: F32, z: F32):
@@ -269,14 +248,9 @@ def war_ring(x: F32, z: F32):
             s = k % 2
             a = a_db[s]
             pl.load_tile(a, x, [b + k * nb, 0])  # <- load
-            set_flag(MTE2, V, s)
-            wait_flag(MTE2, V, s)
+            hand_off(MTE2, V, s)
             pl.muls(c, a, 2.0)  # <- read
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [b + k * nb, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            store_out(z, c, b + k * nb)
 
 
 def war_output(x: F32, z: F32):
@@ -287,13 +261,10 @@ def war_output(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)  # <- write
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)
+            hand_off(V, MTE3, 0)
             pl.store_tile(z, c, [i, 0])  # <- store
 
 
@@ -306,16 +277,10 @@ def waw_race(x: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.expands(a, 0.0)  # <- fill
             pl.load_tile(a, x, [i, 0])  # <- load
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def wrong_event(x: F32, z: F32):
@@ -326,16 +291,11 @@ def wrong_event(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)  # <- set
-            wait_flag(MTE2, V, 1)  # <- wait
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)  # <- set
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=1)  # <- wait
             pl.muls(c, a, 2.0)  # <- blocked
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def ring_drain_one_trip(x: F32, z: F32):
@@ -350,25 +310,20 @@ def ring_drain_one_trip(x: F32, z: F32):
     with pl.section_vector():
         b, nb = pl.get_block_idx(), pl.get_block_num()
         count = (x.shape[0] // R - b + nb - 1) // nb
-        set_flag(V, MTE2, 0)
-        set_flag(V, MTE2, 1)  # <- preset
+        set_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
+        set_flag(set_pipe=V, wait_pipe=MTE2, event_id=1)  # <- preset
         for k in pl.range(0, count, 1):
             s = k % 2
             a = a_db[s]
-            wait_flag(V, MTE2, s)
+            wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=s)
             pl.load_tile(a, x, [b + k * nb, 0])
-            set_flag(MTE2, V, s)
-            wait_flag(MTE2, V, s)
+            hand_off(MTE2, V, s)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, s)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [b + k * nb, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
-        wait_flag(V, MTE2, 0)
+            set_flag(set_pipe=V, wait_pipe=MTE2, event_id=s)
+            store_out(z, c, b + k * nb)
+        wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
         if count > 1:
-            wait_flag(V, MTE2, 1)
+            wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=1)
 
 
 def edge_validshape(x: F32, z: F32):
@@ -383,16 +338,12 @@ def edge_validshape(x: F32, z: F32):
             pl.set_validshape(a, [min(R, x.shape[0] - i * R), C])
             pl.load_tile(a, x, [i, 0])  # <- load
             pl.set_validshape(a, [R, C])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.sum(s, a, a, dim=1)  # <- sum
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)
+            hand_off(V, MTE3, 0)
             pl.store(z, s, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)
 
 
 def padded_colsum(x: F32, z: F32):
@@ -404,19 +355,15 @@ def padded_colsum(x: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), (x.shape[0] + R - 1) // R, pl.get_block_num()):
             pl.set_validshape(a, [R, C])
             pl.expands(a, 0.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
+            hand_off(V, MTE2, 0)
             pl.set_validshape(a, [min(R, x.shape[0] - i * R), C])
             pl.load_tile(a, x, [i, 0])
             pl.set_validshape(a, [R, C])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.sum(s, a, a, dim=1)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE3, 0)
             pl.store(z, s, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)
 
 
 def unpaired_set(x: F32, z: F32):
@@ -426,17 +373,11 @@ def unpaired_set(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
-        set_flag(MTE3, MTE2, 1)  # <- set
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
+        set_flag(set_pipe=MTE3, wait_pipe=MTE2, event_id=1)  # <- set
 
 
 def set_twice(x: F32, y: F32, z: F32):
@@ -449,19 +390,14 @@ def set_twice(x: F32, y: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)  # <- first
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)  # <- first
             pl.load_tile(b, y, [i, 0])
-            set_flag(MTE2, V, 0)  # <- second
-            wait_flag(MTE2, V, 1)
-            wait_flag(MTE2, V, 0)
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)  # <- second
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=1)
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.add(c, a, b)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def cyclic_wait(x: F32, z: F32):
@@ -472,17 +408,13 @@ def cyclic_wait(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
-            wait_flag(V, MTE2, 0)  # <- mte2 wait
+            wait_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)  # <- mte2 wait
             pl.load_tile(a, x, [i, 0])  # <- mte2 blocked
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)  # <- v wait
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)  # <- v wait
             pl.muls(c, a, 2.0)  # <- v blocked
-            set_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            set_flag(set_pipe=V, wait_pipe=MTE2, event_id=0)
+            store_out(z, c, i)
 
 
 def double_lock(x: F32, z: F32):
@@ -491,18 +423,14 @@ def double_lock(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
-            lock(MTE2, 0)
-            pl.load_tile(a, x, [i, 0])
-            unlock(MTE2, 0)
-            lock(V, 0)  # <- first lock
-            lock(V, 0)  # <- second lock
-            lock(V, 1)
+            locked_load(a, x, i)
+            lock(pipe=V, mutex_id=0)  # <- first lock
+            lock(pipe=V, mutex_id=0)  # <- second lock
+            lock(pipe=V, mutex_id=1)
             pl.muls(c, a, 2.0)
-            unlock(V, 0)
-            unlock(V, 1)
-            lock(MTE3, 1)
-            pl.store_tile(z, c, [i, 0])
-            unlock(MTE3, 1)
+            unlock(pipe=V, mutex_id=0)
+            unlock(pipe=V, mutex_id=1)
+            locked_store(z, c, i)
 
 
 def wrong_mutex(x: F32, z: F32):
@@ -512,17 +440,15 @@ def wrong_mutex(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
-            lock(MTE2, 0)
+            lock(pipe=MTE2, mutex_id=0)
             pl.load_tile(a, x, [i, 0])  # <- load
-            unlock(MTE2, 0)
-            lock(V, 2)
-            lock(V, 1)
+            unlock(pipe=MTE2, mutex_id=0)
+            lock(pipe=V, mutex_id=2)
+            lock(pipe=V, mutex_id=1)
             pl.muls(c, a, 2.0)  # <- read
-            unlock(V, 2)
-            unlock(V, 1)
-            lock(MTE3, 1)
-            pl.store_tile(z, c, [i, 0])
-            unlock(MTE3, 1)
+            unlock(pipe=V, mutex_id=2)
+            unlock(pipe=V, mutex_id=1)
+            locked_store(z, c, i)
 
 
 def lock_never_released(x: F32, z: F32):
@@ -533,16 +459,12 @@ def lock_never_released(x: F32, z: F32):
     c = pl.make_tile(TT, addr=C_ADDR)
     with pl.section_vector():
         i = pl.get_block_idx()
-        lock(MTE2, 0)
-        pl.load_tile(a, x, [i, 0])
-        unlock(MTE2, 0)
-        lock(V, 0)  # <- lock
-        lock(V, 1)
+        locked_load(a, x, i)
+        lock(pipe=V, mutex_id=0)  # <- lock
+        lock(pipe=V, mutex_id=1)
         pl.muls(c, a, 2.0)
-        unlock(V, 1)
-        lock(MTE3, 1)
-        pl.store_tile(z, c, [i, 0])
-        unlock(MTE3, 1)
+        unlock(pipe=V, mutex_id=1)
+        locked_store(z, c, i)
 
 
 def uninit_read(x: F32, y: F32, z: F32):
@@ -554,20 +476,14 @@ def uninit_read(x: F32, y: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
+            set_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.system.bar_mte2()  # the two loads into a are ordered: the one bug is the read of b
             pl.load_tile(a, y, [i, 0])
-            set_flag(MTE2, V, 1)
-            wait_flag(MTE2, V, 1)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 1)
+            wait_flag(set_pipe=MTE2, wait_pipe=V, event_id=0)
             pl.add(c, a, b)  # <- add
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def gm_out_of_bounds(x: F32, z: F32):
@@ -578,16 +494,10 @@ def gm_out_of_bounds(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i + 1, 0])  # <- load
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 def blocks_same_gm(x: F32, z: F32):
@@ -597,16 +507,12 @@ def blocks_same_gm(x: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE2, 0)
+            hand_off(V, MTE3, 0)
             pl.store_tile(z, c, [0, 0])  # <- store
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE3, V, 0)
 
 
 def gm_workspace_race(x: F32, w: F32, z: F32):
@@ -618,25 +524,16 @@ def gm_workspace_race(x: F32, w: F32, z: F32):
     with pl.section_vector():
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
+            hand_off(MTE2, V, 0)
             pl.muls(c, a, 2.0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
+            hand_off(V, MTE3, 0)
             pl.store_tile(w, c, [i, 0])  # <- store
             pl.load_tile(b, w, [i, 0])  # <- reload
-            set_flag(MTE2, V, 0)
-            wait_flag(MTE2, V, 0)
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(MTE2, V, 0)
+            hand_off(MTE3, V, 0)
             pl.adds(c, b, 1.0)
-            set_flag(V, MTE2, 0)
-            wait_flag(V, MTE2, 0)
-            set_flag(V, MTE3, 0)
-            wait_flag(V, MTE3, 0)
-            pl.store_tile(z, c, [i, 0])
-            set_flag(MTE3, V, 0)
-            wait_flag(MTE3, V, 0)
+            hand_off(V, MTE2, 0)
+            store_out(z, c, i)
 
 
 # =================================================================================================

@@ -15,7 +15,6 @@ kernel factory; the lines the messages must name are found through ``# <- name``
 """
 from __future__ import annotations
 
-import inspect
 import re
 import warnings
 
@@ -27,6 +26,7 @@ from pypto_pro import DeadlockError, RaceError, SyncError
 from pypto_pro.errors_sim import UninitializedReadError
 from example_modules import load_example
 from kernels import make_acc_to_vec_split
+from located import line_of
 
 DYN = pl.DYNAMIC
 Mat, Left, Right, Acc, Vec = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Acc,
@@ -38,12 +38,37 @@ READY, FREE = 1, 0      # cross-core event ids
 FIX, MTE2, V = pl.PipeType.FIX, pl.PipeType.MTE2, pl.PipeType.V
 
 
-def line_of(fn, marker: str) -> str:
-    """``path:line`` of the one source line of ``fn`` ending with the comment ``# <- marker``."""
-    lines, start = inspect.getsourcelines(fn)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith(f"# <- {marker}")]
-    assert len(hits) == 1, f"marker '# <- {marker}' found {len(hits)} times"
-    return f"{inspect.getsourcefile(fn)}:{hits[0]}"
+def cube_tiles():
+    """(inlined, before the sections) the Cube's tile groups: x tiles in Mat (two slots) and Left, w in
+    Mat and Right, a two-slot Acc; mutex ids 0-6. Returns ``(a1, b1, a0, b0, acc_g)``."""
+    a1 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Mat), addrs=0x0000, mutex_ids=[0, 1])
+    b1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Mat), addrs=[0x4000], mutex_ids=[2])
+    a0 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Left), addrs=[0], mutex_ids=[3])
+    b0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Right), addrs=[0], mutex_ids=[4])
+    acc_g = pl.make_tile_group(type=pl.TileType([R, N], pl.DT_FP32, Acc), addrs=0, mutex_ids=[5, 6])
+    return a1, b1, a0, b0, acc_g
+
+
+def load_w(cube, w):
+    """(inlined, in section_cube) w into Mat and on to Right; returns the Right tile."""
+    a1, b1, a0, b0, acc_g = cube
+    lb = b1[0]
+    xb = b0[0]
+    pl.load(lb, w, [0, 0])
+    pl.move(xb, lb)
+    return xb
+
+
+def product(cube, x, i, xb):
+    """(inlined, in the Cube's tile loop) row tile ``i`` of x @ w into the next Acc slot; returns it."""
+    a1, b1, a0, b0, acc_g = cube
+    la = a1.next()
+    xa = a0[0]
+    acc = acc_g.next()
+    pl.load_tile(la, x, [i, 0])
+    pl.move(xa, la)
+    pl.matmul(acc, xa, xb)
+    return acc
 
 
 def inputs(tiles: int = TILES, seed: int = 0):
@@ -72,25 +97,13 @@ def check_result(out, x, w):
 def make_ws_kernel(bug: str | None = None):
     def ws_kernel(x: pl.Tensor[[DYN, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
                   ws: pl.Tensor[[DYN, N], pl.DT_FP32], out: pl.Tensor[[DYN, N], pl.DT_FP32]):
-        a1 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Mat), addrs=0x0000, mutex_ids=[0, 1])
-        b1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Mat), addrs=[0x4000], mutex_ids=[2])
-        a0 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Left), addrs=[0], mutex_ids=[3])
-        b0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Right), addrs=[0], mutex_ids=[4])
-        acc_g = pl.make_tile_group(type=pl.TileType([R, N], pl.DT_FP32, Acc), addrs=0, mutex_ids=[5, 6])
+        cube = cube_tiles()
         ub_g = pl.make_tile_group(type=pl.TileType([HALF, N], pl.DT_FP32, Vec), addrs=0, mutex_ids=[7, 8])
         tiles = x.shape[0] // R
         with pl.section_cube():
-            lb = b1[0]
-            xb = b0[0]
-            pl.load(lb, w, [0, 0])
-            pl.move(xb, lb)
+            xb = load_w(cube, w)
             for i in pl.range(0, tiles, 1):
-                la = a1.next()
-                xa = a0[0]
-                acc = acc_g.next()
-                pl.load_tile(la, x, [i, 0])
-                pl.move(xa, la)
-                pl.matmul(acc, xa, xb)
+                acc = product(cube, x, i, xb)
                 if bug != "cube_reuses_slot":
                     pl.system.wait_cross_core(pipe=FIX, event_id=FREE)  # <- cube_wait_free
                 pl.store(ws, acc, [0, 0])  # <- cube_store
@@ -224,26 +237,14 @@ def test_signal_notes_in_warn_mode_and_none_when_off():
 def make_direct_kernel(bug: str | None = None):
     def direct_kernel(x: pl.Tensor[[DYN, K], pl.DT_FP16], w: pl.Tensor[[K, N], pl.DT_FP16],
                       out: pl.Tensor[[DYN, N], pl.DT_FP32]):
-        a1 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Mat), addrs=0x0000, mutex_ids=[0, 1])
-        b1 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Mat), addrs=[0x4000], mutex_ids=[2])
-        a0 = pl.make_tile_group(type=pl.TileType([R, K], pl.DT_FP16, Left), addrs=[0], mutex_ids=[3])
-        b0 = pl.make_tile_group(type=pl.TileType([K, N], pl.DT_FP16, Right), addrs=[0], mutex_ids=[4])
-        acc_g = pl.make_tile_group(type=pl.TileType([R, N], pl.DT_FP32, Acc), addrs=0, mutex_ids=[5, 6])
+        cube = cube_tiles()
         ub = pl.make_tile_group(type=pl.TileType([HALF, N], pl.DT_FP32, Vec), addrs=[0], mutex_ids=[7])[0]
         res_g = pl.make_tile_group(type=pl.TileType([HALF, N], pl.DT_FP32, Vec), addrs=0x1000, mutex_ids=[8, 9])
         tiles = x.shape[0] // R
         with pl.section_cube():
-            lb = b1[0]
-            xb = b0[0]
-            pl.load(lb, w, [0, 0])
-            pl.move(xb, lb)
+            xb = load_w(cube, w)
             for i in pl.range(0, tiles, 1):
-                la = a1.next()
-                xa = a0[0]
-                acc = acc_g.next()
-                pl.load_tile(la, x, [i, 0])
-                pl.move(xa, la)
-                pl.matmul(acc, xa, xb)
+                acc = product(cube, x, i, xb)
                 pl.system.wait_cross_core(pipe=FIX, event_id=FREE)
                 for s in range(2):
                     mode = pl.AccToVecMode.SingleModeVec0 if s == 0 else pl.AccToVecMode.SingleModeVec1

@@ -6,6 +6,8 @@ import pypto_pro.language as pl
 from pypto_pro.backends.sim import fixpipe
 from pypto_pro.errors import CompileError
 
+from cube_kernels import matmul_from_gm, matmul_tiles
+
 T = 64
 Mat, Left, Right, Acc, Vec = (pl.MemorySpace.Mat, pl.MemorySpace.Left, pl.MemorySpace.Right, pl.MemorySpace.Acc,
                               pl.MemorySpace.Vec)
@@ -41,17 +43,9 @@ def test_relu_applies_after_the_clamp():
 def _store_kernel(out_dtype, scale, runtime=False):
     def kernel(a: pl.Tensor[[T, T], pl.DT_FP16], b: pl.Tensor[[T, T], pl.DT_FP16], out: pl.Tensor[[T, T], out_dtype],
                s: pl.DT_FP32):
-        a1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0, mutex_ids=[0])[0]
-        b1 = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Mat), addrs=0x8000, mutex_ids=[1])[0]
-        xa = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Left), addrs=0, mutex_ids=[2])[0]
-        xb = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP16, Right), addrs=0, mutex_ids=[3])[0]
-        acc = pl.make_tile_group(type=pl.TileType([T, T], pl.DT_FP32, Acc), addrs=0, mutex_ids=[4])[0]
+        tiles = matmul_tiles(T)
         with pl.section_cube():
-            pl.load(a1, a, [0, 0])
-            pl.load(b1, b, [0, 0])
-            pl.move(xa, a1)
-            pl.move(xb, b1)
-            pl.matmul(acc, xa, xb)
+            acc = matmul_from_gm(tiles, a, b)
             if runtime:
                 pl.store(out, acc, [0, 0], scale=s)
             else:

@@ -14,6 +14,8 @@ from pypto_pro.backends.sim.checks import GlobalChecker
 from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, OP, Inst
 from pypto_pro.backends.sim.scheduler import Reporter
 
+from cube_kernels import multiply_inserted, pair, synced_product
+
 R, C = 16, 64
 TT = pl.TileType(shape=[R, C], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 F32 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
@@ -192,11 +194,6 @@ Mat, Vec, Left, Right, Acc = (pl.MemorySpace.Mat, pl.MemorySpace.Vec, pl.MemoryS
                               pl.MemorySpace.Acc)
 
 
-def _pair(src, dst):
-    pl.system.sync_src(set_pipe=src, wait_pipe=dst, event_id=0)
-    pl.system.sync_dst(set_pipe=src, wait_pipe=dst, event_id=0)
-
-
 def _both_cores_insert(per_core: bool):
     """Both Vector cores insert a [M, K] tile into one Mat tile (nothing orders the two inserts); with
     ``per_core`` each inserts its own rows of d (different bytes), else both the same rows."""
@@ -208,25 +205,13 @@ def _both_cores_insert(per_core: bool):
             t_nd = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Vec), addr=0x0)
             t_nz = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Vec, layout=pl.NZ), addr=0x4000)
             pl.load(t_nd, d, [row, 0])
-            _pair(MTE2, V)
+            pair(MTE2, V)
             pl.move(t_nz, t_nd)
-            _pair(V, MTE3)
+            pair(V, MTE3)
             pl.insert(p_mat, t_nz, [0, 0])
             pl.system.set_cross_core(pipe=MTE3, event_id=1)
         with pl.section_cube():
-            v_mat = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x0)
-            p_left = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
-            v_right = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
-            acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
-            pl.load(v_mat, v, [0, 0])
-            _pair(MTE2, pl.PipeType.MTE1)
-            pl.move(v_right, v_mat)
-            pl.system.wait_cross_core(pipe=pl.PipeType.MTE1, event_id=1)
-            pl.move(p_left, p_mat)
-            _pair(pl.PipeType.MTE1, pl.PipeType.M)
-            pl.matmul(acc, p_left, v_right)
-            _pair(pl.PipeType.M, pl.PipeType.FIX)
-            pl.store(out, acc, [0, 0])
+            multiply_inserted(p_mat, v, out, M, K, N)
     return pl.jit(kernel, arch="a5")
 
 
@@ -304,28 +289,16 @@ def test_both_vector_cores_read_modify_writing_one_gm_window_still_race():
     def kernel(x: pl.Tensor[[M, K], pl.DT_FP16], v: pl.Tensor[[K, N], pl.DT_FP16],
                out: pl.Tensor[[M, N], pl.DT_FP32]):
         with pl.section_cube():
-            a1 = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Mat), addr=0x0)
-            b1 = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Mat), addr=0x8000)
-            a0 = pl.make_tile(pl.TileType([M, K], pl.DT_FP16, Left), addr=0x0)
-            b0 = pl.make_tile(pl.TileType([K, N], pl.DT_FP16, Right), addr=0x0)
-            acc = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Acc), addr=0x0)
-            pl.load(a1, x, [0, 0])
-            pl.load(b1, v, [0, 0])
-            _pair(MTE2, pl.PipeType.MTE1)
-            pl.move(a0, a1)
-            pl.move(b0, b1)
-            _pair(pl.PipeType.MTE1, pl.PipeType.M)
-            pl.matmul(acc, a0, b0)
-            _pair(pl.PipeType.M, pl.PipeType.FIX)
+            acc = synced_product(x, v, M, K, N)
             pl.store(out, acc, [0, 0])
             pl.system.set_cross_core(pipe=pl.PipeType.FIX, event_id=0)
         with pl.section_vector():
             t = pl.make_tile(pl.TileType([M, N], pl.DT_FP32, Vec), addr=0x0)
             pl.system.wait_cross_core(pipe=MTE2, event_id=0)
             pl.load(t, out, [0, 0])
-            _pair(MTE2, V)
+            pair(MTE2, V)
             pl.adds(t, t, 1.0)
-            _pair(V, MTE3)
+            pair(V, MTE3)
             pl.store(out, t, [0, 0])
     d, v, out = _mats()
     with pytest.raises(RaceError, match=r"(?s)data race on global 'out'.*load on AIV.\.MTE2.*store on AIV.\.MTE3"):

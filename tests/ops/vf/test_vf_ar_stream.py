@@ -10,6 +10,8 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro.language import Vf as vf
 
+from vf_kernels import to_mte3, to_v
+
 N = 192  # three registers of FP32
 TT = pl.TileType(shape=[1, N], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 
@@ -38,11 +40,9 @@ def _kernel(post_update: bool):
         to = pl.make_tile(TT, addr=1024)
         with pl.section_vector():
             pl.load(ta, a, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            to_v()
             stream(ta, to)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            to_mte3()
             pl.store(out, to, [0, 0])
             pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.S, event_id=2)
             pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.S, event_id=2)

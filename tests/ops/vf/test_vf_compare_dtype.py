@@ -10,6 +10,8 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
+from vf_kernels import to_mte3, to_v
+
 ALL = pl.MaskPattern.ALL
 N = 128
 
@@ -42,11 +44,9 @@ def _kernel(cmp_dtype):
             pl.load(sa, a, [0, 0])
             pl.load(sb, b, [0, 0])
             pl.load(sc, c, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            to_v()
             body(sa, sb, sc, so)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            to_mte3()
             pl.store(out, so, [0, 0])
     return kernel
 

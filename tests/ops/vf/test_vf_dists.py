@@ -13,19 +13,22 @@ from vf_kernels import ALL, data, run, two_in_kernel
 F32, F16, U32 = pl.DT_FP32, pl.DT_FP16, pl.DT_UINT32
 
 
-@pytest.mark.parametrize("dist", ["US_B16", "UNPK_B16", "BRC_B16"])
-def test_load_distributions_b16(dist):
-    d = getattr(pl.LoadDist, dist)
-
+def load_body(dt, dist):
+    """to = every lane of a load of ta with ``dist``."""
     @pl.vector_function
     def body(ta, tb, to):
-        m = vf.create_mask(pattern=ALL, dtype=F16)
-        x = vf.load_align(ta, 0, dist=d)
+        m = vf.create_mask(pattern=ALL, dtype=dt)
+        x = vf.load_align(ta, 0, dist=dist)
         vf.store_align(to, x, m)
+    return body
 
+
+@pytest.mark.parametrize("dist", ["US_B16", "UNPK_B16", "BRC_B16"])
+def test_load_distributions_b16(dist):
     a = data(F16, 128, 30)
     src = a.numpy()[0].view(np.uint16)
-    out = run(two_in_kernel(body, F16), a, a, torch.float16, 128).numpy()[0].view(np.uint16)
+    kernel = two_in_kernel(load_body(F16, getattr(pl.LoadDist, dist)), F16)
+    out = run(kernel, a, a, torch.float16, 128).numpy()[0].view(np.uint16)
     if dist == "US_B16":
         ref = np.repeat(src[:64], 2)
     elif dist == "UNPK_B16":
@@ -143,17 +146,9 @@ def test_shift_right_is_arithmetic_for_signed():
 
 @pytest.mark.parametrize("dist", ["BLK", "E2B_B32", "UNPK4"])
 def test_block_and_expanding_loads(dist):
-    d = getattr(pl.LoadDist, dist)
-
-    @pl.vector_function
-    def body(ta, tb, to):
-        m = vf.create_mask(pattern=ALL, dtype=U32)
-        x = vf.load_align(ta, 0, dist=d)
-        vf.store_align(to, x, m)
-
     g = torch.Generator().manual_seed(38)
     a = torch.randint(0, 2**32 - 1, (1, 64), generator=g, dtype=torch.int64).to(torch.uint32)
-    out = run(two_in_kernel(body, U32), a, a, torch.uint32, 64).numpy()[0]
+    out = run(two_in_kernel(load_body(U32, getattr(pl.LoadDist, dist)), U32), a, a, torch.uint32, 64).numpy()[0]
     src = a.numpy()[0]
     if dist == "BLK":
         ref = np.tile(src[:8], 8)

@@ -11,39 +11,25 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-ALL = pl.MaskPattern.ALL
+from vf_kernels import ALL, vf_kernel
 
 
-def _kernel(src_dt, n_src, idx_dt, n_idx, out_dt, n_out, mask_dt, dist=None):
-    ts = pl.TileType(shape=[1, n_src], dtype=src_dt, target_memory=pl.MemorySpace.Vec)
-    ti = pl.TileType(shape=[1, n_idx], dtype=idx_dt, target_memory=pl.MemorySpace.Vec)
-    to = pl.TileType(shape=[1, n_out], dtype=out_dt, target_memory=pl.MemorySpace.Vec)
-
+def _kernel(src_dt, n_src, idx_dt, n_idx, out_dt, n_out, mask_dt, dist=None, copy_mode=None):
     @pl.vector_function
     def body(src, index, dst):
         m = vf.create_mask(pattern=ALL, dtype=mask_dt)
         ix = vf.load_align(index, 0, dtype=idx_dt)
-        g = vf.gather(src, ix, m)
+        if copy_mode is None:
+            g = vf.gather(src, ix, m)
+        else:
+            g = vf.gather(src, ix, m, data_copy_mode=copy_mode)
         if dist is None:
             vf.store_align(dst, g, m)
         else:
             vf.store_align(dst, g, m, dist=dist)
 
-    @pl.jit()
-    def kernel(a: pl.Tensor[[1, n_src], src_dt], i: pl.Tensor[[1, n_idx], idx_dt], out: pl.Tensor[[1, n_out], out_dt]):
-        sa = pl.make_tile(ts, addr=0)
-        si = pl.make_tile(ti, addr=0x400)
-        so = pl.make_tile(to, addr=0x800)
-        with pl.section_vector():
-            pl.load(sa, a, [0, 0])
-            pl.load(si, i, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            body(sa, si, so)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.store(out, so, [0, 0])
-    return kernel
+    return vf_kernel(body, [(src_dt, [1, n_src]), (idx_dt, [1, n_idx])], (out_dt, [1, n_out]),
+                     addrs=(0, 0x400, 0x800))
 
 
 def test_int8_tile_zero_extends_to_int16():
@@ -73,33 +59,8 @@ def test_fp32_tile_with_uint16_indices_is_a_located_error():
 
 
 def _block_kernel():
-    ts = pl.TileType(shape=[1, 128], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
-    ti = pl.TileType(shape=[1, 64], dtype=pl.DT_UINT32, target_memory=pl.MemorySpace.Vec)
-    to = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
-
-    @pl.vector_function
-    def body(src, index, dst):
-        m = vf.create_mask(pattern=ALL, dtype=pl.DT_FP32)
-        ix = vf.load_align(index, 0, dtype=pl.DT_UINT32)
-        g = vf.gather(src, ix, m, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_LOAD)
-        vf.store_align(dst, g, m)
-
-    @pl.jit()
-    def kernel(a: pl.Tensor[[1, 128], pl.DT_FP32], i: pl.Tensor[[1, 64], pl.DT_UINT32],
-               out: pl.Tensor[[1, 64], pl.DT_FP32]):
-        sa = pl.make_tile(ts, addr=0)
-        si = pl.make_tile(ti, addr=0x400)
-        so = pl.make_tile(to, addr=0x800)
-        with pl.section_vector():
-            pl.load(sa, a, [0, 0])
-            pl.load(si, i, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            body(sa, si, so)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.store(out, so, [0, 0])
-    return kernel
+    return _kernel(pl.DT_FP32, 128, pl.DT_UINT32, 64, pl.DT_FP32, 64, pl.DT_FP32,
+                   copy_mode=pl.DataCopyMode.DATA_BLOCK_LOAD)
 
 
 def test_data_block_load_takes_32_byte_blocks_at_the_first_eight_byte_offsets():

@@ -10,26 +10,14 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from vf_kernels import ALL
+from vf_kernels import ALL, vf_kernel
 
 TT = pl.TileType(shape=[4, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 TO = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 
 
 def _kernel(body):
-    @pl.jit()
-    def k(a: pl.Tensor[[4, 64], pl.DT_FP32], out: pl.Tensor[[1, 64], pl.DT_FP32]):
-        ta = pl.make_tile(TT, addr=0, size=1024)
-        to = pl.make_tile(TO, addr=1024, size=256)
-        with pl.section_vector():
-            pl.load(ta, a, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            body(ta, to)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.store(out, to, [0, 0])
-    return k
+    return vf_kernel(body, [(pl.DT_FP32, TT.shape)], (pl.DT_FP32, TO.shape))
 
 
 @pytest.mark.parametrize("mode", [pl.DataCopyMode.DATA_BLOCK_COPY, pl.DataCopyMode.DATA_BLOCK_LOAD])

@@ -9,7 +9,7 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro.language import Vf as vf
 
-from vf_kernels import ALL, data
+from vf_kernels import ALL, data, to_mte3, to_v
 
 
 def _kernel(dt, width, setup, n):
@@ -32,14 +32,12 @@ def _kernel(dt, width, setup, n):
         to2 = pl.make_tile(tt, addr=512, size=256)
         with pl.section_vector():
             pl.load(ta, a, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            to_v()
             setup()
             body(ta, to)
             pl.reset_mask()
             body(ta, to2)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            to_mte3()
             pl.store(out, to, [0, 0])
             pl.store(out2, to2, [0, 0])
     return kernel

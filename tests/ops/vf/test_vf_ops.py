@@ -10,7 +10,7 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro.language import Vf as vf
 
-from vf_kernels import ALL, TORCH, data, lanes, run, tile_type, two_in_kernel
+from vf_kernels import ALL, TORCH, data, lanes, run, tile_type, to_mte3, to_v, two_in_kernel
 
 
 def binary_body(op, dt, pattern):
@@ -24,6 +24,18 @@ def binary_body(op, dt, pattern):
         y = vf.load_align(tb, 0)
         z = fn(x, y, m)
         vf.store_align(to, z, full)
+    return body
+
+
+def unary_body(fn, dt, pattern):
+    """to = fn(ta) on the lanes of ``pattern`` (mask ``m``), every lane stored (the inactive ones as fn left them)."""
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=pattern, dtype=dt)
+        full = vf.create_mask(pattern=ALL, dtype=dt)
+        x = vf.load_align(ta, 0)
+        y = fn(x, m)
+        vf.store_align(to, y, full)
     return body
 
 
@@ -79,18 +91,9 @@ UNARY = {"abs": np.abs, "exp": np.exp, "sqrt": np.sqrt, "relu": lambda x: np.max
 @pytest.mark.parametrize("op", sorted(UNARY))
 def test_unary_fp32(op):
     dt = pl.DT_FP32
-    fn = getattr(vf, op)
-
-    @pl.vector_function
-    def body(ta, tb, to):
-        m = vf.create_mask(pattern=pl.MaskPattern.VL16, dtype=dt)
-        full = vf.create_mask(pattern=ALL, dtype=dt)
-        x = vf.load_align(ta, 0)
-        y = fn(x, m)
-        vf.store_align(to, y, full)
-
     a = data(dt, 64, 7, positive=op in ("sqrt", "ln"))
-    out = run(two_in_kernel(body, dt), a, a, torch.float32, 64).numpy()
+    kernel = two_in_kernel(unary_body(getattr(vf, op), dt, pl.MaskPattern.VL16), dt)
+    out = run(kernel, a, a, torch.float32, 64).numpy()
     ref = UNARY[op](a.numpy()).astype(np.float32)
     np.testing.assert_allclose(out[0, :16], ref[0, :16], rtol=1e-6)
     assert (out[0, 16:] == 0).all()
@@ -137,18 +140,9 @@ def test_bitwise_and_shifts_uint32():
 @pytest.mark.parametrize("kind", ["reduce_sum", "reduce_max", "reduce_min"])
 def test_reductions_write_lane0_only(kind):
     dt = pl.DT_FP32
-    fn = getattr(vf, kind)
-
-    @pl.vector_function
-    def body(ta, tb, to):
-        m = vf.create_mask(pattern=pl.MaskPattern.VL32, dtype=dt)
-        full = vf.create_mask(pattern=ALL, dtype=dt)
-        x = vf.load_align(ta, 0)
-        r = fn(x, m)
-        vf.store_align(to, r, full)
-
     a = data(dt, 64, 9)
-    out = run(two_in_kernel(body, dt), a, a, torch.float32, 64).numpy()
+    kernel = two_in_kernel(unary_body(getattr(vf, kind), dt, pl.MaskPattern.VL32), dt)
+    out = run(kernel, a, a, torch.float32, 64).numpy()
     x = a.numpy()[0, :32]
     ref = {"reduce_sum": x.sum(), "reduce_max": x.max(), "reduce_min": x.min()}[kind]
     np.testing.assert_allclose(out[0, 0], ref, rtol=1e-6)
@@ -222,11 +216,9 @@ def test_brc_load_and_loop_accumulator():
         to = pl.make_tile(tt, addr=512, size=256)
         with pl.section_vector():
             pl.load(ta, a, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            to_v()
             body(ta, ta, to, n)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            to_mte3()
             pl.store(out, to, [0, 0])
 
     a = torch.arange(64, dtype=torch.float32).reshape(1, 64)
@@ -261,11 +253,9 @@ def test_post_update_store_and_data_block_copy():
             pl.load(ta, a, [0, 0])
             pl.load(to, out, [0, 0])
             pl.load(tb, out2, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            to_v()
             body(ta, to, tb)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            to_mte3()
             pl.store(out, to, [0, 0])
             pl.store(out2, tb, [0, 0])
 
@@ -358,14 +348,6 @@ def test_bitwise_of_float_registers(op, dt, tdt, udt):
 
 def test_not_of_fp32_register():
     dt = pl.DT_FP32
-
-    @pl.vector_function
-    def body(ta, tb, to):
-        m = vf.create_mask(pattern=ALL, dtype=dt)
-        x = vf.load_align(ta, 0)
-        z = vf.not_(x, m)
-        vf.store_align(to, z, m)
-
     a = torch.randn(1, 64)
-    out = run(two_in_kernel(body, dt), a, a, torch.float32, 64)
+    out = run(two_in_kernel(unary_body(vf.not_, dt, ALL), dt), a, a, torch.float32, 64)
     np.testing.assert_array_equal(out.numpy().view(np.uint32), ~a.numpy().view(np.uint32))

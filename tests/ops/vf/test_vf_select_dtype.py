@@ -10,13 +10,12 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
+from vf_kernels import vf_kernel
+
 N = 128
 
 
 def _kernel(false_dtype):
-    tu = pl.TileType(shape=[1, N], dtype=pl.DT_UINT16, target_memory=pl.MemorySpace.Vec)
-    tf = pl.TileType(shape=[1, N * 2 // false_dtype.bits * 8], dtype=false_dtype, target_memory=pl.MemorySpace.Vec)
-
     @pl.vector_function
     def body(a, b, dst):
         m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_UINT16)
@@ -26,22 +25,9 @@ def _kernel(false_dtype):
         r = vf.select(ra, rb, odd)
         vf.store_align(dst, r, m)
 
-    @pl.jit()
-    def kernel(a: pl.Tensor[[1, N], pl.DT_UINT16], b: pl.Tensor[[1, tf.shape[1]], false_dtype],
-               out: pl.Tensor[[1, N], pl.DT_UINT16]):
-        sa = pl.make_tile(tu, addr=0)
-        sb = pl.make_tile(tf, addr=0x400)
-        so = pl.make_tile(tu, addr=0x800)
-        with pl.section_vector():
-            pl.load(sa, a, [0, 0])
-            pl.load(sb, b, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            body(sa, sb, so)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.store(out, so, [0, 0])
-    return kernel
+    u16 = (pl.DT_UINT16, [1, N])
+    return vf_kernel(body, [u16, (false_dtype, [1, N * 2 // false_dtype.bits * 8])], u16,
+                     addrs=(0, 0x400, 0x800))
 
 
 def test_select_takes_src_true_dtype_and_reinterprets_src_false():

@@ -8,7 +8,7 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro.language import Vf as vf
 
-from vf_kernels import ALL
+from vf_kernels import ALL, to_mte3, to_v
 
 
 @pl.vector_function
@@ -28,11 +28,9 @@ def kernel(a: pl.Tensor[[1, 64], pl.DT_FP32], out: pl.Tensor[[1, 64], pl.DT_UINT
     with pl.section_vector():
         pl.load(ta, a, [0, 0])
         pl.load(to, out, [0, 0])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        to_v()
         body(ta, to)
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+        to_mte3()
         pl.store(out, to, [0, 0])
 
 

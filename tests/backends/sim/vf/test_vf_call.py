@@ -9,8 +9,15 @@ import pypto_pro.language as pl
 from pypto_pro import CompileError, RaceError, SimulationError, UninitializedReadError
 from pypto_pro.language import Vf as vf
 
+from vf_kernels import to_mte3, to_v, vf_kernel
+
 TT = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 F32 = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
+
+
+def one_in(body, **jit_options):
+    """load a [1, 64] fp32 tile, hand off to V, body(ta, to), hand off to MTE3, store to."""
+    return vf_kernel(body, [(pl.DT_FP32, [1, 64])], (pl.DT_FP32, [1, 64]), dynamic=True, **jit_options)
 
 
 @pl.vector_function
@@ -21,27 +28,13 @@ def double(src, dst):
     vf.store_align(dst, y, m)
 
 
-def k_synced(a: F32, out: F32):
-    ta = pl.make_tile(TT, addr=0, size=256)
-    to = pl.make_tile(TT, addr=256, size=256)
-    with pl.section_vector():
-        pl.load(ta, a, [0, 0])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        double(ta, to)
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-        pl.store(out, to, [0, 0])
-
-
 def k_missing_sync(a: F32, out: F32):
     ta = pl.make_tile(TT, addr=0, size=256)
     to = pl.make_tile(TT, addr=256, size=256)
     with pl.section_vector():
         pl.load(ta, a, [0, 0])  # MTE2 writes ta ...
         double(ta, to)  # ... while the VF body on V reads it: no MTE2 -> V sync
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+        to_mte3()
         pl.store(out, to, [0, 0])
 
 
@@ -50,8 +43,7 @@ def k_unloaded(a: F32, out: F32):
     to = pl.make_tile(TT, addr=256, size=256)
     with pl.section_vector():
         double(ta, to)  # ta was never loaded
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+        to_mte3()
         pl.store(out, to, [0, 0])
 
 
@@ -67,7 +59,7 @@ def args():
 
 def test_synced_kernel_computes_and_prices_the_body():
     a, out = args()
-    report = pl.jit(k_synced).options(check="raise")[None, 1](a, out)
+    report = one_in(double).options(check="raise")[None, 1](a, out)
     assert torch.equal(out, a + a)
     assert report is None or getattr(report, "faults", []) == []
 
@@ -95,23 +87,10 @@ def past_end(src, dst):
     vf.store_align(dst, x, m)
 
 
-def k_past_end(a: F32, out: F32):
-    ta = pl.make_tile(TT, addr=0, size=256)
-    to = pl.make_tile(TT, addr=256, size=256)
-    with pl.section_vector():
-        pl.load(ta, a, [0, 0])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        past_end(ta, to)
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-        pl.store(out, to, [0, 0])
-
-
 def test_access_outside_the_ub_is_a_located_simulation_error():
     a, out = args()
     with pytest.raises(SimulationError) as exc:
-        pl.jit(k_past_end)[None, 1](a, out)
+        one_in(past_end)[None, 1](a, out)
     assert f"test_vf_call.py:{line_of('# 256 KiB past the tile')}" in str(exc.value)
     assert "vf.load_align" in str(exc.value) and "outside the" in str(exc.value)
 
@@ -130,11 +109,9 @@ def test_a_store_past_its_tile_writes_the_next_one_as_on_the_chip():
         t1 = pl.make_tile(TT, addr=512, size=256)
         with pl.section_vector():
             pl.load(ta, a, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            to_v()
             into_next_tile(ta, t0)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            to_mte3()
             pl.store(out, t1, [0, 0])
     a, out = args()
     pl.jit(k).options(check="raise")[None, 1](a, out)
@@ -156,8 +133,7 @@ def test_misaligned_store_is_reported():
         to = pl.make_tile(TT2, addr=256, size=512)
         with pl.section_vector():
             pl.load(ta, a, [0, 0])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            to_v()
             misaligned(ta, to)
     a, _ = args()
     with pytest.raises(SimulationError) as exc:
@@ -173,13 +149,8 @@ def result_not_assigned(src, dst):
 
 
 def test_result_op_used_as_a_statement_is_a_located_compile_error():
-    def k(a: F32, out: F32):
-        ta = pl.make_tile(TT, addr=0, size=256)
-        to = pl.make_tile(TT, addr=256, size=256)
-        with pl.section_vector():
-            result_not_assigned(ta, to)
     with pytest.raises(CompileError) as exc:
-        pl.jit(k)[None, 1](*args())
+        one_in(result_not_assigned)[None, 1](*args())
     assert "assignment form" in str(exc.value)
     assert f"test_vf_call.py:{line_of('# not assigned')}:5" in str(exc.value)
 
@@ -200,19 +171,14 @@ def test_missing_mask_is_a_compile_error():
         x = vf.load_align(src, 0)
         vf.store_align(dst, x)
 
-    def k(a: F32, out: F32):
-        ta = pl.make_tile(TT, addr=0, size=256)
-        to = pl.make_tile(TT, addr=256, size=256)
-        with pl.section_vector():
-            body(ta, to)
     with pytest.raises(CompileError) as exc:
-        pl.jit(k)[None, 1](*args())
+        one_in(body)[None, 1](*args())
     assert "mask register is required" in str(exc.value)
 
 
 def test_cpp_backend_names_the_vector_function_it_cannot_emit(tmp_path):
     from pypto_pro.runtime.build_cache import BuildCache
-    kernel = pl.jit(k_synced, arch="a5")
+    kernel = one_in(double, arch="a5")
     with pytest.raises(CompileError) as exc:  # located at the call, not an #error in the C++
         kernel.emit(cache=BuildCache(tmp_path))
     assert "pl.vector_function('double')" in str(exc.value)
