@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 from pathlib import Path
 from typing import Any
+
+# The benchmarks time the simulation itself: an identical relaunch must simulate again, not be
+# answered by the launch memo (pypto_pro/runtime/launch_memo.py).
+os.environ.setdefault("PYPTO_PRO_SIM_MEMO", "0")
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -44,6 +44,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+os.environ.setdefault("PYPTO_PRO_SIM_MEMO", "0")  # time every warm call's simulation (runtime/launch_memo.py)
 from sim_fingerprint import _sha, report_digest as _report_digest  # noqa: E402  (one digest for both scripts)
 ROWS = ("add", "gemm", "fa", "fa_causal")
 SMALL = False  # --small: the same rows on smaller shapes (a quick run on a loaded machine)

@@ -15,3 +15,10 @@ def _no_env_overrides(monkeypatch):
     PYPTOPRO_JIT_ARCH / PYPTO_PRO_SOC the machine of every kernel a test decorates)."""
     for name in ("PYPTO_PRO_TRACE", "PYPTO_PRO_CHECK", "PYPTOPRO_JIT_ARCH", "PYPTO_PRO_SOC"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _simulate_every_launch(monkeypatch):
+    """Tests relaunch a kernel after changing a simulator setting and compare: each launch must
+    simulate (the launch memo is on only in tests/runtime/test_launch_memo.py)."""
+    monkeypatch.setenv("PYPTO_PRO_SIM_MEMO", "0")
