@@ -73,7 +73,8 @@ _ALL = (1 << 256) - 1  # every bit of a 256-bit predicate / every byte of a regi
 class _LoadUse:
     """Which bytes of each NORM ``vlds`` the rest of the body can use: a register byte matters when a
     later instruction reads it in an active lane (a lane-wise instruction or NORM store: its mask's lanes
-    at its dtype's width; any other reader: every byte) before the register is overwritten. Masks known
+    at its dtype's width; any other reader: every byte) before the register is overwritten (a MERGING
+    instruction into it keeps the inactive lanes: every byte). Masks known
     at dispatch (``create_mask`` patterns, ``update_mask`` counts) are exact; any other mask counts as
     all lanes; what a load's register still holds at the body's end is unused (each run of the body
     writes a register before it reads it, unless it is a loop-carried accumulator, which no load
@@ -104,7 +105,8 @@ class _LoadUse:
             plt_w = width(i.attrs["dtype"]) if i.op == "plt" else 0
             load = bool(i.op == "vlds" and i.attrs.get("dist") == "NORM" and len(i.dsts) == 1)
             vdst = [r.uid for r in i.dsts if r.kind == VREG]
-            self.info.append((reads, mk, lw_w, mdst, static, plt_w, load, vdst))
+            keeps = bool(i.attrs.get("merging")) and mk is not None  # MERGING: inactive lanes keep the old bytes
+            self.info.append((reads, mk, lw_w, mdst, static, plt_w, load, vdst, keeps))
 
     def windows(self, trace: list) -> dict[int, tuple[int, int]]:
         """trace position of a NORM load -> (first, end) register byte that matters."""
@@ -119,7 +121,7 @@ class _LoadUse:
             out[pos] = (0, 0) if not bits else ((bits & -bits).bit_length() - 1, bits.bit_length())
 
         for pos, (k, sc) in enumerate(trace):
-            reads, mk, lw_w, mdst, static, plt_w, load, vdst = self.info[k]
+            reads, mk, lw_w, mdst, static, plt_w, load, vdst, keeps = self.info[k]
             if reads:
                 use = _ALL
                 if lw_w:
@@ -139,6 +141,8 @@ class _LoadUse:
                     masks.pop(uid, None)  # data-dependent: all lanes
             for uid in vdst:
                 if uid in pending:
+                    if keeps:  # the load's bytes live on in the lanes the mask leaves
+                        pending[uid][1] |= _ALL
                     close(uid)
                 if load:
                     pending[uid] = [pos, 0]
