@@ -24,7 +24,8 @@ predicates and old destination values the instruction sees: lane-wise arithmetic
 undefined when an operand lane or its predicate bit is; inactive lanes are defined under ZEROING and
 keep the destination's state under MERGING), conversions and ``exp_sub`` (the same, through their
 lane maps), reductions (a result undefined when an *active* lane is), comparisons and selects, data
-movement (loads, stores, interleaves, squeezes: the instruction itself on the shadow), constants
+movement (loads, stores, interleaves, squeezes: the instruction itself on the shadow; predicate loads,
+stores, interleaves and packs likewise on the shadow predicates), constants
 (``create_mask``, ``update_mask``, ``full``, ``arange``). Any other instruction is conservative: all
 it writes is undefined when anything it reads is. Registers are defined when the body starts
 (their earlier contents are the previous call's results, not UB bytes).
@@ -60,12 +61,13 @@ class Shadow:
 
 class _MoveView:
     """The register file a data-movement instruction runs on to move definedness: shadow vector
-    registers and UB, the real predicates (they choose the lanes), copies of the scalar state."""
+    registers and UB, the real predicates (they choose the lanes; ``masks``: the shadow predicates,
+    for an instruction that moves predicate bits as its data), copies of the scalar state."""
 
     __slots__ = ("v", "m", "align", "ar", "sqz", "spr_mask")
 
-    def __init__(self, sh: Shadow, rf) -> None:
-        self.v, self.m, self.align = sh.v, rf.m, sh.align
+    def __init__(self, sh: Shadow, rf, masks: bool = False) -> None:
+        self.v, self.m, self.align = sh.v, sh.m if masks else rf.m, sh.align
         self.ar, self.sqz, self.spr_mask = rf.ar, rf.sqz, rf.spr_mask
 
 
@@ -343,6 +345,16 @@ def _movement(instr, run: Callable, fp: Footprints, k: int) -> Step:
     return step
 
 
+def _mask_movement(instr, run: Callable) -> Step:
+    """An instruction whose data are predicate bits and which no predicate controls (a predicate load or
+    store, interleave, pack): itself on the shadow predicates (an undefined bit is a set one, so a
+    byte packed from bits is undefined when any of them is, and bits unpacked from a byte take its state)."""
+    def step(rf, sh, bases, sc):
+        run(_MoveView(sh, rf, masks=True), sh.ub, bases, *sc)
+    return step
+
+
+_MASK_MOVES = {"plds", "psts", "pstu", "pdintlv", "pintlv", "ppack", "punpack"}
 _MOVES = {"vlds", "vsldb", "vsstb", "vsts", "vstsx2", "vdintlv", "vintlv", "vldus", "vstus", "vstas", "vmov",
           "vpack", "vsqz", "mem_bar"}
 _RULES: dict[str, Callable] = {
@@ -361,6 +373,8 @@ def rule_of(instr, decl, run: Callable, fp: Footprints, k: int) -> Step:
         return _conservative(instr, fp, k)  # 4-bit codes: two per byte
     if op == "vunpack" and not instr.attrs["dtype"].is_float():
         return _movement(instr, run, fp, k)  # an integer widening: sign / zero extension of the moved bytes
+    if op in _MASK_MOVES:
+        return _mask_movement(instr, run)
     if op in _MOVES and not any(d.kind == MASK for d in instr.dsts):
         return _movement(instr, run, fp, k)
     if op in _RULES:

@@ -159,3 +159,49 @@ def test_a_predicate_from_padding_matters_only_in_its_lanes():
     ref = np.zeros(64, np.float32)
     ref[:16] = np.where(a > 0, a, 0)
     np.testing.assert_array_equal(out, ref)
+
+
+TM = pl.TileType(shape=[1, 256], dtype=pl.DT_UINT8, target_memory=pl.MemorySpace.Vec)
+
+
+@pl.vector_function
+def select_by_loaded_mask(src, flags, dst):
+    m = vf.update_mask(16, dtype=pl.DT_FP32)
+    full = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    sel = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    sel = vf.load_align(flags, 0, dist=pl.LoadDist.DS)  # lane i: byte i's bit 0; bytes 16.. never written
+    x = vf.load_align(src, 0)
+    zero = vf.full(0.0, full, dtype=pl.DT_FP32)
+    y = vf.select(zero, x, sel)
+    y = vf.adds(y, 0.0, m)  # only lanes 0..15, whose predicate bits are defined
+    vf.store_align(dst, y, full)
+
+
+def test_a_predicate_loaded_from_a_partly_written_tile_is_defined_bit_by_bit():
+    @pl.jit()
+    def k(a: pl.Tensor[[1, 16], pl.DT_FP32], f: pl.Tensor[[1, 16], pl.DT_UINT8],
+          out: pl.Tensor[[1, 64], pl.DT_FP32]):
+        ta = pl.make_tile(TT, addr=0, size=256)
+        tf = pl.make_tile(TM, addr=1024, size=256)
+        to = pl.make_tile(TT, addr=512, size=256)
+        with pl.section_vector():
+            pl.set_validshape(ta, [1, 16])
+            pl.load(ta, a, [0, 0])
+            pl.set_validshape(tf, [1, 16])
+            pl.load(tf, f, [0, 0])
+            pl.set_validshape(ta, [1, 64])
+            pl.set_validshape(tf, [1, 256])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            select_by_loaded_mask(ta, tf, to)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            pl.store(out, to, [0, 0])
+
+    a = torch.randn(1, 16, generator=torch.Generator().manual_seed(9))
+    f = torch.tensor([[i % 3 == 0 for i in range(16)]], dtype=torch.uint8)
+    out = torch.full((1, 64), 9.0)
+    k[None, 1](a, f, out)
+    ref = np.zeros(64, np.float32)
+    ref[:16] = np.where(f.numpy()[0] == 1, 0.0, a.numpy()[0])
+    np.testing.assert_array_equal(out.numpy()[0], ref)
