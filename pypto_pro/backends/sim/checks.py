@@ -254,6 +254,7 @@ class OnChipChecker:
                 # carried in (it reading never-written L0 / bias / accumulator bytes directly is still a fault)
                 origin = self.taint_origin.get(mem, inst) if carried else inst
                 self._origins.setdefault(inst, origin)
+                self._arm(inst)
                 if not carried:
                     self._enter(inst, f"{inst.describe()} reads {mem[1].name} bytes of {label} that nothing in this "
                                       f"block wrote (first at row {r}, byte {c} of the tile: address "
@@ -278,9 +279,18 @@ class OnChipChecker:
         else:
             self.known_written.add(ck)
 
+    def _arm(self, inst: Inst) -> None:
+        """A carrier that computes its own definedness as it runs (a VF call: ``undefined.SelfCarry``) is
+        told, before it runs, that it reads undefined bytes, and which bytes of the memories are defined."""
+        carry = next((w[5] for w in inst.commits if len(w) > 5), None)
+        arm = getattr(carry, "arm", None)
+        if arm is not None:
+            arm(self.stale.unmarked(self.written) if self.stale.marks else self.written)
+
     def _enter(self, inst: Inst, entry: str) -> None:
         """Padding (never-written or stale bytes, ``entry`` says which) enters at carrier ``inst``: a note."""
         self._origins.setdefault(inst, inst)
+        self._arm(inst)
         if inst in self._entries:
             return
         self._entries[inst] = entry

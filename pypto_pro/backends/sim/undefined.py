@@ -60,6 +60,18 @@ class Carry:
         self.undefined, self.entry = undefined, entry
 
 
+class SelfCarry(Carry):
+    """A carrier that computes which bytes it leaves undefined as it runs (a VF call,
+    ``backends/sim/vf/defined.py``): the checker calls ``arm(written)`` before it runs when it reads
+    undefined bytes, with the memories' definedness then; ``undefined`` gives its result per commit."""
+
+    __slots__ = ("arm",)
+
+    def __init__(self, undefined: Callable[[Written], np.ndarray], arm: Callable[[Written], None]):
+        super().__init__(undefined, True)
+        self.arm = arm
+
+
 def _elements(dst, sd: int, mask_of: Callable[[Written], np.ndarray], entry: bool, r0: int = 0,
               c0: int = 0) -> Carry:
     """A result whose ``mask_of`` (per element of the destination window at [r0, c0]) says what is defined."""

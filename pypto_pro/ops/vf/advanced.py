@@ -4,7 +4,8 @@
 With ``src = src0 ++ src1`` (2 x lanes elements): ``de_interleave`` gives ``dst0[i] = src[2i]``,
 ``dst1[i] = src[2i + 1]``; ``interleave`` gives ``dst0[2i] = src0[i]``, ``dst0[2i+1] = src1[i]`` over
 the first half of the lanes and ``dst1`` likewise over the second half (``vintlv`` / ``vdintlv``).
-On mask registers the same permutation applies to the element predicates (``pintlv`` / ``pdintlv``).
+On mask registers the same permutation applies to the element predicates (``pintlv`` / ``pdintlv``) at
+the granularity ``dtype=`` names (default FP32: b32), whatever the masks were created as.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from pypto_pro.backends.sim.vf.regfile import active, lanes, np_of, set_active, view
 from pypto_pro.frontend.vf.values import RegValue
+from pypto_pro.language.dtypes import DT_FP32
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 
@@ -22,8 +24,13 @@ def _declare(name: str, op: str) -> None:
     def check(p, node, a):
         if isinstance(a["src0"], RegValue) and a["src0"].is_mask:
             ms = [c.mask(p, a, n) for n in ("src0", "src1")]
+            # the predicate granularity is dtype= (default FP32: p{op}_b32), not the masks' own dtype, as the
+            # real backend emits p*intlv_b8 / _b16 / _b32 (backend_cce_vf_ops.cpp)
+            gran = c.dtype_arg(p, a, "dtype", DT_FP32)
+            if gran.bits not in (8, 16, 32):
+                p.fail(a.node("dtype"), f"vf.{name}() of mask registers works at b8 / b16 / b32, got {gran.name}")
             d0, d1 = c.dst(p, c.MASK, ms[0].dtype, 0), c.dst(p, c.MASK, ms[0].dtype, 1)
-            c.emit(p, node, f"p{op[1:]}", (d0, d1), tuple(map(c.read, ms)), dtype=ms[0].dtype, api=name)
+            c.emit(p, node, f"p{op[1:]}", (d0, d1), tuple(map(c.read, ms)), dtype=gran, api=name)
             return d0, d1
         regs = [c.reg(p, a, n) for n in ("src0", "src1")]
         dt = c.same_dtype(p, a, ("src0", "src1"), regs)

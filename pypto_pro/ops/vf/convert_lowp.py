@@ -15,6 +15,8 @@ E4M3/E5M2 -> FP32   0..3    --                                     OFF
 HF8 -> FP32 / FP16  0..3/1  --                                     OFF
 FP4 -> BF16         0..3    --                                     OFF
 INT4 -> FP16 / BF16 / INT16  0..3  --                                OFF
+INT16 -> INT4       0..3    --                                     OFF (default) / ON
+FP8E8M0 -> BF16     0, 1    --                                     OFF
 ==================  ======  =====================================  ==========================
 
 Lane placement: the narrow results sit in byte ``k * ratio + part`` (``part`` = the layout), the
@@ -32,7 +34,11 @@ FP4 sends +-inf / overflow to +-max and NaN to 0. CAST_HYBRID (HF8's hybrid roun
 reference we can check against (PTO-ISA's CPU model has none): a located CompileError.
 FP16 -> INT4 rounds by ``round_mode`` and, as every float -> int of astype.md table 6, sends NaN to 0;
 saturated it clamps to -8..7, unsaturated +-inf give -8 / 7 and other values keep their low 4 bits.
-INT4 widens exactly (sign-extended).
+INT4 widens exactly (sign-extended). INT16 -> INT4 is astype.md table 6's integer narrowing: unsaturated the
+low 4 bits, saturated clamped to -8..7 (packed in pairs as FP16 -> INT4). FP8E8M0 -> BF16 is exact
+(``2**(code - 127)``; code 0xFF is NaN; bf16 holds 2**-127 as a subnormal). BF16 -> FP8E8M0 is on the
+page too, but how an in-range value's mantissa rounds is not (no round mode, and no PTO-ISA
+reference): a located CompileError.
 """
 from __future__ import annotations
 
@@ -78,6 +84,8 @@ PATHS: dict[tuple, Path] = {
     (D.DT_INT4, D.DT_FP16): _WIDEN4,
     (D.DT_INT4, D.DT_BF16): _WIDEN4,
     (D.DT_INT4, D.DT_INT16): _WIDEN4,
+    (D.DT_INT16, D.DT_INT4): Path(4, (), "", ("OFF", "ON"), "OFF"),
+    (D.DT_FP8E8M0, D.DT_BF16): Path(2, (), "", ("OFF",), "OFF"),
 }
 LOW = tuple(sorted({t for pair in PATHS for t in pair if t not in (D.DT_FP32, D.DT_FP16, D.DT_BF16, D.DT_INT16)},
                    key=lambda d: d.name))

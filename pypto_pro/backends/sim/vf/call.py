@@ -24,6 +24,8 @@ from pypto_pro.arch.costs_a5_vf import VF_COSTS, VF_START
 from pypto_pro.backends.sim.codegen import ProgramSource, var_name
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, fault
 from pypto_pro.backends.sim.scalar_math import HELPERS
+from pypto_pro.backends.sim.undefined import SelfCarry
+from pypto_pro.backends.sim.vf import defined
 from pypto_pro.backends.sim.vf.regfile import RegFile
 from pypto_pro.ir.nodes import Stmt
 from pypto_pro.ir.vf import ALIGN, MASK, VREG, VfCall, VfInstr, walk_instrs
@@ -71,7 +73,8 @@ _ALL = (1 << 256) - 1  # every bit of a 256-bit predicate / every byte of a regi
 class _LoadUse:
     """Which bytes of each NORM ``vlds`` the rest of the body can use: a register byte matters when a
     later instruction reads it in an active lane (a lane-wise instruction or NORM store: its mask's lanes
-    at its dtype's width; any other reader: every byte) before the register is overwritten. Masks known
+    at its dtype's width; any other reader: every byte) before the register is overwritten (a MERGING
+    instruction into it keeps the inactive lanes: every byte). Masks known
     at dispatch (``create_mask`` patterns, ``update_mask`` counts) are exact; any other mask counts as
     all lanes; what a load's register still holds at the body's end is unused (each run of the body
     writes a register before it reads it, unless it is a loop-carried accumulator, which no load
@@ -102,7 +105,8 @@ class _LoadUse:
             plt_w = width(i.attrs["dtype"]) if i.op == "plt" else 0
             load = bool(i.op == "vlds" and i.attrs.get("dist") == "NORM" and len(i.dsts) == 1)
             vdst = [r.uid for r in i.dsts if r.kind == VREG]
-            self.info.append((reads, mk, lw_w, mdst, static, plt_w, load, vdst))
+            keeps = bool(i.attrs.get("merging")) and mk is not None  # MERGING: inactive lanes keep the old bytes
+            self.info.append((reads, mk, lw_w, mdst, static, plt_w, load, vdst, keeps))
 
     def windows(self, trace: list) -> dict[int, tuple[int, int]]:
         """trace position of a NORM load -> (first, end) register byte that matters."""
@@ -117,7 +121,7 @@ class _LoadUse:
             out[pos] = (0, 0) if not bits else ((bits & -bits).bit_length() - 1, bits.bit_length())
 
         for pos, (k, sc) in enumerate(trace):
-            reads, mk, lw_w, mdst, static, plt_w, load, vdst = self.info[k]
+            reads, mk, lw_w, mdst, static, plt_w, load, vdst, keeps = self.info[k]
             if reads:
                 use = _ALL
                 if lw_w:
@@ -137,6 +141,8 @@ class _LoadUse:
                     masks.pop(uid, None)  # data-dependent: all lanes
             for uid in vdst:
                 if uid in pending:
+                    if keeps:  # the load's bytes live on in the lanes the mask leaves
+                        pending[uid][1] |= _ALL
                     close(uid)
                 if load:
                     pending[uid] = [pos, 0]
@@ -193,6 +199,9 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
     fname = op.attrs.get("vf")
     spr = env.spr
     load_use = _LoadUse(instrs, decls)
+    footprints = defined.Footprints(foots, [a.st.buffer.slot_bytes for a in accs])
+    steps: list = []  # the definedness rules (defined.py), built when a run first reads undefined bytes
+    ub_key = (core, accs[0].space)
 
     def dispatch(*args) -> Prepared:
         slots, scalars = args[:ntiles], args[ntiles:]
@@ -263,15 +272,36 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                 written.append((lo, lo + (rows - 1) * rb + used))
 
         masks = spr.snapshot() if spr is not None else None  # {MASK1, MASK0} as the scalar unit left them
+        # the VF call carries undefined bytes on (undefined.py): the checker arms it when it reads some
+        armed = defined.Armed(len(commits)) if commits else None
+        if armed is not None:
+            carry = SelfCarry(armed.undefined, armed.arm)
+            commits = [(*w, carry) for w in commits]
 
         def execute(mem: np.ndarray) -> None:
             rf.spr_mask = masks
             if spr is not None:  # AR is the core's, not the call site's
                 rf.ar = spr.ar
-            for k, sc in trace:
-                runs[k](rf, mem, bases, *sc)
+            written = armed.take() if armed is not None else None
+            if written is None:
+                for k, sc in trace:
+                    runs[k](rf, mem, bases, *sc)
+            else:
+                _run_defined(rf, mem, written, trace)
             if spr is not None:
                 spr.ar = rf.ar
+
+        def _run_defined(rf: RegFile, mem: np.ndarray, written, trace: list) -> None:
+            """The numerics with the definedness of every lane beside them (defined.py)."""
+            if not steps:
+                steps.extend(defined.rule_of(i, d, r, footprints, k)
+                             for k, (i, d, r) in enumerate(zip(instrs, decls, runs)))
+            sh = defined.Shadow(np.where(written[ub_key], np.uint8(0), defined.U), rf)
+            footprints.state = {}
+            for k, sc in trace:
+                steps[k](rf, sh, bases, sc)
+                runs[k](rf, mem, bases, *sc)
+            armed.done([defined.region_undefined(sh, lo, rows, rb, used) for _, lo, rows, rb, used, _ in commits])
 
         def run(defer: bool):
             if not defer:
