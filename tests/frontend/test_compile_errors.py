@@ -909,28 +909,28 @@ def constexpr_without_value(x: T16, rows: pl.Constexpr):
 @pl.jit(arch="a2a3", auto_mutex=False)
 def mutex_lock_on_a2a3(x: T16):
     with pl.section_vector():
-        pl.system.mutex_lock(pl.PipeType.V, 0)  # <- here
+        pl.system.mutex_lock(pipe=pl.PipeType.V, mutex_id=0)  # <- here
 
 
 @case("event id 16 is outside 0-15 on a5", "16)")
 @pl.jit(auto_mutex=False)
 def event_id_too_large(x: T16):
     with pl.section_vector():
-        pl.system.sync_src(pl.PipeType.MTE2, pl.PipeType.V, 16)  # <- here
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=16)  # <- here
 
 
 @case("event id -1 is outside 0-7 on a2a3", "-1)")
 @pl.jit(arch="a2a3", auto_mutex=False)
 def event_id_negative(x: T16):
     with pl.section_vector():
-        pl.system.sync_dst(pl.PipeType.MTE2, pl.PipeType.V, -1)  # <- here
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=-1)  # <- here
 
 
 @case("mutex id 32 is outside 0-31 on a5", "32)")
 @pl.jit(auto_mutex=False)
 def mutex_lock_id_too_large(x: T16):
     with pl.section_vector():
-        pl.system.mutex_lock(pl.PipeType.V, 32)  # <- here
+        pl.system.mutex_lock(pipe=pl.PipeType.V, mutex_id=32)  # <- here
 
 
 # ---- kernel signature -------------------------------------------------------------------------------------
