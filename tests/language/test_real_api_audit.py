@@ -120,3 +120,61 @@ def _sync_mode_number(x: T32):
 def test_enum_keyword_given_a_number_is_a_final_rejection(kernel, key):
     with pytest.raises(FinalRejectionError, match=f"'{key}' must be one of"):
         pl.jit(kernel, auto_mutex=False).compile()
+
+
+# ---- the real parse-time builders (block_ops.py register_table) accept more than the _api.py stubs
+
+
+def _cast_ops_positional(a: pl.Tensor[[16, 64], pl.DT_FP32], b: pl.Tensor[[16, 64], pl.DT_FP32],
+                         out: pl.Tensor[[16, 64], pl.DT_FP16]):
+    f32 = pl.TileType(shape=[16, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    f16 = pl.TileType(shape=[16, 64], dtype=pl.DT_FP16, target_memory=pl.MemorySpace.Vec)
+    ta = pl.make_tile(f32, addr=0)
+    tb = pl.make_tile(f32, addr=4096)
+    to = pl.make_tile(f16, addr=8192)
+    with pl.section_vector():
+        pl.load(ta, a, [0, 0])
+        pl.load(tb, b, [0, 0])
+        pl.system.bar_all()
+        pl.mul_cast(to, ta, tb, pl.DT_FP16, mode=pl.RoundMode.CAST_RINT)  # target_type positionally, as the real builder
+        pl.system.bar_all()
+        pl.store(out, to, [0, 0])
+
+
+def test_cast_op_takes_target_type_positionally():
+    import torch
+    g = torch.Generator().manual_seed(5)
+    a, b = torch.randn(16, 64, generator=g), torch.randn(16, 64, generator=g)
+    out = torch.zeros(16, 64, dtype=torch.float16)
+    pl.jit(_cast_ops_positional)(a, b, out)
+    assert torch.equal(out, (a * b).to(torch.float16))
+
+
+def _transpose_axes(x: pl.Tensor[[16, 16], pl.DT_FP32], y: pl.Tensor[[16, 16], pl.DT_FP32]):
+    tt = pl.TileType(shape=[16, 16], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    s = pl.make_tile(tt, addr=0)
+    d = pl.make_tile(tt, addr=1024)
+    with pl.section_vector():
+        pl.load(s, x, [0, 0])
+        pl.system.bar_all()
+        pl.transpose(d, s, 1, 0)  # the real builder's axis1 / axis2: the 2-D swap either way
+        pl.system.bar_all()
+        pl.store(y, d, [0, 0])
+
+
+def _transpose_axis_runtime(x: pl.Tensor[[16, 16], pl.DT_FP32], n: pl.DT_INT32):
+    tt = pl.TileType(shape=[16, 16], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+    s = pl.make_tile(tt, addr=0)
+    d = pl.make_tile(tt, addr=1024)
+    with pl.section_vector():
+        pl.transpose(d, s, axis1=n)
+
+
+def test_transpose_takes_the_real_axis_arguments():
+    import torch
+    x = torch.arange(256, dtype=torch.float32).reshape(16, 16)
+    y = torch.zeros_like(x)
+    pl.jit(_transpose_axes)(x, y)
+    assert torch.equal(y, x.T)
+    with pytest.raises(CompileError, match="'axis1' must be a compile-time int"):
+        pl.jit(_transpose_axis_runtime).compile()
