@@ -178,3 +178,31 @@ def test_transpose_takes_the_real_axis_arguments():
     assert torch.equal(y, x.T)
     with pytest.raises(CompileError, match="'axis1' must be a compile-time int"):
         pl.jit(_transpose_axis_runtime).compile()
+
+
+# ---- @pl.jit on a function that is no kernel (the real _is_tile_kernel)
+
+
+def test_jit_without_tensor_ptr_or_dtype_annotations_stays_python():
+    from pypto_pro.runtime.kernel import JitKernel
+
+    @pl.jit(arch="a5")
+    def sketch(x, out):
+        return (x, out)
+
+    @pl.jit
+    def only_ints(n: int, m: int = 2):
+        return n * m
+    assert not isinstance(sketch, JitKernel) and sketch(1, 2) == (1, 2)
+    assert not isinstance(only_ints, JitKernel) and only_ints(3) == 6
+
+
+def test_jit_with_a_tensor_and_an_unannotated_parameter_is_a_located_type_error():
+    from pypto_pro.errors import ParserTypeError
+
+    @pl.jit
+    def k(x: T32, n):
+        with pl.section_vector():
+            pass
+    with pytest.raises(ParserTypeError, match="parameter 'n' needs an annotation"):
+        k.compile()
