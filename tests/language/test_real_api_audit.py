@@ -206,3 +206,14 @@ def test_jit_with_a_tensor_and_an_unannotated_parameter_is_a_located_type_error(
             pass
     with pytest.raises(ParserTypeError, match="parameter 'n' needs an annotation"):
         k.compile()
+
+
+def _range_keyword(x: T32):
+    with pl.section_vector():
+        for i in pl.range(0, 4, step=2):
+            pass
+
+
+def test_range_takes_positional_arguments_only():
+    with pytest.raises(CompileError, match=r"pl.range\(\): 'step' parameter is positional only"):
+        pl.jit(_range_keyword).compile()
