@@ -90,7 +90,8 @@ SyncCoreType = _int_enum("SyncCoreType", "AIV_ONLY AIC_ONLY MIX", "Cores taking 
 SyncAllMode = _int_enum("SyncAllMode", "HARD SOFT", "pl.system.sync_all: FFTS hardware signal or GM workspace polling.")
 CacheLine = _int_enum("CacheLine", "SINGLE_CACHE_LINE ENTIRE_DATA_CACHE", "Scope of pl.system.dcci.")
 DcciDst = _int_enum("DcciDst", "AUTO CACHELINE_OUT CACHELINE_UB CACHELINE_ALL CACHELINE_ATOMIC", "Target of pl.system.dcci.")
-CoreType = _int_enum("CoreType", "VECTOR CUBE", "Engine of a core.")
+CoreType = _Int("CoreType", [("VECTOR", 1), ("CUBE", 0)], module=__name__)  # type: ignore[call-overload]
+CoreType.__doc__ = "Engine of a core (the real ir/pipe.h: CUBE = 0, VECTOR = 1; bound VECTOR first)."
 CmpMode = _int_enum("CmpMode", "EQ NE LT LE GT GE", "Comparison of the tile compare ops (TCMP / TCMPS).")
 
 
