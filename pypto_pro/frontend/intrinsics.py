@@ -53,6 +53,10 @@ def call(p: "FunctionParser", node: ast.Call, name: str, func: Any, args: list, 
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
+        positional = [q for q in params.values() if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD, q.VAR_POSITIONAL)]
+        if args and not positional:  # the real builders take keywords only (system_ops.py: parse_args=False)
+            names = ", ".join(f"{q.name}=" for q in params.values() if q.kind is q.KEYWORD_ONLY)
+            p.fail(node.args[0], f"{shown}() takes keyword arguments only ({names}), got {len(args)} positional")
         p.fail(node, f"{shown}(): {exc}")
     bound.apply_defaults()
     a = Args(name, node, sig, dict(bound.arguments), shown)

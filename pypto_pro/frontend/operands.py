@@ -68,13 +68,22 @@ def want_index(p: "FunctionParser", node: ast.AST, v: Any, what: str) -> Expr | 
     return v
 
 
+# keywords whose plain-number value the real parser rejects as FinalRejectionError ("'<key>' expects an
+# enum value"): its CallParserMixin._ENUM_KWARGS (language/parser/_call_parser.py)
+REAL_ENUM_KWARGS = frozenset(
+    "phase atomic mode relu_pre_mode acc_to_vec_mode sync_mode core_type cache_line dst target_memory dtype "
+    "target_type out_dtype cmp_dtype pattern merge_mode reduce_mode reduce_type pos layout round_mode saturate "
+    "bin_type hist_type gather_mode part width dist data_copy_mode index_order".split())
+
+
 def want_enum(p: "FunctionParser", a: Args, name: str, enum: type, optional: bool = False) -> Any:
     v = a[name]
     if v is None and optional:
         return None
     if not isinstance(v, enum):
         members = ", ".join(f"pl.{enum.__name__}.{m.name}" for m in enum)
-        p.fail(a.node(name), f"'{name}' must be one of {members}, got {p.describe(v)}")
+        number = isinstance(v, (int, float)) and name in REAL_ENUM_KWARGS
+        p.fail(a.node(name), f"'{name}' must be one of {members}, got {p.describe(v)}", kind="final" if number else None)
     return v
 
 

@@ -26,7 +26,12 @@ globals().update({d.name: d for d in _dtypes.ALL_DTYPES})
 globals().update({n: getattr(_enums, n) for n in _enums.PUBLIC_ENUMS})
 globals().update(OPERATIONS)
 
-# pl.mutex: the real namespace holding the two buffer-id calls (pl.mutex.mutex_lock(...))
+# the real names that build the real IR objects: they raise IROnlyError (language/ir_only.py)
+from pypto_pro.language import parser  # noqa: E402  (the real pl.parser package path)
+from pypto_pro.language.ir_only import (KernelDef, function, kernel, loads, loads_program, parse,  # noqa: E402
+                                        parse_program, program)
+
+# pl.mutex: the real namespace holding the two buffer-id calls (pl.mutex.mutex_lock(pipe=...))
 mutex = _SimpleNamespace(mutex_lock=system.mutex_lock, mutex_unlock=system.mutex_unlock)
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations", "OPERATIONS")]

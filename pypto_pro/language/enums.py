@@ -1,9 +1,9 @@
 """Every enumeration of the real PyPTO Pro language, under its real name, members and order.
 
 Source: the real bindings (``python/src/bindings/ir/ir.cpp`` of hicann/pypto) and the API pages
-under ``docs/zh/pypto_pro/api/**`` that document each member. Member values are the order the
-bindings declare them in (the real C++ enums' integers), except ``MemorySpace`` and ``PipeType``,
-which the whole project uses as names. ``SectionKind`` is ours (which engine a section is for).
+under ``docs/zh/pypto_pro/api/**`` that document each member. Member values are the real C++ enums'
+integers (``framework/include/ir/op_attr_types.h``, ``memory_space.h``, ``pipe.h``); ``int(member)``
+gives it, as the real (pybind11) enums do. ``SectionKind`` is ours (which engine a section is for).
 """
 from __future__ import annotations
 
@@ -19,33 +19,36 @@ class _Named(enum.Enum):
 
     __hash__ = object.__hash__
 
+    def __int__(self) -> int:
+        return int(self.value)
+
 
 class MemorySpace(_Named):
     """Where a tile lives (MemorySpace.md)."""
 
-    DDR = "DDR"          # off-chip global memory (tensors)
-    Vec = "Vec"          # UB: the Vector engine's unified buffer
-    Mat = "Mat"          # L1: Cube input staging
-    Left = "Left"        # L0A: Cube left operand
-    Right = "Right"      # L0B: Cube right operand
-    Scaling = "Scaling"  # fixpipe quantisation parameters (FB)
-    Acc = "Acc"          # L0C: Cube accumulator
-    Bias = "Bias"        # bias table
-    ScaleLeft = "ScaleLeft"    # MX scales of the left operand (L0A scale domain)
-    ScaleRight = "ScaleRight"  # MX scales of the right operand (L0B scale domain)
+    DDR = 0          # off-chip global memory (tensors)
+    Vec = 1          # UB: the Vector engine's unified buffer
+    Mat = 2          # L1: Cube input staging
+    Left = 3         # L0A: Cube left operand
+    Right = 4        # L0B: Cube right operand
+    Scaling = 5      # fixpipe quantisation parameters (FB)
+    Acc = 6          # L0C: Cube accumulator
+    Bias = 7         # bias table
+    ScaleLeft = 8    # MX scales of the left operand (L0A scale domain)
+    ScaleRight = 9   # MX scales of the right operand (L0B scale domain)
 
 
 class PipeType(_Named):
     """The independent in-order pipes of a core (PipeType.md); ``ALL`` names every pipe (bar_all)."""
 
-    MTE1 = "MTE1"  # L1 -> L0A / L0B / Bias / ScaleLeft / ScaleRight
-    MTE2 = "MTE2"  # GM -> L1 / UB
-    MTE3 = "MTE3"  # UB -> GM, UB -> L1
-    M = "M"        # Cube matmul
-    V = "V"        # vector compute
-    S = "S"        # scalar (getval / setval)
-    FIX = "FIX"    # L0C -> GM / UB / L1, quantisation
-    ALL = "ALL"
+    MTE1 = 0  # L1 -> L0A / L0B / Bias / ScaleLeft / ScaleRight
+    MTE2 = 1  # GM -> L1 / UB
+    MTE3 = 2  # UB -> GM, UB -> L1
+    M = 3     # Cube matmul
+    V = 4     # vector compute
+    S = 5     # scalar (getval / setval)
+    FIX = 6   # L0C -> GM / UB / L1, quantisation
+    ALL = 7
 
 
 class SectionKind(enum.Enum):
@@ -87,7 +90,8 @@ SyncCoreType = _int_enum("SyncCoreType", "AIV_ONLY AIC_ONLY MIX", "Cores taking 
 SyncAllMode = _int_enum("SyncAllMode", "HARD SOFT", "pl.system.sync_all: FFTS hardware signal or GM workspace polling.")
 CacheLine = _int_enum("CacheLine", "SINGLE_CACHE_LINE ENTIRE_DATA_CACHE", "Scope of pl.system.dcci.")
 DcciDst = _int_enum("DcciDst", "AUTO CACHELINE_OUT CACHELINE_UB CACHELINE_ALL CACHELINE_ATOMIC", "Target of pl.system.dcci.")
-CoreType = _int_enum("CoreType", "VECTOR CUBE", "Engine of a core.")
+CoreType = _Int("CoreType", [("VECTOR", 1), ("CUBE", 0)], module=__name__)  # type: ignore[call-overload]
+CoreType.__doc__ = "Engine of a core (the real ir/pipe.h: CUBE = 0, VECTOR = 1; bound VECTOR first)."
 CmpMode = _int_enum("CmpMode", "EQ NE LT LE GT GE", "Comparison of the tile compare ops (TCMP / TCMPS).")
 
 

@@ -45,8 +45,9 @@ def get_subblock_num() -> int:
 
 
 @intrinsic("range")
-def range(start: int, stop: int | None = None, step: int = 1) -> Any:
-    """A loop executed at run time (bounds may be run-time values)."""
+def range(start: int, stop: int | None = None, step: int = 1, /) -> Any:
+    """A loop executed at run time (bounds may be run-time values). Positional arguments only, as the
+    real parser's ``_parse_range_call`` (a keyword is a ParserSyntaxError)."""
 
 
 # ---- every declared operation (pypto_pro/ops) ---------------------------------------------------

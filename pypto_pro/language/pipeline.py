@@ -21,10 +21,11 @@ F = TypeVar("F", bound=Callable)
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    """``preload``: iterations a producer stage runs ahead of its consumer (0 = serial order).
-    ``sync_only``: keep the serial loop and only insert the cross-core syncs."""
+    """``preload``: iterations a producer stage runs ahead of its consumer (0 = serial order; the
+    real default is 2: ``runtime/pipeline/config.py``). ``sync_only``: keep the serial loop and only
+    insert the cross-core syncs."""
 
-    preload: int = 1
+    preload: int = 2
     sync_only: bool = False
 
     def __post_init__(self) -> None:
@@ -41,10 +42,16 @@ def stage(fn: F | None = None, *, produces: tuple[str, ...] | list[str] = (),
     tile groups it writes / reads (``@pl.pipeline.stage(produces=["s"])``)."""
     def mark(f: F) -> F:
         f.__pypto_inline__ = True  # type: ignore[attr-defined]
+        f.pipeline_stage = True  # type: ignore[attr-defined]  (the real mark, read by is_pipeline_stage)
         f.__pypto_stage__ = (tuple(produces), tuple(consumes))  # type: ignore[attr-defined]
         return f
 
     return mark(fn) if fn is not None else mark
+
+
+def is_pipeline_stage(fn: Any) -> bool:
+    """Whether ``fn`` was marked by ``@pl.pipeline.stage`` (as the real ``is_pipeline_stage``)."""
+    return callable(fn) and bool(getattr(fn, "pipeline_stage", False))
 
 
 @intrinsic("pipeline.wait_free")

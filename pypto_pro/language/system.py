@@ -2,8 +2,9 @@
 (``python/pypto_pro/ir/op/system_ops.py``; pages ``operation/synchronization/*.md`` and
 ``operation/cache_control/dcci.md``).
 
-The real functions take keywords only (``sync_src(*, set_pipe, wait_pipe, event_id)``); ours also
-accept the leading arguments positionally. ``barrier(pipe)`` is ours: one call for any pipe
+The real functions take keywords only (``sync_src(*, set_pipe, wait_pipe, event_id)``: its parser
+registers them with ``parse_args=False``, system_ops.py ``register_table``), and so do ours: a
+positional argument is a CompileError. ``barrier(pipe)`` is ours: one call for any pipe
 (``barrier(pl.PipeType.V)`` is the a2a3 ``pipe_barrier(PIPE_V)``, ``barrier(pl.PipeType.ALL)`` is
 ``bar_all()``).
 """
@@ -16,18 +17,18 @@ from pypto_pro.language.intrinsic import intrinsic
 
 
 @intrinsic("sync_src")
-def sync_src(set_pipe: PipeType, wait_pipe: PipeType, event_id: int) -> None:
+def sync_src(*, set_pipe: PipeType, wait_pipe: PipeType, event_id: int) -> None:
     """``set_flag(set_pipe, wait_pipe, event_id)``: sits in ``set_pipe``'s queue and fires once every
     earlier ``set_pipe`` instruction has finished."""
 
 
 @intrinsic("sync_dst")
-def sync_dst(set_pipe: PipeType, wait_pipe: PipeType, event_id: int) -> None:
+def sync_dst(*, set_pipe: PipeType, wait_pipe: PipeType, event_id: int) -> None:
     """``wait_flag(set_pipe, wait_pipe, event_id)``: blocks ``wait_pipe`` until the flag is set."""
 
 
 @intrinsic("mutex_lock")
-def mutex_lock(pipe: PipeType, mutex_id: int, *, mode: int = 0, max_mutex_id: int = 2,
+def mutex_lock(*, pipe: PipeType, mutex_id: int, mode: int = 0, max_mutex_id: int = 2,
                mutex_ids: Any = None) -> None:
     """Acquire buffer id ``mutex_id`` (0-31) on ``pipe`` (a5 ``get_buf``). A run-time ``mutex_id``
     is compared against ``mutex_ids`` (default ``range(max_mutex_id)``); a value outside them
@@ -35,7 +36,7 @@ def mutex_lock(pipe: PipeType, mutex_id: int, *, mode: int = 0, max_mutex_id: in
 
 
 @intrinsic("mutex_unlock")
-def mutex_unlock(pipe: PipeType, mutex_id: int, *, mode: int = 0, max_mutex_id: int = 2,
+def mutex_unlock(*, pipe: PipeType, mutex_id: int, mode: int = 0, max_mutex_id: int = 2,
                  mutex_ids: Any = None) -> None:
     """Release buffer id ``mutex_id`` on ``pipe`` (a5 ``rls_buf``) once ``pipe`` has drained."""
 
@@ -76,7 +77,7 @@ def bar_all() -> None:
 
 
 @intrinsic("set_cross_core")
-def set_cross_core(pipe: PipeType, event_id: int, *,
+def set_cross_core(*, pipe: PipeType, event_id: int,
                    sync_mode: CrossCoreSyncMode = CrossCoreSyncMode.INTRA_BLOCK) -> None:
     """Signal cross-core event ``event_id`` (0-15) when ``pipe`` reaches this point. INTRA_BLOCK:
     Cube -> both Vector cores of the block / a Vector core -> the Cube; UNICAST_BLOCK: one Vector
@@ -85,7 +86,7 @@ def set_cross_core(pipe: PipeType, event_id: int, *,
 
 
 @intrinsic("wait_cross_core")
-def wait_cross_core(pipe: PipeType, event_id: int, *,
+def wait_cross_core(*, pipe: PipeType, event_id: int,
                     sync_mode: CrossCoreSyncMode = CrossCoreSyncMode.INTRA_BLOCK) -> None:
     """Block ``pipe`` until the cross-core event ``event_id`` of ``sync_mode`` arrived (the mode must
     match the set's)."""

@@ -16,8 +16,8 @@ from pypto_pro.backends.sim.templates import elementwise, fill
 from pypto_pro.frontend.operands import (Args, in_section, is_scalar_arg, row_major, same_dtype, same_shape,
                                          tile_in, want_scalar)
 from pypto_pro.ir.nodes import TileOp
-from pypto_pro.language.dtypes import (ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_UINT8,
-                                       DT_UINT16, DT_UINT32)
+from pypto_pro.language.dtypes import (ARITH_DTYPES, DT_BF16, DT_FP16, DT_FP32, DT_INT8, DT_INT16, DT_INT32, DT_INT64,
+                                       DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64)
 from pypto_pro.language.dtypes import INT_DTYPES
 from pypto_pro.language.enums import MemorySpace, PipeType, SectionKind
 from pypto_pro.ops.cpp import call_cpp
@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 FAMILY = "elementwise"
 VEC = (MemorySpace.Vec,)
 FLOATS = (DT_FP16, DT_BF16, DT_FP32)
-# pl.div: 16 / 32-bit integers, FP16 and FP32 (real div.md; a5 TDivCheck), and BF16 as before. The real
-# page also lists 64-bit integers (PTO-ISA Int64Div); not yet in this release
-DIV_DTYPES = FLOATS + (DT_INT16, DT_UINT16, DT_INT32, DT_UINT32)
+# pl.div: 16 / 32 / 64-bit integers, FP16 and FP32 (real div.md; a5 TDivS / TDiv static_asserts, the 64-bit
+# ones through PTO-ISA Int64Div: C division, truncating toward zero), and BF16 as before
+DIV_DTYPES = FLOATS + (DT_INT16, DT_UINT16, DT_INT32, DT_UINT32, DT_INT64, DT_UINT64)
 FILL_DTYPES = (DT_FP16, DT_BF16, DT_FP32, DT_INT8, DT_UINT8, DT_INT16, DT_INT32, DT_UINT16, DT_UINT32)  # TEXPANDS (a5)
 
 

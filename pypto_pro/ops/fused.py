@@ -142,7 +142,7 @@ for _api in RELU_OPS:
             f"``out = relu(lhs {'+' if _api == 'add_relu' else '-'} rhs)``, emitted as {RELU_OPS[_api][1]}(lhs, lhs, "
             "rhs); TRELU(out, lhs): **lhs is overwritten** with the intermediate.", _relu_check(_api))
 for _api, (_i, _c, _d, _relu) in CAST_OPS.items():
-    declare(FAMILY, _api, "out, lhs, rhs, *, target_type, mode=RoundMode.CAST_ROUND",
+    declare(FAMILY, _api, "out, lhs, rhs, target_type, *, mode=RoundMode.CAST_ROUND",
             f"``out = cast({'relu(' if _relu else ''}lhs {_i} rhs{')' if _relu else ''}, target_type, mode)``, emitted "
             f"as {_c}(lhs, lhs, rhs){'; TRELU(lhs, lhs)' if _relu else ''}; TCVT(out, lhs, mode): **lhs is "
             "overwritten**. ``target_type`` must be out's dtype.", _cast_seq_check(_api))

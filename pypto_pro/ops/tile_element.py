@@ -4,7 +4,11 @@
 
 Both are instructions of the scalar pipe S: the scalar unit itself reads or writes one element of
 UB at the linear storage ``offset`` (the subscript form linearises its indices row-major over the
-tile's shape). The chip does not order them against the other pipes: a tile written by MTE2 or V
+tile's shape). The offset counts storage elements whatever the layout, as the real ``GetValue`` /
+``SetValue`` (``*(ptr + offset)``, PTO-ISA ``pto_tile.hpp``) and the real subscript rule
+(``i * cols + j``, parser ``_parse_scalar_subscript_index``): on a DN tile ``t[i, j]`` is storage element
+``i * cols + j`` (logical ``[(i*cols+j) % rows, (i*cols+j) // rows]``), on an NZ / ZN tile the element at
+that position of its fractal boxes, not the logical ``(i, j)``. The chip does not order them against the other pipes: a tile written by MTE2 or V
 needs a ``MTE2/V -> S`` sync before the read, and a store after a write needs ``S -> MTE3``
 (``auto_mutex`` inserts both for a managed tile group). The simulator makes the read a real S
 instruction: the scalar program stops at it until the block's scheduler has run it
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pypto_pro.backends.sim import fractal
 from pypto_pro.backends.sim.gm_views import convert_scalar
 from pypto_pro.backends.sim.kit import Prepared, fault, scalar_read, write_at_end
 from pypto_pro.errors_sim import OutOfBoundsError
@@ -41,9 +46,6 @@ def _tile_operand(p: "FunctionParser", node, tile, what: str) -> TileRef:
     dtype = ref.tile_type.dtype
     if dtype.np_dtype is None or dtype.get_bit() < 8:
         p.fail(node, f"{what}: {dtype.name} is a storage-only type; it has no scalar value")
-    if ref.tile_type.effective_layout(p.ctx.arch.name).name not in ("ND", "DN"):
-        p.fail(node, f"{what} on a fractal ({ref.tile_type.effective_layout(p.ctx.arch.name).name}) tile is not "
-                     "supported yet in this release")
     return ref
 
 
@@ -93,14 +95,10 @@ class _Element:
     def __init__(self, op: TileOp, st, ref: TileRef):
         b = ref.buffer
         self.op = op
-        self.flats = []
-        for v in st.views:
-            if v.flags.c_contiguous:
-                self.flats.append(v.reshape(-1))
-            elif v.T.flags.c_contiguous:  # a DN tile: column-major storage
-                self.flats.append(v.T.reshape(-1))
-            else:
-                raise fault(op, f"pl.{op.op} on '{b.name}': its storage is not linear")
+        try:  # storage order: row-major (ND), column-major (DN), box by box (NZ / ZN / ...)
+            self.flats = [fractal.flat(v) for v in st.views]
+        except ValueError:
+            raise fault(op, f"pl.{op.op} on '{b.name}': its storage is not linear") from None
         self.item = b.tile_type.dtype.itemsize
         self.space = b.space
         self.addrs = b.addrs

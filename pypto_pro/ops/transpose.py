@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pypto_pro.backends.sim.templates import fill
-from pypto_pro.frontend.operands import Args, in_section, want_scalar
+from pypto_pro.frontend.operands import Args, in_section, want_int, want_scalar
 from pypto_pro.language.dtypes import DT_INT16, DT_INT32, DT_UINT16, DT_UINT32
 from pypto_pro.language.enums import SectionKind
 from pypto_pro.ops.decl import declare, instruction, vector
@@ -27,6 +27,10 @@ FAMILY = "transpose_and_element_access"
 
 def _transpose_check(p: "FunctionParser", node, a: Args) -> None:
     in_section(p, node, SectionKind.VECTOR, a.display)
+    # axis1 / axis2: the real builder's compile-time ints (block_ops.py _ir_transpose); its block.transpose
+    # codegen emits TTRANS whatever they hold (backend_cce_block_out_ops.cpp), so a 2-D swap either way
+    want_int(p, a, "axis1")
+    want_int(p, a, "axis2")
     out = vec_tile(p, a, "out", cpp="TTRANS")
     src = vec_tile(p, a, "src", cpp="TTRANS")
     width(p, a, "src", src, (8, 16, 32))
@@ -56,8 +60,10 @@ def _transpose_sim(op, env):
 instruction("transpose", FAMILY, _transpose_sim, vector("cast", flops=False),
             # the real backend passes src as TTRANS's tmp operand too (A5 takes and ignores it)
             lambda op, ctx, arch: [f"TTRANS({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {ctx.tile(op.srcs[0])});"])
-declare(FAMILY, "transpose", "out, src",
-        "``out[j, i] = src[i, j]`` over src's valid region (TTRANS).", _transpose_check)
+declare(FAMILY, "transpose", "out, src, axis1=0, axis2=1",
+        "``out[j, i] = src[i, j]`` over src's valid region (TTRANS); ``axis1`` / ``axis2`` (compile-time ints, "
+        "as the real builder takes) do not change it: the real backend swaps the two axes of the 2-D tile.",
+        _transpose_check)
 
 
 # ---- pl.fill_index -----------------------------------------------------------------------------------

@@ -112,8 +112,8 @@ def test_vec_alignment_is_32_bytes_on_a5():
 def _flag(event_id: int):
     def k(x: pl.Tensor[[DYN, DYN], pl.DT_FP16]):
         with pl.section_vector():
-            pl.system.sync_src(pl.PipeType.MTE2, pl.PipeType.V, event_id)
-            pl.system.sync_dst(pl.PipeType.MTE2, pl.PipeType.V, event_id)
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=event_id)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=event_id)
     return k
 
 

@@ -148,7 +148,7 @@ def _sim_movemask(instr):
     return run
 
 
-vf_api(FAMILY, "get_mask_spr", "width=None",
+vf_api(FAMILY, "get_mask_spr", "width=MaskWidth.B32",
        "The {MASK1, MASK0} vector-mask SPR (pl.set_vec_mask; all bits set at kernel start) as a mask register "
        "(MoveMask): B32 reads MASK0, a bit per 32-bit lane; B16 reads both, a bit per 16-bit lane; in counter "
        "mode (pl.set_mask_count) the first MASK0 lanes.", _check_get_mask_spr)

@@ -279,6 +279,6 @@ def _check_store(p, node, a):
     return None
 
 
-vf_api(FAMILY, "store", "dst_ptr, src, count=None, post_update=False, repeat_stride=0",
+vf_api(FAMILY, "store", "dst_ptr, src, count=None, post_update=False, repeat_stride=None",
        "Store the first count elements (default: all lanes) at any UB address (vstus + vstas in one call); "
        "post_update moves the pointer's cursor by count.", _check_store, results=0)

@@ -35,11 +35,11 @@ def every_block_stores(x: F32, z: F32, odd: pl.DT_INT32):
         if pl.get_block_idx() == odd:
             row = 1
         pl.load_tile(a, x, [row, 0])
-        pl.system.sync_src(MTE2, V, 0)
-        pl.system.sync_dst(MTE2, V, 0)
+        pl.system.sync_src(set_pipe=MTE2, wait_pipe=V, event_id=0)
+        pl.system.sync_dst(set_pipe=MTE2, wait_pipe=V, event_id=0)
         pl.muls(c, a, 2.0)
-        pl.system.sync_src(V, MTE3, 0)
-        pl.system.sync_dst(V, MTE3, 0)
+        pl.system.sync_src(set_pipe=V, wait_pipe=MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=V, wait_pipe=MTE3, event_id=0)
         pl.store_tile(z, c, [0, 0])
 
 
@@ -94,8 +94,8 @@ def test_no_overlap_no_note():
         with pl.section_vector():
             b = pl.get_block_idx()
             pl.load_tile(a, x, [b, 0])
-            pl.system.sync_src(MTE2, MTE3, 0)
-            pl.system.sync_dst(MTE2, MTE3, 0)
+            pl.system.sync_src(set_pipe=MTE2, wait_pipe=MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=MTE2, wait_pipe=MTE3, event_id=0)
             pl.store_tile(z, a, [b, 0])
     own_rows[None, 4](x, z)
     assert torch.equal(z, x) and own_rows.last_report.notes == []
@@ -151,8 +151,8 @@ def every_block_adds(x: F32, z: F32, plain: pl.DT_INT32):
     with pl.section_vector():
         b = pl.get_block_idx()
         pl.load_tile(a, x, [b, 0])
-        pl.system.sync_src(MTE2, MTE3, 0)
-        pl.system.sync_dst(MTE2, MTE3, 0)
+        pl.system.sync_src(set_pipe=MTE2, wait_pipe=MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=MTE2, wait_pipe=MTE3, event_id=0)
         if b == plain:
             pl.store_tile(z, a, [0, 0])
         else:
@@ -250,8 +250,8 @@ def store_unwritten(x: F32, z: F32, w: F32):
     u = pl.make_tile(TT, addr=0x4000)
     with pl.section_vector():
         pl.load_tile(a, x, [0, 0])
-        pl.system.sync_src(MTE2, MTE3, 0)
-        pl.system.sync_dst(MTE2, MTE3, 0)
+        pl.system.sync_src(set_pipe=MTE2, wait_pipe=MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=MTE2, wait_pipe=MTE3, event_id=0)
         pl.store_tile(z, a, [0, 0])
         pl.store_tile(w, u, [0, 0])
 
@@ -262,8 +262,8 @@ def compute_unwritten(x: F32, z: F32):
     c = pl.make_tile(TT, addr=0x8000)
     with pl.section_vector():
         pl.muls(c, u, 2.0)
-        pl.system.sync_src(V, MTE3, 0)
-        pl.system.sync_dst(V, MTE3, 0)
+        pl.system.sync_src(set_pipe=V, wait_pipe=MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=V, wait_pipe=MTE3, event_id=0)
         pl.store_tile(z, c, [0, 0])
 
 

@@ -38,13 +38,13 @@ def racy_scale(x: F32, z: F32):
         for i in pl.range(pl.get_block_idx(), x.shape[0] // R, pl.get_block_num()):
             pl.load_tile(a, x, [i, 0])
             pl.muls(c, a, 2.0)
-            pl.system.sync_src(V, MTE3, 0)
-            pl.system.sync_dst(V, MTE3, 0)
+            pl.system.sync_src(set_pipe=V, wait_pipe=MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=V, wait_pipe=MTE3, event_id=0)
             pl.store_tile(z, c, [i, 0])
-            pl.system.sync_src(MTE3, V, 0)
-            pl.system.sync_dst(MTE3, V, 0)
-            pl.system.sync_src(V, MTE2, 0)
-            pl.system.sync_dst(V, MTE2, 0)
+            pl.system.sync_src(set_pipe=MTE3, wait_pipe=V, event_id=0)
+            pl.system.sync_dst(set_pipe=MTE3, wait_pipe=V, event_id=0)
+            pl.system.sync_src(set_pipe=V, wait_pipe=MTE2, event_id=0)
+            pl.system.sync_dst(set_pipe=V, wait_pipe=MTE2, event_id=0)
 
 
 def _run(kernel, args: list[np.ndarray], blocks: int, reuse: bool, trace_dir: Path, monkeypatch,
