@@ -206,8 +206,8 @@ def ref_arith(name: str, a: np.ndarray, b, npdt: np.dtype) -> np.ndarray:
     if is_float(npdt):
         with np.errstate(all="ignore"):
             return ref_round(fn(np.asarray(a, F64), np.asarray(b, F64)), npdt)
-    if base == "div":  # C integer division: truncated toward zero
-        x, y = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    if base == "div":  # C integer division: truncated toward zero (exact Python integers: uint64, INT64_MIN)
+        x, y = np.asarray(a).astype(object), np.asarray(b).astype(object)
         return wrap(np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y)), npdt)
     # exact Python integers (an int64 view would reorder uint64 values for maximum / minimum)
     return wrap(fn(np.asarray(a).astype(object), np.asarray(b).astype(object)), npdt)
