@@ -225,64 +225,42 @@ def _meets(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(a0 < b1 and b0 < a1 for (a0, a1), (b0, b1) in zip(a, b))
 
 
-def _box(rects: list) -> tuple:
-    return tuple((min(r[i][0] for r in rects), max(r[i][1] for r in rects)) for i in range(len(rects[0])))
-
-
-def _boxes(recs: list, objs: list[int]) -> tuple[dict, dict, bool]:
-    """(obj -> bounding box of the block's writes, obj -> of all its accesses, whether two of its cores
-    write overlapping boxes)."""
-    every: dict = {}
-    per_core: list[dict] = []
-    for rec in recs:
-        mine: dict = {}
-        for prep in rec.preps:
-            for pidx, _, rect, write in prep.gm:
-                key = objs[pidx]
-                got = every.get(key)
-                if got is None:
-                    every[key] = [rect]
-                else:
-                    got.append(rect)
-                if write:
-                    got = mine.get(key)
-                    if got is None:
-                        mine[key] = [rect]
-                    else:
-                        got.append(rect)
-        per_core.append({k: _box(v) for k, v in mine.items()})
-    writes: dict = {}
-    clash = False
-    for mine in per_core:
-        for key, box in mine.items():
-            other = writes.get(key)
-            if other is None:
-                writes[key] = box
-            else:
-                clash = clash or _meets(box, other)
-                writes[key] = _box([box, other])
-    return writes, {k: _box(v) for k, v in every.items()}, clash
-
-
 def independent_blocks(logged: list[list], objs: list[int]) -> set[int]:
-    """The blocks whose global-memory accesses meet no other block's writes, whose writes meet no
-    other block's accesses, and whose cores write disjoint boxes (by bounding boxes: conservative)."""
-    boxes = [_boxes(recs, objs) for recs in logged]
-    out = set()
-    for b, (w, a, clash) in enumerate(boxes):
-        if clash:
-            continue
-        ok = True
-        for o, (ow, oa, _) in enumerate(boxes):
-            if o == b:
-                continue
-            if any(k in oa and _meets(box, oa[k]) for k, box in w.items()) or \
-                    any(k in ow and _meets(box, ow[k]) for k, box in a.items()):
-                ok = False
-                break
-        if ok:
-            out.add(b)
-    return out
+    """The blocks whose global-memory accesses meet no other block's writes, whose writes meet no other
+    block's accesses, and whose cores write disjoint windows. Only tensors something writes are compared
+    (reads never conflict with reads), by a sweep over each one's windows sorted by their first axis."""
+    written: set = set()
+    for recs in logged:
+        for rec in recs:
+            for prep in rec.preps:
+                for pidx, _, _, write in prep.gm:
+                    if write:
+                        written.add(objs[pidx])
+    if not written:
+        return set(range(len(logged)))
+    by_obj: dict = {}
+    for b, recs in enumerate(logged):
+        for core, rec in enumerate(recs):
+            seen: set = set()
+            for prep in rec.preps:
+                for pidx, _, rect, write in prep.gm:
+                    key = objs[pidx]
+                    if key in written and (key, rect, write) not in seen:
+                        seen.add((key, rect, write))
+                        by_obj.setdefault(key, []).append((rect[0][0] if rect else 0, rect, b, core, bool(write)))
+    tied: set[int] = set()
+    for entries in by_obj.values():
+        entries.sort(key=lambda e: e[0])
+        active: list = []
+        for e in entries:
+            lo, rect, b, core, write = e
+            active = [a for a in active if not a[1] or a[1][0][1] > lo]
+            for a in active:
+                if (write or a[4]) and (a[2] != b or (a[3] != core and write and a[4])) and _meets(rect, a[1]):
+                    tied.add(b)
+                    tied.add(a[2])
+            active.append(e)
+    return set(range(len(logged))) - tied
 
 
 # ---- the lockstep replay -----------------------------------------------------------------------------

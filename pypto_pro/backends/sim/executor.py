@@ -295,6 +295,8 @@ class SimExecutable:
             return None
         count = min(batch_replay.LANES, block_num)
         lanes = getattr(self, "_lane_set", None)
+        if lanes is None and not getattr(self, "_lanes_wanted", False):
+            return None  # made once a launch has shown blocks that would run in lockstep (see _timed)
         if lanes is None or lanes.count < count:
             row = sum((a.size + 63) // 64 * 64 for mem in self.memories for a in mem.arrays.values())
             lanes = self._lane_set = batch_replay.Lanes(lambda carve: self._make_block(0, carve), count, row)
@@ -343,6 +345,11 @@ class SimExecutable:
         fractions_of = [l2.miss_fractions([w for rec in recs for w in rec.windows], stats) for recs in logged]
         sigs = [schedule_signature(recs, f) if self.reuse_schedules else None for recs, f in zip(logged, fractions_of)]
         free = batch_replay.independent_blocks(logged, objs) if lanes is not None else set()
+        if lanes is None and self.reuse_schedules and trace is None and block_num > 2 and \
+                not getattr(self, "_lanes_wanted", False) and len(set(sigs)) < block_num - 1:
+            # blocks replay a schedule: the next launch runs them on lanes, in lockstep where they are
+            # independent (the first launch is not slowed by building the lanes)
+            self._lanes_wanted = True
         checked = onchip.arrays if onchip is not None else None  # (memory, space) -> bytes: the block's lane
         schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
         done: set[int] = set()  # blocks already replayed with an earlier one (batch_replay.replay_chunk)

@@ -127,9 +127,15 @@ def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> 
     return rule
 
 
-def expand(numerics: Callable[..., None], per_row: bool) -> Callable:
+def expand(numerics: Callable[..., None], per_row: bool, batch: bool = False) -> Callable:
     """``dst = src (op) broadcast(vec)`` over dst's valid region: ``vec`` holds one value per row
-    (``[R, 1]``, its valid rows must cover dst's) or per column (``[1, C]``)."""
+    (``[R, 1]``, its valid rows must cover dst's) or per column (``[1, C]``). ``batch``: as for
+    :func:`elementwise`."""
+    def run_many(preps: list, stack: Callable, defer: bool):
+        av, vec, out_view = preps[0].batch.data
+        ab, vb = stack(av), stack(vec)
+        return batched(lambda out: numerics(out, ab, vb), stack(out_view), defer)
+
     def rule(op: TileOp, env: SimEnv) -> Callable:
         ts = tiles(op, env)
         d, a, v = ts[0], ts[1], ts[2]
@@ -150,7 +156,13 @@ def expand(numerics: Callable[..., None], per_row: bool) -> Callable:
             written = d.written(sd, r, c)
             if carry:
                 written = (*written, map_carry(d, sd, r, c, ((a, sa, "same"), (v, sv, "row" if per_row else "col"))))
-            return Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), vacc, d.access(sd, r, c, True)),
-                            (), r * c * d.item, run, (written,))
+            prep = Prepared(r, c, c * d.item == d.row_bytes,
+                            (a.access(sa, r, c, False), vacc, d.access(sd, r, c, True)), (), r * c * d.item, run,
+                            (written,))
+            if batch and exact_width(c):
+                out_view = d.region(sd, r, c)
+                if batchable((av, vec), out_view):
+                    prep.batch = BatchSpec((numerics,), run_many, (av, vec, out_view))
+            return prep
         return dispatch
     return rule

@@ -143,6 +143,48 @@ def test_unary_ops_batched_equal_per_block(name, dt, shape):
     _compare(lambda o, a: numerics.unary(name, o, a), dt, dt, 1, rows, cols, full, seed, defer=defer)
 
 
+def _compare_expand(name: str, dt: np.dtype, rows: int, cols: int, full: bool, seed: int, per_row: bool,
+                    defer: bool) -> None:
+    """numerics.expand per block and batched (the vector operand a [rows, 1] or [1, cols] region)."""
+    count, row_elems = 3, cols if full else cols + 16
+    per = rows * row_elems * dt.itemsize
+    lanes = _Lanes(count, 3 * per + 64)
+    rng = np.random.default_rng(seed)
+    vr, vc = (rows, 1) if per_row else (1, cols)
+    src = [lanes.tile(g, 0, dt, rows, cols, row_elems) for g in range(count)]
+    vec = [lanes.tile(g, per, dt, vr, vc, row_elems) for g in range(count)]
+    out = [lanes.tile(g, 2 * per, dt, rows, cols, row_elems) for g in range(count)]
+    for g in range(count):
+        for t, (r, c) in ((src[g], (rows, cols)), (vec[g], (vr, vc)), (out[g], (rows, cols))):
+            t[...] = _specials(dt, rng, r * c).reshape(r, c)
+    before = lanes.bytes.copy()
+    op = lambda o, a, v: numerics.expand(name, o, a, v, 1 if per_row else 0)  # noqa: E731
+    with numerics.launch_errstate():
+        for g in range(count):
+            if defer:
+                scratch = np.empty(out[g].shape, dt)
+                op(scratch, src[g], vec[g])
+                out[g][...] = scratch
+            else:
+                op(out[g], src[g], vec[g])
+        want = lanes.bytes.copy()
+        lanes.bytes[...] = before
+        sa, sv = lanes.stack(src[0]), lanes.stack(vec[0])
+        commit = batch_replay.deferred(lambda o: op(o, sa, sv), lanes.stack(out[0]), defer)
+        if commit is not None:
+            commit()
+    assert np.array_equal(lanes.bytes, want), (rows, cols, full, dt)
+
+
+@pytest.mark.parametrize("name", numerics.EXPAND_OPS)
+@pytest.mark.parametrize("dt", [F16, BF16, F32], ids=str)
+@settings(max_examples=4, deadline=None)
+@given(shape=_SHAPES, per_row=st.booleans())
+def test_expands_batched_equal_per_block(name, dt, shape, per_row):
+    rows, cols, full, seed, defer = shape
+    _compare_expand(name, dt, rows, cols, full, seed, per_row, defer)
+
+
 @pytest.mark.parametrize("pair", [(F32, F16), (F32, BF16), (F16, F32), (BF16, F32), (F16, BF16), (F32, np.dtype(np.int32)),
                                   (F16, np.dtype(np.int16)), (np.dtype(np.int32), F32), (F32, F32)], ids=str)
 @pytest.mark.parametrize("mode", numerics.CAST_MODES)
@@ -167,11 +209,25 @@ def test_gm_windows_stack_as_one_view_only_when_evenly_spaced():
 
 def _launch(kernel_fn, blocks: int, args: list, lanes: int, monkeypatch):
     import pypto_pro.language as pl
+    from pypto_pro.backends.sim.executor import SimExecutable
     monkeypatch.setattr(batch_replay, "LANES", lanes)
+    monkeypatch.setattr(SimExecutable, "_lanes_wanted", True, raising=False)  # lanes from the first launch on
     k = pl.jit(kernel_fn)
     outs = [a.copy() for a in args]
     report = k[None, blocks](*outs)
     return outs, report
+
+
+def _count_chunks(monkeypatch) -> list[int]:
+    """The block count of every chunk replayed in lockstep from now on."""
+    sizes: list[int] = []
+    orig = batch_replay.replay_chunk
+
+    def counted(schedule, chunk, *rest):
+        sizes.append(len(chunk))
+        return orig(schedule, chunk, *rest)
+    monkeypatch.setattr(batch_replay, "replay_chunk", counted)
+    return sizes
 
 
 def test_add_launch_with_nan_payloads_is_the_same_batched(monkeypatch):
@@ -184,7 +240,9 @@ def test_add_launch_with_nan_payloads_is_the_same_batched(monkeypatch):
     x = _specials(F16, rng, m * n).reshape(m, n)
     y = _specials(F16, rng, m * n).reshape(m, n)
     z = np.zeros((m, n), np.float16)
+    chunks = _count_chunks(monkeypatch)
     got, rep = _launch(add.add_kernel.fn, m // 128, [x, y, z], 8, monkeypatch)
+    assert chunks and chunks[0] == 7  # blocks 1..7 in lockstep
     want, rep1 = _launch(add.add_kernel.fn, m // 128, [x, y, z], 1, monkeypatch)
     assert got[2].tobytes() == want[2].tobytes()
     assert dataclasses.asdict(rep) == dataclasses.asdict(rep1)
@@ -199,3 +257,34 @@ def test_neg_of_a_strided_column_reads_its_rows(dt):
     out = np.zeros((3, 4), dt)
     numerics.unary("neg", out[:, :1], x[:, :1])
     assert out[:, 0].tolist() == [-1, -5, -9] and not out[:, 1:].any()
+
+
+@pytest.mark.slow
+def test_flash_attention_with_specials_is_the_same_batched(monkeypatch):
+    """Flash attention (Cube and Vector cores, row reductions, expands, casts, exp) with NaN, infinities
+    and signed zeros in its inputs, 4 heads (blocks 1..3 replay in lockstep): outputs and the whole report
+    the same as block by block."""
+    import warnings
+
+    from example_modules import load_example
+    fa = load_example("flash_attention")
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.standard_normal((1, 4, 128, 64)).astype(np.float16) for _ in range(3))
+    q[0, 1, 3, :5] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    k[0, 2, 7, :3] = [np.nan, -0.0, 6e-8]
+    v[0, 3, 9, :2] = [np.inf, np.nan]
+    from pypto_pro.backends.sim.executor import SimExecutable
+    monkeypatch.setattr(SimExecutable, "_lanes_wanted", True, raising=False)
+    chunks = _count_chunks(monkeypatch)
+    got = []
+    for lanes in (8, 1):
+        monkeypatch.setattr(batch_replay, "LANES", lanes)
+        kern = fa.make_flash_attention("a5", 64, False, 1, check="warn")
+        args = [q, k, v, np.zeros_like(q), fa.causal_mask(), *fa.workspaces(4, 64, 1)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = kern[None, 4](*args)
+        got.append(([a.tobytes() for a in args[3:]],
+                    {f: v for f, v in dataclasses.asdict(report).items() if f != "trace_files"}))
+    assert chunks == [3]
+    assert got[0] == got[1]
