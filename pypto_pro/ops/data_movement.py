@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from pypto_pro.backends.pto.ctypes_map import ctype
-from pypto_pro.backends.sim.batch_replay import BatchSpec, gm_stack, window_offset
-from pypto_pro.backends.sim.batch_replay import deferred as batched
+from pypto_pro.backends.sim.batch_replay import BatchSpec, copied, gm_stack
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
 from pypto_pro.backends.sim import gm_strided, gm_views, numerics
 from pypto_pro.backends.sim.fractal import values as fractal_values
@@ -311,7 +310,7 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
                         gmt.accesses(g, idx, rect, False), r * c * t.item, run, (t.written(slot, r, c),))
         if isinstance(view, np.ndarray):
             prep.batch = BatchSpec(("load", src.shape, src.strides, src.dtype.str), _load_many,
-                                   ((src, g, window_offset(g, idx)), view))
+                                   ((src, g, idx), view))
         return prep
     return dispatch
 
@@ -322,7 +321,7 @@ def _load_many(preps: list, stack: Callable, defer: bool):
     src = gm_stack([p.batch.data[0] for p in preps])
     if src is None:
         src = np.stack([p.batch.data[0][0] for p in preps])  # a copy made at the start: the loads read then
-    return batched(lambda out: np.copyto(out, src), stack(preps[0].batch.data[1]), defer)
+    return copied(src, stack(preps[0].batch.data[1]), defer)
 
 
 def _store_many(preps: list, stack: Callable, defer: bool):
@@ -331,8 +330,7 @@ def _store_many(preps: list, stack: Callable, defer: bool):
     dst = gm_stack([p.batch.data[0] for p in preps])
     if dst is None:
         return NotImplemented
-    src = stack(preps[0].batch.data[1])
-    return batched(lambda out: out.__setitem__(Ellipsis, src), dst, defer)
+    return copied(stack(preps[0].batch.data[1]), dst, defer)
 
 
 def _store_sim(op: TileOp, env: SimEnv) -> Callable:
@@ -415,7 +413,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
                         r * c * t.item, run)
         if plain and not run_on and g.ndim > 1 and dst.dtype == view.dtype and isinstance(view, np.ndarray):
             prep.batch = BatchSpec(("store", dst.shape, dst.strides, dst.dtype.str), _store_many,
-                                   ((dst, g, window_offset(g, idx)), view))
+                                   ((dst, g, idx), view))
         return prep
     return dispatch
 

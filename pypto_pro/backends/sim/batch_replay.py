@@ -115,6 +115,20 @@ def strided_empty(like: np.ndarray) -> np.ndarray:
     return np.ndarray(like.shape, like.dtype, buf, 0, (row, *like.strides[1:]))
 
 
+def copied(src: np.ndarray, dst: np.ndarray, defer: bool) -> Callable | None:
+    """A byte copy ``dst[...] = src`` now, or (``src`` read now) at the commit: copies move bytes as they
+    are, in any layout, so they need none of :func:`deferred`'s scratch when not deferred."""
+    if not defer:
+        np.copyto(dst, src)
+        return None
+    scratch = padded_empty(dst.shape, dst.dtype)
+    np.copyto(scratch, src)
+
+    def commit() -> None:
+        dst[...] = scratch
+    return commit
+
+
 def deferred(compute: Callable[[np.ndarray], None], dst: np.ndarray, defer: bool) -> Callable | None:
     """``kit.deferred`` over a batched destination. The numerics never write the lanes themselves: the
     blocks' views overlap each other's bounds, and NumPy would then copy the sources of an op into
@@ -139,13 +153,14 @@ def _addr(a: np.ndarray) -> int:
 def gm_stack(windows: list[tuple]) -> np.ndarray | None:
     """The blocks' global-memory windows as one view with the block axis in front, when they are
     windows of one array at evenly spaced addresses (an SPMD kernel's per-block offsets); else None.
-    ``windows[i]``: (block i's window, the array it is a window of, its start's byte offset there)."""
-    v0, g0, o0 = windows[0]
+    ``windows[i]``: (block i's window, the array it is a window of, its index there)."""
+    v0, g0, i0 = windows[0]
     if len(windows) == 1:
         return v0[None]
-    d = windows[1][2] - o0
-    for i, (v, g, o) in enumerate(windows):
-        if g is not g0 or o != o0 + i * d or v.shape != v0.shape or v.strides != v0.strides or v.dtype != v0.dtype:
+    o0 = window_offset(g0, i0)
+    d = window_offset(windows[1][1], windows[1][2]) - o0
+    for i, (v, g, idx) in enumerate(windows):
+        if g is not g0 or window_offset(g, idx) != o0 + i * d or v.shape != v0.shape or v.strides != v0.strides or v.dtype != v0.dtype:
             return None
     try:  # (the array constructor is several times cheaper than as_strided)
         return np.ndarray((len(windows), *v0.shape), v0.dtype, g0, o0, (d, *v0.strides))
