@@ -63,7 +63,8 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
             views, out_view, acc, written, can_batch = got
             run = deferred(lambda out: numerics(out, *views, *scalars), out_view)
             prep = Prepared(dr, dc, dc * item == widest, acc, (), dr * dc * d.item, run, written)
-            if can_batch:
+            # (not with a NaN scalar: which of two NaNs a broadcast scalar loop returns moved when batched)
+            if can_batch and not any(v != v for v in scalars):
                 prep.batch = BatchSpec((numerics, scalar_key(scalars)), run_many, (views, out_view, scalars))
             return prep
         return dispatch
@@ -159,7 +160,9 @@ def expand(numerics: Callable[..., None], per_row: bool, batch: bool = False) ->
             prep = Prepared(r, c, c * d.item == d.row_bytes,
                             (a.access(sa, r, c, False), vacc, d.access(sd, r, c, True)), (), r * c * d.item, run,
                             (written,))
-            if batch and exact_width(c):
+            # (bf16 is computed through an fp32 copy of the whole batched tile, whose broadcast operand
+            # NumPy then iterates in another loop than one block's: block by block)
+            if batch and exact_width(c) and d.st.buffer.tile_type.dtype.name != "DT_BF16":
                 out_view = d.region(sd, r, c)
                 if batchable((av, vec), out_view):
                     prep.batch = BatchSpec((numerics,), run_many, (av, vec, out_view))
