@@ -36,7 +36,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-LANES = 8           # lanes of a timed launch (blocks in one lockstep chunk at most)
+# lanes of a timed launch (blocks in one lockstep chunk at most); 1 turns batched replay off. Off by
+# default for now: with only the Vector ops batched it is not faster than block-by-block replay and its
+# lanes hold more memory (docs/simulator.md, fourth pass); ``LANES = 8`` turns it on, exactly.
+LANES = 1
 _PAD = 1 << 16      # lane rows and padded scratch: never a whole number of tile rows apart
 
 
