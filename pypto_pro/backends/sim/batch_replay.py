@@ -36,6 +36,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from pypto_pro.backends.sim.kit import landing
+
 # lanes of a timed launch (blocks in one lockstep chunk at most); 1 turns batched replay off. Off by
 # default for now: with only the Vector ops batched it is not faster than block-by-block replay and its
 # lanes hold more memory (docs/simulator.md, fourth pass); ``LANES = 8`` turns it on, exactly.
@@ -126,10 +128,7 @@ def copied(src: np.ndarray, dst: np.ndarray, defer: bool) -> Callable | None:
         return None
     scratch = padded_empty(dst.shape, dst.dtype)
     np.copyto(scratch, src)
-
-    def commit() -> None:
-        dst[...] = scratch
-    return commit
+    return landing(dst, scratch, True)
 
 
 def deferred(compute: Callable[[np.ndarray], None], dst: np.ndarray, defer: bool) -> Callable | None:
@@ -140,13 +139,7 @@ def deferred(compute: Callable[[np.ndarray], None], dst: np.ndarray, defer: bool
     destination's own strides when not), and a byte copy moves it (now, or at the commit)."""
     scratch = padded_empty(dst.shape, dst.dtype) if defer else strided_empty(dst)
     compute(scratch)
-
-    def commit() -> None:
-        dst[...] = scratch
-    if not defer:
-        commit()
-        return None
-    return commit
+    return landing(dst, scratch, defer)
 
 
 def _addr(a: np.ndarray) -> int:

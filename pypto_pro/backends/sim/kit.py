@@ -214,14 +214,18 @@ def deferred(compute: Callable[[np.ndarray], None], dst) -> Callable[[bool], Cal
             return None
         scratch = np.empty(dst.shape, dst.dtype)
         compute(scratch)
-
-        def commit() -> None:
-            dst[...] = scratch
-        if not defer:
-            commit()
-            return None
-        return commit
+        return landing(dst, scratch, defer)
     return run
+
+
+def landing(dst, scratch: np.ndarray, defer: bool) -> Callable | None:
+    """Copy ``scratch`` into ``dst`` now (None), or return the commit that will."""
+    def commit() -> None:
+        dst[...] = scratch
+    if not defer:
+        commit()
+        return None
+    return commit
 
 
 def deferred_many(compute: Callable[[list[np.ndarray]], None], dsts: list[np.ndarray]) -> Callable:
