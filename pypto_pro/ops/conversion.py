@@ -57,7 +57,18 @@ def _cast_check(p: "FunctionParser", node, a: Args) -> None:
 
 def _cast_sim(op, env):
     mode = op.attrs["mode"]
-    return elementwise(lambda out, x: numerics.cast(out, x, mode))(op, env)
+    return elementwise(_cast_numerics(mode), batch=True)(op, env)
+
+
+_CASTS: dict = {}
+
+
+def _cast_numerics(mode: str):
+    """One numerics callable per mode (batched replay runs equal ones together)."""
+    got = _CASTS.get(mode)
+    if got is None:
+        got = _CASTS[mode] = lambda out, x: numerics.cast(out, x, mode)
+    return got
 
 
 def _cast_cpp(op, ctx, arch: str) -> list[str]:

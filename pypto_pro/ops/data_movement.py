@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from pypto_pro.backends.pto.ctypes_map import ctype
+from pypto_pro.backends.sim.batch_replay import BatchSpec, copied, gm_stack
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
 from pypto_pro.backends.sim import gm_strided, gm_views, numerics
 from pypto_pro.backends.sim.fractal import values as fractal_values
@@ -336,12 +337,34 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
         idx, rect, transposed = _window(op, g, offs, r, c, axes, "load from", pname)
         src = g[idx]
         src = src.T if transposed else (src if g.ndim > 1 else src[None, :])
-        view = t.views[slot][:r, :c]
+        view = t.region(slot, r, c)
         src = src if src.dtype == view.dtype else src.view(view.dtype)  # same width: the bytes move as they are
         run = deferred(lambda out: np.copyto(out, src), view)
-        return Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, True),),
+        prep = Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, True),),
                         gmt.accesses(g, idx, rect, False), r * c * t.item, run, (t.written(slot, r, c),))
+        if isinstance(view, np.ndarray):
+            prep.batch = BatchSpec(("load", src.shape, src.strides, src.dtype.str), _load_many,
+                                   ((src, g, idx), view))
+        return prep
     return dispatch
+
+
+def _load_many(preps: list, stack: Callable, defer: bool):
+    """Batched replay of plain loads: the blocks' GM windows (one strided view, else stacked) into
+    their tiles."""
+    src = gm_stack([p.batch.data[0] for p in preps])
+    if src is None:
+        src = np.stack([p.batch.data[0][0] for p in preps])  # a copy made at the start: the loads read then
+    return copied(src, stack(preps[0].batch.data[1]), defer)
+
+
+def _store_many(preps: list, stack: Callable, defer: bool):
+    """Batched replay of plain stores (same dtype, no conversion): the tiles into the blocks' GM windows
+    when those are one strided view."""
+    dst = gm_stack([p.batch.data[0] for p in preps])
+    if dst is None:
+        return NotImplemented
+    return copied(stack(preps[0].batch.data[1]), dst, defer)
 
 
 def _store_sim(op: TileOp, env: SimEnv) -> Callable:
@@ -358,6 +381,8 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     descriptors = env.gm.strides
     packed = tile.tile_type.dtype.packed
     write = ATOMIC if atomic else True  # the GM checker lets atomic adders overlap each other only
+    # a copy of the tile's bytes (what batched replay runs for several blocks at once)
+    plain = not (relu or atomic or to_hf8 or packed or fp is not None or runtime_scale or op.attrs.get("quant"))
 
     def dispatch(slot: int, *args: int) -> Prepared:
         fp_slot = None
@@ -369,7 +394,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
             deq = deq_word(op.attrs, None)
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
-        view = t.views[slot][:r, :c]
+        view = t.region(slot, r, c)
         reads = (t.access(slot, r, c, False),)
         strides = descriptors.get(ref.param.index)
         if packed:  # 4-bit codes, two a byte: nibble addresses (gm_strided)
@@ -420,8 +445,12 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
             gm_acc = tuple((i, n, rr, write) for i, n, rr, _ in gm_acc)
             return Prepared(r, c, c * t.item == t.row_bytes, reads, gm_acc, r * c * t.item, run)
         run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
-        return Prepared(r, c, c * t.item == t.row_bytes, reads, gmt.accesses(g, idx, rect, write),
+        prep = Prepared(r, c, c * t.item == t.row_bytes, reads, gmt.accesses(g, idx, rect, write),
                         r * c * t.item, run)
+        if plain and not run_on and g.ndim > 1 and dst.dtype == view.dtype and isinstance(view, np.ndarray):
+            prep.batch = BatchSpec(("store", dst.shape, dst.strides, dst.dtype.str), _store_many,
+                                   ((dst, g, idx), view))
+        return prep
     return dispatch
 
 

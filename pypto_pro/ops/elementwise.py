@@ -9,6 +9,7 @@ and its tile sources must have that valid shape (PTO-ISA). Numerics: ``backends/
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pypto_pro.backends.sim import numerics
@@ -133,7 +134,8 @@ def _located(rule_of):
 
 
 for _api, (_ti, _si, _tcpp, _scpp, _dts) in BINARY.items():
-    _rule = _located(elementwise) if _api == "div" else elementwise
+    # (an integer division by zero stops the launch: div is not batched, so it stops where it did)
+    _rule = _located(elementwise) if _api == "div" else partial(elementwise, batch=True)
     instruction(_ti, FAMILY, _rule(_binary_numerics(_ti)), vector(_ti), call_cpp(_tcpp))
     instruction(_si, FAMILY, _rule(_scalar_numerics(_si)), vector(_si), call_cpp(_scpp, scalar=True))
     if _api not in ("maximum", "minimum"):  # those two also reduce (dim=); declared in reduction.py
@@ -171,7 +173,7 @@ def _unary_numerics(name: str):
 
 
 for _name, (_cpp, _dts) in UNARY.items():
-    instruction(_name, FAMILY, elementwise(_unary_numerics(_name)), vector(_name), call_cpp(_cpp))
+    instruction(_name, FAMILY, elementwise(_unary_numerics(_name), batch=True), vector(_name), call_cpp(_cpp))
     declare(FAMILY, _name, "out, src", f"``out = {_name}(src)`` over out's valid shape ({_cpp}).",
             unary_check(_name, _dts, _cpp))
 

@@ -134,9 +134,11 @@ def _expand_numerics(api_name: str, per_row: bool):
 
 for _api, _base in EXPAND.items():
     _suffix = EXPAND_CPP[_base]
-    instruction(f"row_expand_{_suffix.lower()}", FAMILY, expand(_expand_numerics(_api, True), per_row=True),
+    instruction(f"row_expand_{_suffix.lower()}", FAMILY,
+                expand(_expand_numerics(_api, True), per_row=True),
                 vector(_base, "row_expand"), call_cpp(f"TROWEXPAND{_suffix}"))
-    instruction(f"col_expand_{_suffix.lower()}", FAMILY, expand(_expand_numerics(_api, False), per_row=False),
+    instruction(f"col_expand_{_suffix.lower()}", FAMILY,
+                expand(_expand_numerics(_api, False), per_row=False),
                 vector(_base, "col_expand"), call_cpp(f"TCOLEXPAND{_suffix}"))
     declare(FAMILY, _api, "out, src, scalar, *, dim=0",
             f"``out = src {_base} broadcast(scalar)``: ``dim=0`` broadcasts a per-row [R, 1] tile (layout=pl.DN; "

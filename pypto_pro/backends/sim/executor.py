@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.backends.sim import debug_log, gm_views, numerics, tile_ops
+from pypto_pro.backends.sim import batch_replay, debug_log, gm_views, numerics, tile_ops
 from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
@@ -159,16 +159,17 @@ class SimExecutable:
         self.memories, self.runners = self._make_block(0)
         self.live = any(r.recorder_plan.live for r in self.runners)  # live.py
 
-    def _make_block(self, base: int) -> tuple[list[CoreMemory], list[ProgramRunner]]:
-        """Memories and program runners of one block whose cores are numbered from ``base``."""
+    def _make_block(self, base: int, carve: Callable | None = None) -> tuple[list[CoreMemory], list[ProgramRunner]]:
+        """Memories and program runners of one block whose cores are numbered from ``base`` (``carve``:
+        where the memories' bytes come from, for a replay lane: batch_replay.Lanes)."""
         arch, programs = self.arch, self.programs
         cube = programs.get(SectionKind.CUBE)
         vec = programs.get(SectionKind.VECTOR)
         shared: dict = {"base": base}  # what the block's cores share (the SSBUF: ops/ssbuf.py)
         if self.mixed:
             cube_spaces = {b.space for p in programs.values() for b in p.buffers if b.space is not MemorySpace.Vec}
-            aic = CoreMemory(arch, tuple(cube_spaces) or (MemorySpace.Mat,))
-            aivs = [CoreMemory(arch, (MemorySpace.Vec,)) for _ in range(self.subblocks)]
+            aic = CoreMemory(arch, tuple(cube_spaces) or (MemorySpace.Mat,), carve)
+            aivs = [CoreMemory(arch, (MemorySpace.Vec,), carve) for _ in range(self.subblocks)]
             mats = {s: (aic, base) for s in cube_spaces}
             vec_runners = [ProgramRunner(vec, {**mats, MemorySpace.Vec: (aivs[k], base + k + 1)}, base + k + 1,
                                          live_gm=self.live_gm, block=shared)
@@ -184,7 +185,7 @@ class SimExecutable:
             return [aic, *aivs], [cube_runner, *vec_runners]
         if vec is not None:
             spaces = tuple({b.space for b in vec.buffers}) or (MemorySpace.Vec,)
-            mem = CoreMemory(arch, spaces)
+            mem = CoreMemory(arch, spaces, carve)
             return [mem], [ProgramRunner(vec, {s: (mem, base) for s in MemorySpace}, base, live_gm=self.live_gm,
                                          block=shared)]
         return [], []
@@ -233,7 +234,8 @@ class SimExecutable:
             with one_blas_thread(), numerics.launch_errstate():
                 return self._run_launch(report, block_num, arrays, scalars, timing, check, trace)
         finally:  # the executable outlives the launch: it must not keep the launch's tensors alive
-            for r in self.runners:
+            lanes = getattr(self, "_lane_set", None)
+            for r in self.runners + [r for _, rs in (lanes.blocks if lanes is not None else ()) for r in rs]:
                 r.gm.release()
 
     def _run_launch(self, report: LaunchReport, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any],
@@ -266,6 +268,8 @@ class SimExecutable:
                 gc.enable()
             for mem in self.memories:  # every timed block poisons its memories first: hand the pages back
                 mem.release()
+            if getattr(self, "_lane_set", None) is not None:
+                self._lane_set.release()
         report.timed = timing
         return report
 
@@ -283,22 +287,49 @@ class SimExecutable:
                                gmcheck.same if gmcheck is not None else None, check == "raise") if checks else None
         return reporter, checks, onchip, gmcheck, onchip.committed if onchip is not None else None
 
+    def _lanes(self, block_num: int, trace: list | None) -> batch_replay.Lanes | None:
+        """The replay lanes of a launch (batch_replay), made on first use; None where blocks cannot run in
+        lockstep (one block, replay off, a trace, ``pl.make_tensor`` views)."""
+        if block_num < 2 or not self.reuse_schedules or trace is not None or batch_replay.LANES < 2 or \
+                any(r.gm.views for r in self.runners):
+            return None
+        count = min(batch_replay.LANES, block_num)
+        lanes = getattr(self, "_lane_set", None)
+        if lanes is None and not getattr(self, "_lanes_wanted", False):
+            return None  # made once a launch has shown blocks that would run in lockstep (see _timed)
+        if lanes is None or lanes.count < count:
+            row = sum((a.size + 63) // 64 * 64 for mem in self.memories for a in mem.arrays.values())
+            lanes = self._lane_set = batch_replay.Lanes(lambda carve: self._make_block(0, carve), count, row)
+            for _, runners in lanes.blocks:  # one cost entry per (statement, size) for every lane: the
+                for r, main in zip(runners, self.runners):  # schedule signatures hold their ids
+                    plan = r.recorder_plan
+                    plan.entries = [(kind, stmt, d, mine[3]) for (kind, stmt, d, _), mine in
+                                    zip(plan.entries, main.recorder_plan.entries)]
+        return lanes
+
     def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
         reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
         seq = _Sequential(self, report, block_num)
         stats, objs, l2 = seq.stats, seq.objs, seq.l2
         watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
+        lanes = self._lanes(block_num, trace)
+        blocks = lanes.blocks if lanes is not None else [(self.memories, self.runners)]
+        nlanes = len(blocks)
+        for _, runners in blocks[1:] if lanes is None else blocks:
+            for r, main in zip(runners, self.runners):
+                r.gm.arrays[:], r.gm.objs[:] = main.gm.arrays, main.gm.objs
         logged: list[list[Recorder]] = []
-        loggers: dict[tuple[int, float], Recorder] = {}  # (core, GM port share) -> its logging recorder
+        loggers: dict[tuple[int, int, float], Recorder] = {}  # (lane, core, GM port share) -> its logging recorder
         try:
             for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
                 port_bpc = seq.port_share(b)
+                lane = b % nlanes  # block b runs on this lane's memories (batch_replay)
                 recs = []
-                for r, ctx in zip(self.runners, self._contexts(b, block_num, dims, scalars)):
+                for r, ctx in zip(blocks[lane][1], self._contexts(b, block_num, dims, scalars)):
                     r.reset()
-                    logger = loggers.get((r.core, port_bpc))
+                    logger = loggers.get((lane, r.core, port_bpc))
                     if logger is None:
-                        logger = loggers[(r.core, port_bpc)] = Recorder(
+                        logger = loggers[(lane, r.core, port_bpc)] = Recorder(
                             r.recorder_plan, self.cost, port_bpc, on_commit, core=r.core,
                             aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
                     r.fn(ctx, logger.ops, _prange)
@@ -311,16 +342,46 @@ class SimExecutable:
         finally:
             for logger in loggers.values():
                 logger.release()
+        fractions_of = [l2.miss_fractions([w for rec in recs for w in rec.windows], stats) for recs in logged]
+        sigs = [schedule_signature(recs, f) if self.reuse_schedules else None for recs, f in zip(logged, fractions_of)]
+        free = batch_replay.independent_blocks(logged, objs) if lanes is not None else set()
+        if lanes is None and self.reuse_schedules and trace is None and block_num > 2 and \
+                not getattr(self, "_lanes_wanted", False) and len(set(sigs)) < block_num - 1:
+            # blocks replay a schedule: the next launch runs them on lanes, in lockstep where they are
+            # independent (the first launch is not slowed by building the lanes)
+            self._lanes_wanted = True
+        checked = onchip.arrays if onchip is not None else None  # (memory, space) -> bytes: the block's lane
         schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
+        done: set[int] = set()  # blocks already replayed with an earlier one (batch_replay.replay_chunk)
         for b, recs in enumerate(logged):
-            seq.poison()
-            fractions = l2.miss_fractions([w for rec in recs for w in rec.windows], stats)
-            sig = schedule_signature(recs, fractions) if self.reuse_schedules else None
+            lane = b % nlanes
+            sig = sigs[b]
             known = schedules.get(sig) if sig is not None else None
+            if b in done:
+                seq.block_done(b, recs, known.end_time, known.busy, trace, [], None)  # type: ignore[union-attr]
+                logged[b] = []
+                continue
+            fractions = fractions_of[b]
+            chunk = [b]
+            if known is not None and b in free:
+                while len(chunk) < nlanes - lane and b + len(chunk) < block_num and sigs[b + len(chunk)] == sig \
+                        and b + len(chunk) in free:
+                    chunk.append(b + len(chunk))
+            if lanes is not None:
+                lanes.poison(lane, len(chunk), POISON)
+            else:
+                seq.poison()
             insts: list[Inst] = []
             if known is None or trace is not None:  # records are needed to schedule, or for the trace
                 insts, op_insts = build_block(recs, fractions)
-            if known is not None:
+            if known is not None and len(chunk) > 1:  # blocks b.. replay one schedule in lockstep
+                gm_checks = [self._gm_check(gmcheck, objs, lambda inst, _c=c: _c) for c in chunk] \
+                    if gmcheck is not None else None
+                batch_replay.replay_chunk(known, [[p for rec in logged[c] for p in rec.preps] for c in chunk],
+                                          lanes.stacker(len(chunk)), gm_checks, check != "raise", watch, landed)
+                done.update(chunk[1:])
+                block_end, busy, flows = known.end_time, known.busy, None
+            elif known is not None:
                 # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
                 # replay its schedule; only global memory (other addresses) needs checking
                 preps = [prep for rec in recs for prep in rec.preps]
@@ -331,6 +392,10 @@ class SimExecutable:
             else:
                 if onchip is not None:
                     onchip.reset_block()
+                    if lanes is not None:
+                        for i, mem in enumerate(blocks[lane][0]):
+                            for space, arr in mem.arrays.items():
+                                checked[(i, space)] = arr  # type: ignore[index]
                 hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
                 faults = len(reporter.faults)
                 sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,

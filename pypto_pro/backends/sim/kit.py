@@ -98,7 +98,8 @@ class SimEnv:
 class Prepared:
     """A dispatched tile instruction: work size, memory touched, and its numerics."""
 
-    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits", "k", "priced", "result")
+    __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits", "k", "priced", "result",
+                 "batch")
 
     def __init__(self, rows: int, cols: int, full_cols: bool, accesses: tuple, gm: tuple, nbytes: int,
                  run: Callable[[bool], Callable | None], commits: tuple = (), k: int = 0,
@@ -114,6 +115,7 @@ class Prepared:
         self.run = run
         self.commits = commits    # ((core, space), lo, rows, row_bytes, used_bytes) marked written at commit
         self.result = None        # a scalar read (getval): the value, once its numerics ran
+        self.batch = None         # how to run it with other blocks' (batch_replay.BatchSpec), if it can
 
 
 def fault(op, message: str, cls: type[SimulationError] = SimulationError) -> SimulationError:
@@ -212,14 +214,18 @@ def deferred(compute: Callable[[np.ndarray], None], dst) -> Callable[[bool], Cal
             return None
         scratch = np.empty(dst.shape, dst.dtype)
         compute(scratch)
-
-        def commit() -> None:
-            dst[...] = scratch
-        if not defer:
-            commit()
-            return None
-        return commit
+        return landing(dst, scratch, defer)
     return run
+
+
+def landing(dst, scratch: np.ndarray, defer: bool) -> Callable | None:
+    """Copy ``scratch`` into ``dst`` now (None), or return the commit that will."""
+    def commit() -> None:
+        dst[...] = scratch
+    if not defer:
+        commit()
+        return None
+    return commit
 
 
 def deferred_many(compute: Callable[[list[np.ndarray]], None], dsts: list[np.ndarray]) -> Callable:

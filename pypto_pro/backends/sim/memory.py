@@ -34,11 +34,17 @@ def _zeros(nbytes: int) -> tuple[np.ndarray, mmap.mmap | None]:
 
 
 class CoreMemory:
-    def __init__(self, arch: ArchModel, spaces: tuple[MemorySpace, ...] = tuple(MemorySpace)):
+    """``carve(nbytes)``, when given, provides each space's bytes (replay lanes: every lane's memories
+    are rows of one buffer, ``backends/sim/batch_replay.py``); the caller then owns their release."""
+
+    def __init__(self, arch: ArchModel, spaces: tuple[MemorySpace, ...] = tuple(MemorySpace), carve=None):
         self.arch_name = arch.name
         self.arrays: dict[MemorySpace, np.ndarray] = {}
         self._maps: list[mmap.mmap] = []
         for s in spaces:
+            if carve is not None:
+                self.arrays[s] = carve(arch.memory(s).capacity)
+                continue
             arr, mm = _zeros(arch.memory(s).capacity)
             self.arrays[s] = arr
             if mm is not None:

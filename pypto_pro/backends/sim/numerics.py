@@ -187,7 +187,7 @@ def _name(dt: np.dtype) -> str:
 def _check_array(role: str, x: object) -> np.ndarray:
     if not isinstance(x, np.ndarray):
         raise ValueError(f"{role} must be a numpy.ndarray, got {type(x).__name__}")
-    if x.ndim != 2:
+    if x.ndim != 2 and x.ndim != 3:  # 3-D: a leading block axis (batch_replay), computed element by element
         raise ValueError(f"{role} must be 2-D, got shape {x.shape}")
     return x
 
@@ -509,8 +509,12 @@ def unary(op: str, dst: np.ndarray, a: np.ndarray) -> None:
         elif op == "neg":
             if dt == BF16:
                 np.bitwise_xor(a.view(np.uint16), np.uint16(0x8000), out=dst.view(np.uint16))
-            else:
+            elif a.flags.c_contiguous:
                 np.negative(a, out=dst)
+            else:
+                # NumPy 2.4's negative loop of 32-bit types reads a strided column ([n, 1] of a wider
+                # tile) as if it were contiguous; negation is exact, so a contiguous copy changes nothing else
+                np.negative(np.ascontiguousarray(a), out=dst)
         else:  # relu
             if dt in _FLOATS:
                 _relu_bits(dst, a)

@@ -38,8 +38,8 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
     _check_same(op, dst, src)
     if dim not in (0, 1):
         raise ValueError(f"reduce dim must be 0 (columns) or 1 (rows), got {dim!r}")
-    rows, cols = src.shape
-    want = (rows, 1) if dim == 1 else (1, cols)
+    rows, cols = src.shape[-2:]  # (a leading block axis: batch_replay)
+    want = (*src.shape[:-2], rows, 1) if dim == 1 else (*src.shape[:-2], 1, cols)
     if dst.shape != want:
         raise ValueError(f"reduce {op!r} dim={dim}: dst shape must be {want}, got {dst.shape}")
     n = cols if dim == 1 else rows
@@ -97,8 +97,8 @@ def expand(op: str, dst: np.ndarray, src: np.ndarray, vec: np.ndarray, dim: int)
     _check_shape(op, dst, src)
     if dim not in (0, 1):
         raise ValueError(f"expand dim must be 0 (columns) or 1 (rows), got {dim!r}")
-    rows, cols = src.shape
-    want = (rows, 1) if dim == 1 else (1, cols)
+    rows, cols = src.shape[-2:]  # (a leading block axis: batch_replay)
+    want = (*src.shape[:-2], rows, 1) if dim == 1 else (*src.shape[:-2], 1, cols)
     if vec.shape != want:
         raise ValueError(f"expand {op!r} dim={dim}: vec shape must be {want}, got {vec.shape}")
     with _ignore():

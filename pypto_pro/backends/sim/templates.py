@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from pypto_pro.backends.sim.batch_replay import BatchSpec, batchable, exact_width, scalar_key
+from pypto_pro.backends.sim.batch_replay import deferred as batched
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, require_valid, tiles
 from pypto_pro.backends.sim.undefined import carriable, map_carry, reduce_carry
 from pypto_pro.ir.nodes import TileOp
@@ -20,12 +22,18 @@ def _names(op: TileOp, n: int) -> tuple[str, ...]:
     return tuple(names) if names else ("dst",) + tuple(f"src{i}" for i in range(n - 1))
 
 
-def elementwise(numerics: Callable[..., None], full_width: bool = False, unused: int = 0) -> Callable:
+def elementwise(numerics: Callable[..., None], full_width: bool = False, unused: int = 0, batch: bool = False) -> Callable:
     """``dst = f(src...[, scalars...])`` over dst's valid region, as far as every tile source's valid
     shape reaches (the rest of dst is left unwritten: on the chip it gets values computed from bytes
     past a source's valid data). ``numerics(out, *src_views, *scalars)``. Scalars follow the tile slots in the
     run-time arguments (see ``tile_ops.operand_exprs``). The last ``unused`` tile sources are
-    operands the instruction takes but neither reads nor writes (an API's workspace tile)."""
+    operands the instruction takes but neither reads nor writes (an API's workspace tile). ``batch``:
+    ``numerics`` also takes arrays with a leading block axis, element by element (batch_replay)."""
+    def run_many(preps: list, stack: Callable, defer: bool):
+        views, out_view, scalars = preps[0].batch.data
+        vb = [stack(v) for v in views]
+        return batched(lambda out: numerics(out, *vb, *scalars), stack(out_view), defer)
+
     def rule(op: TileOp, env: SimEnv) -> Callable:
         ts = tiles(op, env)
         ts = ts[:len(ts) - unused]
@@ -34,7 +42,8 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
         item = max(t.item for t in ts)
         widest = max(t.row_bytes for t in ts)
 
-        memo: dict[tuple, tuple] = {}  # (dst slot, src slots, rows, cols) -> (src views, dst view, accesses, written)
+        # (dst slot, src slots, rows, cols) -> (src views, dst view, accesses, written, whether it batches)
+        memo: dict[tuple, tuple] = {}
         carry = carriable(*ts)  # padding computed with carries its undefinedness on (undefined.py)
 
         def dispatch(sd: int, *rest) -> Prepared:
@@ -49,10 +58,15 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
                     tuple(t.region(s, r, c) for t, s in zip(srcs, slots)), d.region(sd, r, c),
                     tuple(t.access(s, r, c, False) for t, s in zip(srcs, slots)) + (d.access(sd, r, c, True),),
                     ((*d.written(sd, r, c), map_carry(d, sd, r, c, tuple((t, s, "same") for t, s in zip(srcs, slots)))),)
-                    if carry else (d.written(sd, r, c),))
-            views, out_view, acc, written = got
+                    if carry else (d.written(sd, r, c),), batch and exact_width(c) and batchable(
+                        tuple(t.region(s, r, c) for t, s in zip(srcs, slots)), d.region(sd, r, c)))
+            views, out_view, acc, written, can_batch = got
             run = deferred(lambda out: numerics(out, *views, *scalars), out_view)
-            return Prepared(dr, dc, dc * item == widest, acc, (), dr * dc * d.item, run, written)
+            prep = Prepared(dr, dc, dc * item == widest, acc, (), dr * dc * d.item, run, written)
+            # (not with a NaN scalar: which of two NaNs a broadcast scalar loop returns moved when batched)
+            if can_batch and not any(v != v for v in scalars):
+                prep.batch = BatchSpec((numerics, scalar_key(scalars)), run_many, (views, out_view, scalars))
+            return prep
         return dispatch
     return rule
 
@@ -114,9 +128,15 @@ def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> 
     return rule
 
 
-def expand(numerics: Callable[..., None], per_row: bool) -> Callable:
+def expand(numerics: Callable[..., None], per_row: bool, batch: bool = False) -> Callable:
     """``dst = src (op) broadcast(vec)`` over dst's valid region: ``vec`` holds one value per row
-    (``[R, 1]``, its valid rows must cover dst's) or per column (``[1, C]``)."""
+    (``[R, 1]``, its valid rows must cover dst's) or per column (``[1, C]``). ``batch``: as for
+    :func:`elementwise`."""
+    def run_many(preps: list, stack: Callable, defer: bool):
+        av, vec, out_view = preps[0].batch.data
+        ab, vb = stack(av), stack(vec)
+        return batched(lambda out: numerics(out, ab, vb), stack(out_view), defer)
+
     def rule(op: TileOp, env: SimEnv) -> Callable:
         ts = tiles(op, env)
         d, a, v = ts[0], ts[1], ts[2]
@@ -137,7 +157,15 @@ def expand(numerics: Callable[..., None], per_row: bool) -> Callable:
             written = d.written(sd, r, c)
             if carry:
                 written = (*written, map_carry(d, sd, r, c, ((a, sa, "same"), (v, sv, "row" if per_row else "col"))))
-            return Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), vacc, d.access(sd, r, c, True)),
-                            (), r * c * d.item, run, (written,))
+            prep = Prepared(r, c, c * d.item == d.row_bytes,
+                            (a.access(sa, r, c, False), vacc, d.access(sd, r, c, True)), (), r * c * d.item, run,
+                            (written,))
+            # (bf16 is computed through an fp32 copy of the whole batched tile, whose broadcast operand
+            # NumPy then iterates in another loop than one block's: block by block)
+            if batch and exact_width(c) and d.st.buffer.tile_type.dtype.name != "DT_BF16":
+                out_view = d.region(sd, r, c)
+                if batchable((av, vec), out_view):
+                    prep.batch = BatchSpec((numerics,), run_many, (av, vec, out_view))
+            return prep
         return dispatch
     return rule

@@ -74,8 +74,12 @@ def _op(ufunc: object) -> Callable | None:
 
 def binary_fp16(ufunc: object, dst: np.ndarray, a: np.ndarray, b: object) -> bool:
     """``dst = ufunc(a, b)`` with torch when that is exact and worth it; False: not done (use NumPy)."""
-    if not enabled or dst.dtype != _FP16 or not isinstance(b, np.ndarray) \
-            or not MIN_ELEMENTS <= dst.size <= MAX_ELEMENTS:
+    if not enabled or dst.dtype != _FP16 or not isinstance(b, np.ndarray):
+        return False
+    # a leading block axis (batch_replay): each block's tile is one torch call (above MAX_ELEMENTS torch
+    # splits a call across its threads, which costs more than it saves)
+    per = dst.size // dst.shape[0] if dst.ndim == 3 and dst.shape[0] else dst.size
+    if not MIN_ELEMENTS <= per <= MAX_ELEMENTS:
         return False
     if a.dtype != _FP16 or b.dtype != _FP16 or a.shape != dst.shape or b.shape != dst.shape:
         return False
@@ -84,8 +88,10 @@ def binary_fp16(ufunc: object, dst: np.ndarray, a: np.ndarray, b: object) -> boo
     fn = _op(ufunc)
     if fn is None:
         return False
-    for src in (a, b):  # torch refuses an output that partly overlaps an input; NumPy buffers it
-        if np.may_share_memory(dst, src) and not _same(dst, src):
+    # (with a block axis, each block's tiles relate as the first block's do: other blocks' are in other lanes)
+    d0, a0, b0 = (dst[0], a[0], b[0]) if dst.ndim == 3 else (dst, a, b)
+    for src in (a0, b0):  # torch refuses an output that partly overlaps an input; NumPy buffers it
+        if np.may_share_memory(d0, src) and not _same(d0, src):
             return False
     if min(a.strides + b.strides + dst.strides) < 0:  # torch.from_numpy refuses negative strides
         return False
@@ -94,7 +100,11 @@ def binary_fp16(ufunc: object, dst: np.ndarray, a: np.ndarray, b: object) -> boo
         ta, tb, tdst = from_numpy(a), from_numpy(b), from_numpy(dst)
     except (TypeError, ValueError, RuntimeError):  # an array torch cannot wrap: nothing written yet
         return False
-    fn(ta, tb, out=tdst)
+    if dst.size <= MAX_ELEMENTS:
+        fn(ta, tb, out=tdst)
+    else:
+        for i in range(dst.shape[0]):
+            fn(ta[i], tb[i], out=tdst[i])
     return True
 
 
