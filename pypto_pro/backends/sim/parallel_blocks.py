@@ -51,6 +51,7 @@ import numpy as np
 from pypto_pro.backends.sim import debug_log
 from pypto_pro.backends.sim.recorder import BlockStats
 from pypto_pro.backends.sim.schedule_cache import schedule_signature
+from pypto_pro.errors import LaunchError
 
 ENV = "PYPTO_PRO_SIM_WORKERS"
 MIN_OPS = 20000  # automatic mode: below this many logged ops a fork costs about what it saves
@@ -69,12 +70,9 @@ def workers() -> tuple[int, bool]:
     raw = os.environ.get(ENV, "auto").strip().lower()
     if raw in ("", "auto"):
         return max(1, os.cpu_count() or 1), True
-    try:
-        n = int(raw)
-    except ValueError:
-        raise ValueError(f"{ENV} must be 'auto' or a positive integer, got {raw!r}") from None
-    if n < 1:
-        raise ValueError(f"{ENV} must be 'auto' or a positive integer, got {raw!r}")
+    n = int(raw) if raw.isdigit() else 0
+    if n < 1:  # raised after logging, before any numerics: the outputs are untouched
+        raise LaunchError(f"{ENV} must be 'auto' or a positive integer, got {raw!r}", kind="value")
     return n, False
 
 
