@@ -62,7 +62,7 @@ _child: "_ChildSide | None" = None   # set in a forked child: the launch it serv
 _running: list["_Child"] = []        # parent: children of the launch in progress
 # what the last timed launch of this process did: its block ranges (none: it ran serially) and, per
 # child, whether its results were taken or why not (for tests and benchmarks)
-last: dict = {"ranges": [], "children": []}
+last: dict = {"ranges": [], "children": [], "ops": 0}
 
 
 def workers() -> tuple[int, bool]:
@@ -238,6 +238,7 @@ def _plan(ex, logged: list, seq, trace, procs: int, auto: bool) -> _Plan | None:
     if log is not None and (log.cores or log.asserts or log.traps):
         return None
     ops = [sum(len(rec.log) for rec in recs) for recs in logged]
+    last["ops"] = sum(ops)
     if auto and (sum(ops) < MIN_OPS or _busy(procs)):
         return None
     runner = ex.runners[0]
@@ -391,8 +392,9 @@ def blocks(ex, logged: list, seq, reporter, gmcheck, onchip, trace) -> Iterator[
     Blocks a child ran successfully are not yielded; their results are taken as they come due."""
     global _child
     procs, auto = workers()
+    last.update(ranges=[], children=[], ops=0)
     plan = _plan(ex, logged, seq, trace, procs, auto) if _child is None else None
-    last.update(ranges=plan.ranges if plan is not None else [], children=[])
+    last["ranges"] = plan.ranges if plan is not None else []
     if plan is None:
         yield from enumerate(logged)
         return
@@ -433,8 +435,9 @@ def blocks(ex, logged: list, seq, reporter, gmcheck, onchip, trace) -> Iterator[
         for i, child in enumerate(children):
             got = child.result()
             _running.remove(child)
-            last["children"].append(got.get("why", "taken") if got.get("ok") else got.get("why", "failed"))
-            if not _take(got, child, i, plan, ex, logged, seq, reporter, own, faults, noted, onchip):
+            taken = _take(got, child, i, plan, ex, logged, seq, reporter, own, faults, noted, onchip)
+            last["children"].append("taken" if taken else got.get("why") or "not the serial run's state or timing")
+            if not taken:
                 _kill_running()
                 for b in range(child.lo, len(logged)):
                     yield b, logged[b]

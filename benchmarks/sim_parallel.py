@@ -1,0 +1,93 @@
+"""Serial against two-process blocks (backends/sim/parallel_blocks.py) on the rows of sim_speed.py.
+
+For each row, in one process: a first call (compile), then ``--repeat`` rounds that each run the
+warm launch with ``PYPTO_PRO_SIM_WORKERS=1`` and with ``=N`` back to back (the order alternating
+round by round, so both see the same machine load). A row's **speedup** is the median of the
+per-round ratios serial / parallel. Every run's fingerprint (outputs and report, as sim_speed.py
+prints it) must be the serial one; the row fails otherwise. Also printed: the 1-minute load
+average before each round (the machine is shared: with no idle core a second process cannot win,
+which is why the automatic mode looks at it), and what the parallel module did with the launch.
+
+    python benchmarks/sim_parallel.py [--small] [--rows add,gemm,fa,fa_causal] [--repeat 5] [--workers 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import sim_speed  # noqa: E402
+from sim_fingerprint import _sha, report_digest  # noqa: E402
+
+
+def row_run(row: str, repeat: int, workers: int) -> dict:
+    import numpy as np
+    from pypto_pro.backends.sim import parallel_blocks
+    launch, _, outputs, _, what, _, _ = sim_speed._setup(row)
+
+    def timed(mode: str) -> tuple[float, float, tuple, dict]:
+        os.environ[parallel_blocks.ENV] = mode
+        for o in outputs:
+            o[...] = 0
+        c0, t0 = time.process_time(), time.perf_counter()
+        report = launch()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        digest = (_sha(*(np.ascontiguousarray(o).tobytes() for o in outputs)), report_digest(report))
+        return wall, cpu, digest, dict(parallel_blocks.last)
+
+    _, _, want, _ = timed("1")
+    rounds = []
+    for i in range(repeat):
+        load = os.getloadavg()[0]
+        order = ("1", str(workers)) if i % 2 == 0 else (str(workers), "1")
+        got = {mode: timed(mode) for mode in order}
+        for mode, (_, _, digest, _) in got.items():
+            if digest != want:
+                raise SystemExit(f"{row}: PYPTO_PRO_SIM_WORKERS={mode} computed something else than the serial run")
+        par = got[str(workers)]
+        rounds.append({"load": load, "serial_s": got["1"][0], "parallel_s": par[0], "serial_cpu_s": got["1"][1],
+                       "parallel_parent_cpu_s": par[1], "ranges": par[3]["ranges"], "children": par[3]["children"]})
+    return {"row": row, "what": what, "workers": workers, "fingerprint": "/".join(want),
+            "speedup": statistics.median(r["serial_s"] / r["parallel_s"] for r in rounds), "rounds": rounds}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", default=",".join(sim_speed.ROWS))
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--small", action="store_true", help="sim_speed.py's smaller shapes")
+    ap.add_argument("--out", default=None, help="JSON name under benchmarks/results/ (default sim_parallel[_small])")
+    args = ap.parse_args()
+    sim_speed.SMALL = args.small
+    from _common import print_table, write_json
+    results = [row_run(row, args.repeat, args.workers) for row in args.rows.split(",")]
+    for r in results:
+        rs = r["rounds"]
+
+        def col(key: str, fmt: str = ".3f", rs=rs) -> str:
+            return ", ".join(format(x[key], fmt) for x in rs)
+        print(f"{r['row']}: speedup {r['speedup']:.2f}x; serial {col('serial_s')} s; parallel {col('parallel_s')} s; "
+              f"load {col('load', '.1f')}; {rs[-1]['ranges']} {rs[-1]['children']}")
+    print(f"\nmachine: {os.cpu_count()} cores")
+    print_table(["row", "speedup (median of rounds)", "serial s (median)", "parallel s (median)", "load (median)",
+                 "split", "fingerprint (every run)"],
+                [[r["row"], f"{r['speedup']:.2f}x", f"{statistics.median(x['serial_s'] for x in r['rounds']):.3f}",
+                  f"{statistics.median(x['parallel_s'] for x in r['rounds']):.3f}",
+                  f"{statistics.median(x['load'] for x in r['rounds']):.1f}",
+                  " ".join(f"{lo}-{hi - 1}" for lo, hi in r["rounds"][-1]["ranges"]) or "serial",
+                  r["fingerprint"]] for r in results])
+    out = args.out if args.out is not None else ("sim_parallel_small" if args.small else "sim_parallel")
+    if out:
+        print(f"wrote {write_json(out, {'cores': os.cpu_count(), 'small': args.small, 'rows': results})}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
