@@ -43,6 +43,7 @@ import os
 import pickle
 import signal
 import sys
+import time
 import warnings
 from typing import Any, Iterator
 
@@ -56,6 +57,7 @@ from pypto_pro.errors import LaunchError
 ENV = "PYPTO_PRO_SIM_WORKERS"
 MIN_OPS = 20000  # automatic mode: below this many logged ops a fork costs about what it saves
 SCHEDULE_WEIGHT = 3  # a block scheduled from scratch costs about this many replays (issue 15 profiles)
+FREE_WEIGHT = 0.2  # freeing a block's logs, against replaying it
 CELL = (64, 256)  # the grid the cross-range overlap test indexes windows by (innermost two axes)
 
 _child: "_ChildSide | None" = None   # set in a forked child: the launch it serves
@@ -178,7 +180,7 @@ class _ChildSide:
             region = runner.gm.region(pidx, rect)
             _shared(buf, region, pos)[...] = _raw(region)
             pos += nbytes
-        self.exit({"ok": True, "blocks": self.blocks, "noted0": self.noted})
+        self.exit({"ok": True, "blocks": self.blocks, "noted0": self.noted, "cpu": time.process_time()})
 
     def exit(self, message: dict) -> None:
         try:
@@ -252,8 +254,7 @@ def _plan(ex, logged: list, seq, trace, procs: int, auto: bool) -> _Plan | None:
         first = seen.setdefault(sig, b) if sig is not None else b
         scheduled.append(first == b)
         leader.append(first)
-    weights = [max(1, o) * (SCHEDULE_WEIGHT if s else 1) for o, s in zip(ops, scheduled)]
-    ranges = _split(weights, min(procs, n))
+    ranges = _split([max(1, o) for o in ops], leader, min(procs, n))
     if len(ranges) < 2:
         return None
     footprints = [_footprint(logged, lo, hi, seq.objs) for lo, hi in ranges]
@@ -298,16 +299,36 @@ def _aliased(gm, objs: list[int]) -> bool:
     return False
 
 
-def _split(weights: list[int], parts: int) -> list[tuple[int, int]]:
-    """Contiguous ranges of about equal weight (none empty)."""
-    total = sum(weights)
-    ranges, lo, acc = [], 0, 0
-    for b, w in enumerate(weights):
-        acc += w
-        if len(ranges) < parts - 1 and acc * parts >= total * (len(ranges) + 1) and b + 1 < len(weights):
+def _split(ops: list[int], leader: list[int], parts: int) -> list[tuple[int, int]]:
+    """Contiguous ranges (none empty) whose estimated costs are about equal. A block costs its ops,
+    ``SCHEDULE_WEIGHT`` times that if its range schedules it: the serial run's first block of a
+    signature, or a range's first block of a signature first seen in an earlier range (a stand-in).
+    The parent (first range) also frees the other ranges' logs (``FREE_WEIGHT`` per op)."""
+    n, w = len(ops), SCHEDULE_WEIGHT
+    prefix = [0.0]
+    for b in range(n):  # the parent's range is a prefix: it schedules what the serial run does
+        prefix.append(prefix[-1] + ops[b] * (w if leader[b] == b else 1))
+    if parts == 2:
+        suffix, first, best = [0.0] * (n + 1), {}, None  # suffix[k]: cost of blocks k.. in a child
+        for k in range(n - 1, -1, -1):
+            cls = leader[k]
+            j = first.get(cls)
+            suffix[k] = suffix[k + 1] + ops[k] * w - (ops[j] * (w - 1) if j is not None else 0)
+            first[cls] = k
+        freed = [0.0] * (n + 1)
+        for k in range(n - 1, -1, -1):
+            freed[k] = freed[k + 1] + ops[k] * FREE_WEIGHT
+        for k in range(1, n):
+            cost = max(prefix[k] + freed[k], suffix[k])
+            if best is None or cost < best[0]:
+                best = (cost, k)
+        return [(0, best[1]), (best[1], n)] if best is not None else [(0, n)]
+    total, ranges, lo = prefix[-1], [], 0  # more parts: by the serial run's costs
+    for b in range(n):
+        if len(ranges) < parts - 1 and prefix[b + 1] * parts >= total * (len(ranges) + 1) and b + 1 < n:
             ranges.append((lo, b + 1))
             lo = b + 1
-    ranges.append((lo, len(weights)))
+    ranges.append((lo, n))
     return ranges
 
 
@@ -392,6 +413,7 @@ def blocks(ex, logged: list, seq, reporter, gmcheck, onchip, trace) -> Iterator[
     Blocks a child ran successfully are not yielded; their results are taken as they come due."""
     global _child
     procs, auto = workers()
+    last.clear()
     last.update(ranges=[], children=[], ops=0)
     plan = _plan(ex, logged, seq, trace, procs, auto) if _child is None else None
     last["ranges"] = plan.ranges if plan is not None else []
@@ -399,6 +421,7 @@ def blocks(ex, logged: list, seq, reporter, gmcheck, onchip, trace) -> Iterator[
         yield from enumerate(logged)
         return
     children = []
+    last["cpu_fork"] = time.process_time()  # this process's CPU seconds (a child's count from its fork)
     for i, (lo, hi) in enumerate(plan.ranges[1:]):
         rfd, wfd = os.pipe()
         with warnings.catch_warnings():
@@ -432,8 +455,10 @@ def blocks(ex, logged: list, seq, reporter, gmcheck, onchip, trace) -> Iterator[
         lo, hi = plan.ranges[0]
         for b in range(lo, hi):
             yield b, logged[b]
+        last["cpu_wait"] = time.process_time()
         for i, child in enumerate(children):
             got = child.result()
+            last.setdefault("cpu_children", []).append(got.get("cpu", 0.0))
             _running.remove(child)
             taken = _take(got, child, i, plan, ex, logged, seq, reporter, own, faults, noted, onchip)
             last["children"].append("taken" if taken else got.get("why") or "not the serial run's state or timing")
