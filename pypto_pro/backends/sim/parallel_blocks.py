@@ -55,7 +55,7 @@ from pypto_pro.backends.sim.schedule_cache import schedule_signature
 from pypto_pro.errors import LaunchError
 
 ENV = "PYPTO_PRO_SIM_WORKERS"
-MIN_OPS = 20000  # automatic mode: below this many logged ops a fork costs about what it saves
+MIN_OPS = 12000  # automatic mode: below this many logged ops a fork costs about what it saves
 SCHEDULE_WEIGHT = 3  # a block scheduled from scratch costs about this many replays (issue 15 profiles)
 FREE_WEIGHT = 0.2  # freeing a block's logs, against replaying it
 CELL = (64, 256)  # the grid the cross-range overlap test indexes windows by (innermost two axes)
