@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.backends.sim import debug_log, gm_views, numerics, parallel_blocks, tile_ops
+from pypto_pro.backends.sim import debug_log, gm_views, numerics, tile_ops
 from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
@@ -260,7 +260,7 @@ class SimExecutable:
             elif self.live:
                 self._timed_live(report, block_num, dims, scalars, mode, trace)
             else:
-                parallel_blocks.guard(self._timed, report, block_num, dims, scalars, mode, trace)
+                self._timed(report, block_num, dims, scalars, mode, trace)
         finally:
             if was_enabled:
                 gc.enable()
@@ -312,7 +312,7 @@ class SimExecutable:
             for logger in loggers.values():
                 logger.release()
         schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
-        for b, recs in parallel_blocks.blocks(self, logged, seq, reporter, gmcheck, onchip, trace):  # some in children
+        for b, recs in enumerate(logged):
             seq.poison()
             fractions = l2.miss_fractions([w for rec in recs for w in rec.windows], stats)
             sig = schedule_signature(recs, fractions) if self.reuse_schedules else None

@@ -1,26 +1,31 @@
-"""Blocks of a timed launch on several cores: the tail of the block range in forked processes.
+"""A measured and rejected design (issue 15): the tail of a timed launch's blocks in forked processes.
+
+This is a benchmark prototype, not part of pypto_pro: :func:`install` patches it into the
+simulator's executor for ``benchmarks/sim_parallel.py`` (which measures it) and
+``benchmarks/sim_parallel_check.py`` (which checks it is exact). On the 2-core machine of issue 15
+it did not win (docs/simulator.md, "Parallel blocks"), so the simulator does not ship it; what
+it would need in the executor is two lines, written out in :func:`install`.
 
 A timed launch logs every block's program first (the L2 model prices reuse over the whole launch)
-and then, block by block, schedules or replays each one: its numerics, timing and checks. That
-second phase is where most of a launch's time goes, and blocks that neither read nor write what
-another block writes compute the same bytes in any order. So :func:`blocks` (the executor's loop
-over blocks) may fork ``workers - 1`` children (``os.fork``, Linux) after logging; each child runs
-the executor's own loop body for a contiguous range of the later blocks on its copy-on-write
-memory, and the parent runs the first range itself, then takes each child's results in block
-order: per block its end time and busy cycles (fed to the same bookkeeping the serial loop calls),
-whether it was scheduled, its notes; and the bytes of the GM windows the child's blocks wrote
-(through one shared anonymous ``mmap``).
+and then, block by block, schedules or replays each one: its numerics, timing and checks. Blocks
+that neither read nor write what another block writes compute the same bytes in any order. So
+:func:`blocks` (the executor's loop over blocks) forks ``workers - 1`` children (``os.fork``,
+Linux) after logging; each child runs the executor's own loop body for a contiguous range of the
+later blocks on its copy-on-write memory, and the parent runs the first range itself, then takes
+each child's results in block order: per block its end time and busy cycles (fed to the same
+bookkeeping the serial loop calls), whether it was scheduled, its notes; and the bytes of the GM
+windows the child's blocks wrote (through one shared anonymous ``mmap``).
 
 The result is the serial run's, byte for byte, or the serial run itself:
 
 * **decided before forking** (:func:`_plan`): the launch is large enough (``MIN_OPS`` logged ops in
-  automatic mode), has no trace, no device prints, no ``pl.make_tensor`` views and no two
-  parameters sharing memory under different ids; and no GM window one range writes overlaps a
-  window another range accesses (the checker's own grid and overlap test on the logged accesses,
-  so every cross-range pair the serial global-memory checker would compare is disjoint, and no
-  block reads bytes another range writes);
+  automatic mode) and a core is idle (load average), has no trace, no device prints, no
+  ``pl.make_tensor`` views and no two parameters sharing memory under different ids; and no GM
+  window one range writes overlaps a window another range accesses (so every cross-range pair the
+  serial global-memory checker would compare is disjoint, and no block reads bytes another range
+  writes);
 * **checked when a child's results are taken**: the child reported no fault, no same-bytes write
-  note, no warning and no device print (it would have been lost), its first block of each schedule
+  note, no warning and no device print (they would be lost), its first block of each schedule
   signature already scheduled in an earlier range (a *stand-in*: the child has no copy of that
   schedule, so it schedules it) ended at the same cycle with the same busy cycles as the block
   whose schedule the serial run replays, and neither the parent's range nor the child's added a
@@ -33,8 +38,8 @@ The result is the serial run's, byte for byte, or the serial run itself:
 
 A stand-in's notes are dropped and it is not counted in ``blocks_scheduled`` (the serial run replays
 it: no scheduler notes, no count). ``PYPTO_PRO_SIM_WORKERS``: ``1`` (serial), ``N`` (up to N
-processes for every launch of at least 2 blocks), ``auto`` (the default: ``os.cpu_count()``
-processes for launches of at least ``MIN_OPS`` logged ops; see docs/simulator.md "Parallel blocks").
+processes for every launch of at least 2 blocks), ``auto`` (``os.cpu_count()`` processes for
+launches of at least ``MIN_OPS`` logged ops while a core is idle).
 """
 from __future__ import annotations
 
@@ -506,3 +511,35 @@ def _take(got: dict, child: _Child, index: int, plan: _Plan, ex, logged: list, s
         seq.block_done(b, recs, end, busy, None, [], None)
         logged[b] = []
     return True
+
+
+def install() -> None:
+    """Patch this prototype into the executor. In the simulator it would be two lines of
+    ``SimExecutable``: ``_run_launch`` calling ``parallel_blocks.guard(self._timed, ...)`` instead of
+    ``self._timed(...)``, and ``_timed``'s block loop reading ``for b, recs in
+    parallel_blocks.blocks(self, logged, seq, reporter, gmcheck, onchip, trace):`` instead of
+    ``enumerate(logged)``. Here the loop's ``enumerate`` is intercepted instead (by its caller's
+    frame: only ``_timed``'s loop over its logged blocks, after its schedule cache exists)."""
+    import builtins
+
+    from pypto_pro.backends.sim import executor
+    if getattr(executor.SimExecutable._timed, "_parallel_blocks", False):
+        return
+    timed = executor.SimExecutable._timed
+    code = timed.__code__
+
+    def guarded(self, *args):
+        return guard(timed, self, *args)
+    guarded._parallel_blocks = True  # type: ignore[attr-defined]
+
+    def loop(iterable, start=0):
+        if start == 0 and type(iterable) is list:
+            frame = sys._getframe(1)
+            if frame.f_code is code:
+                names = frame.f_locals
+                if names.get("logged") is iterable and "schedules" in names:
+                    return blocks(names["self"], iterable, names["seq"], names["reporter"], names["gmcheck"],
+                                  names["onchip"], names["trace"])
+        return builtins.enumerate(iterable, start)
+    executor.SimExecutable._timed = guarded
+    executor.enumerate = loop

@@ -1,21 +1,32 @@
-"""Blocks in forked children (backends/sim/parallel_blocks.py) must be invisible: every output byte,
-every report field and the first fault are the serial run's. Each case runs a kernel with
-``PYPTO_PRO_SIM_WORKERS=1`` and ``=2`` and compares everything, and checks which path the
-parallel run really took (``parallel_blocks.last``), so a split that never happens shows."""
+"""The prototype of blocks in forked children (benchmarks/sim_parallel_blocks.py) is exact: every
+output byte, every report field and the first fault are the serial run's. Each case runs a kernel
+with ``PYPTO_PRO_SIM_WORKERS=1`` and ``=2`` and compares everything, and checks which path the
+parallel run really took (``parallel_blocks.last``), so a split that never happens shows. Not part
+of the test suite (the simulator does not ship the design); run it with
+
+    pytest benchmarks/sim_parallel_check.py             # small kernels, a few seconds
+    pytest benchmarks/sim_parallel_check.py -m slow     # also every sim_fingerprint.py digest
+"""
 from __future__ import annotations
 
 import dataclasses
 import os
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pypto_pro.language as pl
 from pypto_pro import LaunchError, RaceError, UninitializedReadError
-from pypto_pro.backends.sim import parallel_blocks
-from kernels import add_fn
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "examples")]
+import add  # noqa: E402
+import sim_parallel_blocks as parallel_blocks  # noqa: E402
+
+parallel_blocks.install()
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork-based: Linux only")
 
@@ -111,9 +122,9 @@ def _rows(n: int) -> list:
 def test_add_in_two_processes_is_the_serial_run(monkeypatch):
     """Every block times the same: the child's first block stands in for a replay (not counted)."""
     rng = np.random.default_rng(1)
-    x, y = (rng.standard_normal((256, 128)).astype(np.float16) for _ in range(2))
+    x, y = (rng.standard_normal((512, 256)).astype(np.float16) for _ in range(2))
     x[0, :4] = np.array([0x7C01, 0xFE00, 0x7E00, 0xFC01], np.uint16).view(np.float16)  # NaN payloads
-    did, rep = _same(pl.jit(add_fn), 4, [x, y, np.zeros_like(x)], monkeypatch)
+    did, rep = _same(pl.jit(add.add_kernel.fn), 4, [x, y, np.zeros_like(x)], monkeypatch)
     assert len(did["ranges"]) == 2 and did["children"] == ["taken"]
     assert rep["blocks_scheduled"] < 4
 
@@ -161,3 +172,12 @@ def test_a_child_that_dies_leaves_the_serial_run(monkeypatch):
     did, _ = _same(scale_rows, 4, _rows(4) + [-1], monkeypatch)
     assert did["children"] and did["children"][0].startswith("child ended with status")
     monkeypatch.setattr(parallel_blocks._ChildSide, "finish", real)
+
+
+@pytest.mark.slow
+def test_every_fingerprint_is_the_serial_one(monkeypatch):
+    import sim_fingerprint
+    monkeypatch.setenv(parallel_blocks.ENV, "1")
+    serial = sim_fingerprint.cases()
+    monkeypatch.setenv(parallel_blocks.ENV, "2")
+    assert sim_fingerprint.cases() == serial
