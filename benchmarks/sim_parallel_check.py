@@ -37,54 +37,28 @@ V, MTE2, MTE3 = pl.PipeType.V, pl.PipeType.MTE2, pl.PipeType.MTE3
 
 
 @pl.jit(auto_mutex=False)
-def scale_rows(x: F32, z: F32, skip: pl.DT_INT32):
-    """Block b scales row tile b of x into z; block ``skip`` never loads its tile, so it multiplies
-    bytes nothing wrote (an UninitializedReadError in that block only)."""
+def rows(x: F32, z: F32, skip: pl.DT_INT32, ordered: pl.DT_INT32, peek: pl.DT_INT32):
+    """Block b scales row tile b of x into z. Block ``skip`` never loads its tile, so it multiplies
+    bytes nothing wrote (an UninitializedReadError in that block only); without ``ordered`` no
+    MTE2 -> V sync orders the multiply after the load (a RaceError in every block); with ``peek``
+    each block then reads row tile b + 1 of z back (another block's output)."""
     a = pl.make_tile(TT, addr=0x0000)
     c = pl.make_tile(TT, addr=0x4000)
     with pl.section_vector():
         b = pl.get_block_idx()
         if b != skip:
             pl.load_tile(a, x, [b, 0])
-        pl.system.sync_src(MTE2, V, 0)
-        pl.system.sync_dst(MTE2, V, 0)
+        if ordered != 0:
+            pl.system.sync_src(MTE2, V, 0)
+            pl.system.sync_dst(MTE2, V, 0)
         pl.muls(c, a, 2.0)
         pl.system.sync_src(V, MTE3, 0)
         pl.system.sync_dst(V, MTE3, 0)
         pl.store_tile(z, c, [b, 0])
-
-
-@pl.jit(auto_mutex=False)
-def racy_rows(x: F32, z: F32):
-    """No MTE2 -> V order: every block's multiply may read its tile before the load wrote it."""
-    a = pl.make_tile(TT, addr=0x0000)
-    c = pl.make_tile(TT, addr=0x4000)
-    with pl.section_vector():
-        b = pl.get_block_idx()
-        pl.load_tile(a, x, [b, 0])
-        pl.muls(c, a, 2.0)
-        pl.system.sync_src(V, MTE3, 0)
-        pl.system.sync_dst(V, MTE3, 0)
-        pl.store_tile(z, c, [b, 0])
-
-
-@pl.jit(auto_mutex=False)
-def neighbour_rows(x: F32, z: F32):
-    """Block b stores row tile b and then reads row tile b + 1 of z back (another block's output)."""
-    a = pl.make_tile(TT, addr=0x0000)
-    c = pl.make_tile(TT, addr=0x4000)
-    with pl.section_vector():
-        b = pl.get_block_idx()
-        pl.load_tile(a, x, [b, 0])
-        pl.system.sync_src(MTE2, V, 0)
-        pl.system.sync_dst(MTE2, V, 0)
-        pl.muls(c, a, 2.0)
-        pl.system.sync_src(V, MTE3, 0)
-        pl.system.sync_dst(V, MTE3, 0)
-        pl.store_tile(z, c, [b, 0])
-        pl.system.sync_src(MTE3, MTE2, 0)
-        pl.system.sync_dst(MTE3, MTE2, 0)
-        pl.load_tile(a, z, [(b + 1) % pl.get_block_num(), 0])
+        if peek != 0:
+            pl.system.sync_src(MTE3, MTE2, 0)
+            pl.system.sync_dst(MTE3, MTE2, 0)
+            pl.load_tile(a, z, [(b + 1) % pl.get_block_num(), 0])
 
 
 def _launch(kernel, blocks: int, args: list, workers: str, monkeypatch, check: str = "raise") -> tuple:
@@ -130,30 +104,30 @@ def test_add_in_two_processes_is_the_serial_run(monkeypatch):
 
 
 def test_a_fault_only_in_the_childs_blocks_is_the_serial_fault(monkeypatch):
-    did, rep = _same(scale_rows, 4, _rows(4) + [3], monkeypatch)
+    did, rep = _same(rows, 4, _rows(4) + [3, 1, 0], monkeypatch)
     assert rep[0] is UninitializedReadError and "muls" in rep[1]
     assert did["ranges"][-1][1] == 4 and did["children"][0] != "taken"  # the child found it; the parent re-ran
 
 
 def test_warn_mode_faults_are_the_serial_faults(monkeypatch):
-    did, rep = _same(scale_rows, 4, _rows(4) + [3], monkeypatch, check="warn")
+    did, rep = _same(rows, 4, _rows(4) + [3, 1, 0], monkeypatch, check="warn")
     assert len(rep["faults"]) == 1 and did["children"] == ["a fault"]
 
 
 def test_a_fault_in_the_parents_blocks_is_raised_and_the_child_killed(monkeypatch):
-    did, rep = _same(racy_rows, 4, _rows(4), monkeypatch)
+    did, rep = _same(rows, 4, _rows(4) + [-1, 0, 0], monkeypatch)
     assert rep[0] is RaceError
     assert len(did["ranges"]) == 2 and did["children"] == []  # the parent's range raised first
 
 
 def test_blocks_reading_another_ranges_output_run_serially(monkeypatch):
-    did, rep = _same(neighbour_rows, 4, _rows(4), monkeypatch, check="warn")
+    did, rep = _same(rows, 4, _rows(4) + [-1, 1, 1], monkeypatch, check="warn")
     assert rep["faults"] and did["ranges"] == []
 
 
 def test_small_launches_stay_in_process(monkeypatch):
     monkeypatch.setenv(parallel_blocks.ENV, "auto")
-    scale_rows[None, 4](*_rows(4), -1)
+    rows[None, 4](*_rows(4), -1, 1, 0)
     assert parallel_blocks.last["ranges"] == []
 
 
@@ -161,7 +135,7 @@ def test_a_bad_worker_count_is_a_launch_error_that_changes_nothing(monkeypatch):
     x, z = _rows(2)
     monkeypatch.setenv(parallel_blocks.ENV, "two")
     with pytest.raises(LaunchError, match="PYPTO_PRO_SIM_WORKERS must be 'auto' or a positive integer, got 'two'"):
-        scale_rows[None, 2](x, z, -1)
+        rows[None, 2](x, z, -1, 1, 0)
     assert (z == 7.0).all()
 
 
@@ -169,7 +143,7 @@ def test_a_child_that_dies_leaves_the_serial_run(monkeypatch):
     """A child killed mid-range (here: by itself, as the OOM killer would) changes nothing."""
     real = parallel_blocks._ChildSide.finish
     monkeypatch.setattr(parallel_blocks._ChildSide, "finish", lambda self: os._exit(3))
-    did, _ = _same(scale_rows, 4, _rows(4) + [-1], monkeypatch)
+    did, _ = _same(rows, 4, _rows(4) + [-1, 1, 0], monkeypatch)
     assert did["children"] and did["children"][0].startswith("child ended with status")
     monkeypatch.setattr(parallel_blocks._ChildSide, "finish", real)
 
