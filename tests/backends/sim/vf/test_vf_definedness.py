@@ -11,6 +11,7 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro.errors_sim import UninitializedReadError
 from pypto_pro.language import Vf as vf
+from vf_kernels import to_mte3, to_v
 
 TT = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 MERGING = pl.MergeMode.MERGING
@@ -27,11 +28,9 @@ def _kernel(body, store_cols: int = 64):
             pl.set_validshape(ta, [1, 16])
             pl.load(ta, a, [0, 0])
             pl.set_validshape(ta, [1, 64])
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            to_v()
             body(ta, to)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
+            to_mte3()
             pl.set_validshape(to, [1, store_cols])
             pl.store(out, to, [0, 0])  # the store
     return k
