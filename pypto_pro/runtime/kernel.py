@@ -25,9 +25,9 @@ from pypto_pro.ir.nodes import GMRef, KernelIR, TensorParam, TileOp, walk_stmts
 from pypto_pro.passes.manager import CompiledPrograms, PassOptions, run_passes, write_dumps
 from pypto_pro.runtime.binding import bind_arguments
 from pypto_pro.runtime.build_dir import kernel_build_dir, safe_symbol, write_launch_report
-from pypto_pro.runtime.launch_memo import LaunchMemo
 from pypto_pro.runtime.launch_config import (bind_datatype, check_block_dim, parse_launch_key,
                                              validate_datatype_context, validate_datatype_schema)
+from pypto_pro.runtime.launch_memo import LaunchMemo
 
 CHECK_MODES = ("raise", "warn", "off")
 LAUNCH_LOG: "collections.deque[LaunchReport]" = collections.deque(maxlen=64)  # recent reports (CLI)

@@ -48,7 +48,7 @@ def test_third_identical_launch_is_a_hit(always_slow, capsys):
 def test_any_change_simulates_again(always_slow, change):
     memo, calls = LaunchMemo(), []
     x, out = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
-    args = dict(block_num=4, scalars={"n": 3, "a": 0.0}, options=(True, "raise"))
+    args = {"block_num": 4, "scalars": {"n": 3, "a": 0.0}, "options": (True, "raise")}
     for _ in range(2):
         memo.launch(_fake_run(calls, out, x), args["block_num"], [x, out], args["scalars"], args["options"])
     assert len(calls) == 2
@@ -125,7 +125,7 @@ def test_kernel_relaunches_match_fresh_simulations(always_slow, monkeypatch):
             entry = next(iter(_scale_kernel._compiled_by_signature.values()))
             exe = entry.executable
             real = exe.launch
-            monkeypatch.setattr(exe, "launch", lambda *a, **k: (counted.append(1), real(*a, **k))[1])
+            monkeypatch.setattr(exe, "launch", lambda *a, real=real, **k: (counted.append(1), real(*a, **k))[1])
         assert torch.equal(z, x * 1.5)
     assert len(counted) == 1  # launch 2 keyed and kept it; 3 and 4 were hits (FIRST_KEY_BYTES = 0)
     assert all(dataclasses.asdict(r) == dataclasses.asdict(reports[0]) for r in reports)
