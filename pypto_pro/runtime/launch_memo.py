@@ -14,8 +14,9 @@ changed byte, pointer, shape, scalar or option is a miss and simulates.
 
 It is used only where it pays: it keeps a launch that took at least ``MIN_SECONDS`` of wall time
 (hashing the tensors costs a small fraction of that); arguments of at most ``FIRST_KEY_BYTES`` are
-keyed before every launch, larger ones only after a slow launch (so the third identical launch is
-the first answered from the memo). Never for a launch that reported a fault,
+keyed before a kernel's first launch, after that (and larger ones always) only after a slow launch,
+so a kernel whose launches are fast pays for no hashing after its first (for large arguments the
+third identical launch is the first answered from the memo). Never for a launch that reported a fault,
 a failed ``pl.pto_assert`` or a ``pl.trap`` (their warnings and errors must come again), never with a
 trace requested. ``PYPTO_PRO_SIM_MEMO=0`` turns it off (the speed benchmarks do: they time the
 simulation itself).
@@ -83,6 +84,7 @@ class LaunchMemo:
     def __init__(self) -> None:
         self._entry: _Entry | None = None
         self._slow = False  # the last simulated launch took >= MIN_SECONDS
+        self._first = True  # no launch yet: small arguments are keyed before it (no history to go by)
 
     def launch(self, run: Callable[[], LaunchReport], block_num: int, arrays: list[np.ndarray | None],
                scalars: dict[str, Any], options: tuple) -> LaunchReport:
@@ -91,7 +93,8 @@ class LaunchMemo:
             self._entry = None
             return run()
         before = key = None
-        if self._slow or sum(a.nbytes for a in arrays if a is not None) <= FIRST_KEY_BYTES:
+        first, self._first = self._first, False
+        if self._slow or (first and sum(a.nbytes for a in arrays if a is not None) <= FIRST_KEY_BYTES):
             try:
                 frozen = _freeze(scalars)
             except TypeError:  # a scalar we cannot key exactly: simulate

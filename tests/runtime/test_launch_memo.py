@@ -93,6 +93,19 @@ def test_small_arguments_are_keyed_before_the_first_launch(always_slow, monkeypa
     assert len(calls) == 1
 
 
+def test_fast_launches_are_hashed_only_before_the_first(monkeypatch):
+    monkeypatch.delenv("PYPTO_PRO_SIM_MEMO", raising=False)
+    monkeypatch.setattr(launch_memo, "MIN_SECONDS", 1e9)  # every launch is fast
+    hashed = []
+    real = launch_memo._array_key
+    monkeypatch.setattr(launch_memo, "_array_key", lambda a: (hashed.append(1), real(a))[1])
+    memo, calls = LaunchMemo(), []
+    x, out = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    for _ in range(4):
+        memo.launch(_fake_run(calls, out, x), 4, [x, out], {}, (True, "raise"))
+    assert len(calls) == 4 and len(hashed) == 2  # the two arguments, before the first launch only
+
+
 def test_unkeyable_scalar_simulates():
     with pytest.raises(TypeError):
         launch_memo._freeze(object())
