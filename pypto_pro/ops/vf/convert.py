@@ -19,10 +19,13 @@ from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import CastLayout, MergeMode, SaturateMode, VFRoundMode
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import convert_b64 as b64
 from pypto_pro.ops.vf import convert_lowp as lowp
 from pypto_pro.ops.vf import convert_sat
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import NUMERIC
+
+_B64 = {(D.DT_INT32, D.DT_INT64), (D.DT_FP32, D.DT_INT64), (D.DT_INT64, D.DT_INT32), (D.DT_INT64, D.DT_FP32)}
 
 FAMILY = "vf_type_conversion"
 _MODES = {"CAST_RINT": "rint", "CAST_ROUND": "round", "CAST_FLOOR": "floor", "CAST_CEIL": "ceil",
@@ -32,7 +35,7 @@ _CASTABLE = {np.dtype(t) for t in (np.float16, np.float32, np.int8, np.uint8, np
 
 
 def _check_astype(p, node, a):
-    r = c.reg(p, a, "src", NUMERIC + lowp.LOW)
+    r = c.reg(p, a, "src", NUMERIC + lowp.LOW + (D.DT_INT64,))
     m = c.mask(p, a, "mask")
     dt = c.dtype_arg(p, a, "dtype")
     if dt is None:
@@ -43,7 +46,10 @@ def _check_astype(p, node, a):
         p.fail(a.node("dtype"), f"vf.astype(): {r.dtype.name} converts to {' or '.join(d.name for d in to)}, "
                                 f"not {dt.name}" if to else
                                 f"vf.astype(): {r.dtype.name} -> {dt.name} is not a conversion of this release")
-    if not low and dt not in NUMERIC:
+    if D.DT_INT64 in (r.dtype, dt) and (r.dtype, dt) not in _B64:
+        p.fail(a.node("dtype"), f"vf.astype(): {r.dtype.name} -> {dt.name} is not a conversion of the page "
+                                "(64-bit: INT32 / FP32 -> INT64, INT64 -> INT32 / FP32)")
+    if not low and dt not in NUMERIC + (D.DT_INT64,):
         p.fail(a.node("dtype"), f"vf.astype(): converting to {dt.name} is not supported yet")
     fp4 = r.dtype in lowp.NIBBLE or dt in lowp.NIBBLE
     ws, wd = (4, 1) if dt in lowp.NIBBLE else (1, 4) if r.dtype in lowp.NIBBLE else (c.width(r.dtype), c.width(dt))
@@ -107,7 +113,9 @@ def _sim_vcvt(instr):
         act = active(rf.m[mk.reg.uid], sdt)
         if widen and ratio > 1:
             x, act = x[part::ratio], act[part::ratio]
-        res = np.where(act, convert_sat.lanes(x, dt_np, mode, sat, convert_lanes), dt_np.type(0))
+        conv = b64.lanes(x, dt_np, mode, sat) if b64.is_b64(x.dtype, dt_np) else \
+            convert_sat.lanes(x, dt_np, mode, sat, convert_lanes)
+        res = np.where(act, conv, dt_np.type(0))
         out = view(rf.v[uid], ddt)
         if not widen and ratio > 1:
             out[:] = 0

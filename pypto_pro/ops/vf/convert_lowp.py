@@ -16,7 +16,8 @@ HF8 -> FP32 / FP16  0..3/1  --                                     OFF
 FP4 -> BF16         0..3    --                                     OFF
 INT4 -> FP16 / BF16 / INT16  0..3  --                                OFF
 INT16 -> INT4       0..3    --                                     OFF (default) / ON
-FP8E8M0 -> BF16     0, 1    --                                     OFF
+FP8E8M0 -> BF16     0, 1    (the five accepted, no effect)         OFF / ON (no effect)
+BF16 -> FP8E8M0     0, 1    (the five accepted, no effect)         OFF / ON (no effect)
 ==================  ======  =====================================  ==========================
 
 Lane placement: the narrow results sit in byte ``k * ratio + part`` (``part`` = the layout), the
@@ -30,15 +31,19 @@ conversion: nearest-even, saturating to the largest finite value, inf to it too)
 ``backends/sim/hf8.encode`` (nearest, ties away from zero). Saturated mode sends NaN to 0 (the
 page: the default CTRL[50] = 0); FP16 -> HF8 unsaturated keeps NaN (0x80) and +-inf, and a value
 that rounds past the largest finite HF8 (2**15: at or beyond 1.25 * 2**15) becomes +-inf. BF16 ->
-FP4 sends +-inf / overflow to +-max and NaN to 0. CAST_HYBRID (HF8's hybrid rounding) has no
-reference we can check against (PTO-ISA's CPU model has none): a located CompileError.
+FP4 sends +-inf / overflow to +-max and NaN to 0. CAST_HYBRID is the chip's stochastic rounding
+for HiFloat8 (AscendC RoundMode: "随机舍入"); the random source is undocumented and PTO-ISA's CPU model
+has no ROUND_H, so no model can reproduce the chip's bytes: a located CompileError.
 FP16 -> INT4 rounds by ``round_mode`` and, as every float -> int of astype.md table 6, sends NaN to 0;
 saturated it clamps to -8..7, unsaturated +-inf give -8 / 7 and other values keep their low 4 bits.
 INT4 widens exactly (sign-extended). INT16 -> INT4 is astype.md table 6's integer narrowing: unsaturated the
-low 4 bits, saturated clamped to -8..7 (packed in pairs as FP16 -> INT4). FP8E8M0 -> BF16 is exact
-(``2**(code - 127)``; code 0xFF is NaN; bf16 holds 2**-127 as a subnormal). BF16 -> FP8E8M0 is on the
-page too, but how an in-range value's mantissa rounds is not (no round mode, and no PTO-ISA
-reference): a located CompileError.
+low 4 bits, saturated clamped to -8..7 (packed in pairs as FP16 -> INT4).
+E8M0 follows AscendC's dav_3510 ``Reg::Cast`` (which builds both directions from shifts and integer
+part-casts) and its data-type page ("the E8M0 bits are BF16's with the sign and mantissa dropped"):
+BF16 -> FP8E8M0 is the BF16 exponent field (no rounding: 1.99 -> 2**0), zero and subnormals -> 0x00,
+NaN -> 0xFF and +-inf -> 0xFE (the page; AscendC's shift sequence would give 0xFF for inf).
+FP8E8M0 -> BF16 is ``2**(code - 127)`` with code 0xFF -> NaN and code 0x00 -> +0.0 (the shift
+sequence gives bf16 0x0000; OCP MX reads 2**-127 there, which AscendC's antiquant selects by hand).
 """
 from __future__ import annotations
 
@@ -67,6 +72,9 @@ class Path:
 
 _NARROW_FP8 = Path(4, ("CAST_RINT",), "CAST_RINT", ("ON",), "ON")
 _WIDEN4 = Path(4, (), "", ("OFF",), "OFF")
+# E8M0 <-> BF16: the page marks round_mode and saturate UNKNOWN; the real backend lowers both through its
+# generic 7-operand vcvt, which takes RINT / ROUND / FLOOR / CEIL / TRUNC and OFF / ON. Accepted, no effect.
+_E8M0 = Path(2, _ALL5, "CAST_RINT", ("OFF", "ON"), "OFF")
 PATHS: dict[tuple, Path] = {
     (D.DT_FP32, D.DT_FP8E4M3FN): _NARROW_FP8,
     (D.DT_FP32, D.DT_FP8E5M2): _NARROW_FP8,
@@ -85,7 +93,8 @@ PATHS: dict[tuple, Path] = {
     (D.DT_INT4, D.DT_BF16): _WIDEN4,
     (D.DT_INT4, D.DT_INT16): _WIDEN4,
     (D.DT_INT16, D.DT_INT4): Path(4, (), "", ("OFF", "ON"), "OFF"),
-    (D.DT_FP8E8M0, D.DT_BF16): Path(2, (), "", ("OFF",), "OFF"),
+    (D.DT_FP8E8M0, D.DT_BF16): _E8M0,
+    (D.DT_BF16, D.DT_FP8E8M0): _E8M0,
 }
 LOW = tuple(sorted({t for pair in PATHS for t in pair if t not in (D.DT_FP32, D.DT_FP16, D.DT_BF16, D.DT_INT16)},
                    key=lambda d: d.name))
@@ -116,8 +125,9 @@ def check(p, a, node, src: D.DataType, dst: D.DataType, layout: str, round_given
                                              f"not {round_given.name}")
             rm = round_given.name
     if rm == "CAST_HYBRID":
-        p.fail(a.node("round_mode"), f"{what}: CAST_HYBRID (HF8 hybrid rounding) is not modelled by this simulator "
-                                     "(no reference to check it against); use CAST_ROUND")
+        p.fail(a.node("round_mode"), f"{what}: CAST_HYBRID is the chip's stochastic rounding for HF8, whose random "
+                                     "source is not documented, so the simulator cannot give the chip's bytes; "
+                                     "use CAST_ROUND (round half away from zero)")
     sat = path.sat_default
     if sat_given is not None:
         if not path.sat:
@@ -145,6 +155,8 @@ def encode(x: np.ndarray, dst: D.DataType, mode: str, saturate: bool) -> np.ndar
             big = np.clip(r, -2.0 ** 62, 2.0 ** 62)  # +-inf -> the extremes below; finite: the low 4 bits
             v = np.where(np.isinf(r), np.where(r > 0, 7, -8), big.astype(np.int64) & 0xF)
         return (v.astype(np.int64) & 0xF).astype(np.uint8)
+    if dst is D.DT_FP8E8M0:
+        return e8m0_encode(x)
     if dst is D.DT_HF8:
         if saturate:
             codes = hf8.encode(np.clip(np.where(nan, 0.0, x), -_HF8_MAX, _HF8_MAX))
@@ -164,6 +176,9 @@ def decode(codes: np.ndarray, src: D.DataType) -> np.ndarray:
         return mx.decode_fp4(np.asarray(codes, np.uint8), src.name)
     if src is D.DT_HF8:
         return hf8.decode(codes)
+    if src is D.DT_FP8E8M0:
+        c = np.asarray(codes, np.int64)
+        return np.where(c == 0xFF, np.nan, np.where(c == 0, 0.0, np.exp2(c - 127.0)))
     return np.asarray(codes, np.uint8).view(src.np_dtype).astype(np.float64)
 
 
@@ -180,3 +195,13 @@ def widen_4bit(packed: np.ndarray, act: np.ndarray, src: D.DataType) -> np.ndarr
     lo, hi = decode(packed & 0xF, src), decode(packed >> 4, src)
     vals = np.stack([lo, hi], axis=1).reshape(-1)
     return np.where(np.repeat(act, 2), vals, 0.0)
+
+
+def e8m0_encode(x: np.ndarray) -> np.ndarray:
+    """E8M0 codes of float64 values of BF16 lanes: the BF16 exponent field (sign and mantissa dropped, no
+    rounding); zero and BF16 subnormals -> 0x00, +-inf -> 0xFE (the page), NaN -> 0xFF."""
+    x = np.asarray(x, np.float64)
+    finite = np.isfinite(x)
+    _, e = np.frexp(np.where(finite, x, 1.0))  # |x| = m * 2**e, m in [0.5, 1)
+    field = np.where(x == 0, 0, np.clip(e + 126, 0, 0xFE))
+    return np.where(np.isnan(x), 0xFF, np.where(finite, field, 0xFE)).astype(np.uint8)

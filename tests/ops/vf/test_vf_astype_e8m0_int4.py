@@ -1,6 +1,6 @@
-"""vf.astype FP8E8M0 -> BF16 (exact powers of two, 0xFF NaN) and INT16 -> INT4 (astype.md table 6: the
-low 4 bits, or clamped with saturate=ON), against NumPy; BF16 -> FP8E8M0 (its rounding is not on the
-page) is a located CompileError."""
+"""vf.astype FP8E8M0 <-> BF16 (AscendC dav_3510 Reg::Cast: code = the BF16 exponent field; 2**(code-127)
+back, code 0 -> +0.0, 0xFF NaN; the page's +-inf -> 0xFE) and INT16 -> INT4 (astype.md table 6: the low 4
+bits, or clamped with saturate=ON), against references built from the bits."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -32,10 +32,12 @@ def test_e8m0_to_bf16_is_exact(part):
         vf.store_align(to, yb, mb)
     out = torch.zeros((1, 128), dtype=torch.int16)
     two_in_kernel(body, pl.DT_UINT8, pl.DT_INT16)[None, 1](codes, codes, out)
-    ref = codes.numpy()[0][part::2].view(ml_dtypes.float8_e8m0fnu).astype(np.float64).astype(ml_dtypes.bfloat16)
-    np.testing.assert_array_equal(out.numpy()[0], ref.view(np.int16))
+    c = codes.numpy()[0][part::2].astype(np.uint16)
+    ref = np.where(c == 0xFF, 0x7FC0, c << 7).astype(np.uint16)  # bf16 with exponent field = code
+    np.testing.assert_array_equal(out.numpy()[0].view(np.uint16), ref)
     got = out.numpy()[0].view(ml_dtypes.bfloat16)
     assert got[63] == 2.0 ** (126 + part - 127) and bool(np.isnan(got[-1])) == (part == 1)  # code 0xFF: NaN
+    assert got[0].view(np.uint16) == (0 if part == 0 else 1 << 7)  # code 0 is +0.0, not OCP's 2**-127
 
 
 @pytest.mark.parametrize("sat", [pl.SaturateMode.OFF, pl.SaturateMode.ON])
@@ -63,13 +65,47 @@ def test_int16_to_int4_truncates_or_saturates(sat, part):
     assert out[0, 2] == (7 if sat is pl.SaturateMode.ON else -7)
 
 
-def test_bf16_to_e8m0_is_a_located_error():
+def _e8m0_ref(x: np.ndarray) -> np.ndarray:
+    bits = x.view(np.uint16)
+    exp = (bits >> 7) & 0xFF
+    mant = bits & 0x7F
+    return np.where(exp != 0xFF, exp, np.where(mant != 0, 0xFF, 0xFE)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("part, rm, sat", [(0, None, None), (1, None, None),
+                                           (0, pl.VFRoundMode.CAST_FLOOR, pl.SaturateMode.ON),
+                                           (1, pl.VFRoundMode.CAST_CEIL, pl.SaturateMode.OFF)])
+def test_bf16_to_e8m0_is_the_exponent_field(part, rm, sat):
+    g = np.random.default_rng(7)
+    x = (g.standard_normal(128) * np.exp2(g.integers(-140, 128, 128))).astype(ml_dtypes.bfloat16)
+    x[:10] = np.array([1.0, 1.99, -3.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** -130, 3.3e38], np.float32)
+    a = torch.from_numpy(x.view(np.int16).reshape(1, 128).copy())
+
     @pl.vector_function
     def body(ta, tb, to):
         m = vf.create_mask(pattern=ALL, dtype=pl.DT_BF16)
         x = vf.load_align(ta, 0)
-        y = vf.astype(x, m, dtype=pl.DT_FP8E8M0)
-        vf.store_align(to, vf.bit_cast(y, dtype=pl.DT_BF16), m)
-    with pytest.raises(CompileError, match="DT_FP8E8M0") as e:
+        xb = vf.bit_cast(x, dtype=pl.DT_BF16)
+        e = vf.astype(xb, m, dtype=pl.DT_FP8E8M0, layout=LAYOUTS[part], round_mode=rm, saturate=sat)
+        y = vf.bit_cast(e, dtype=pl.DT_INT16)
+        vf.store_align(to, y, m)
+    out = torch.full((1, 128), 7, dtype=torch.int16)
+    two_in_kernel(body, pl.DT_INT16, pl.DT_INT16)[None, 1](a, a, out)
+    got = out.numpy()[0].view(np.uint8)
+    ref = np.zeros(256, np.uint8)
+    ref[part::2] = _e8m0_ref(x)
+    np.testing.assert_array_equal(got, ref)
+    assert list(got[part:20:2]) == [127, 127, 128, 0, 0, 0xFE, 0xFE, 0xFF, 0, 254]
+
+
+def test_bf16_to_e8m0_odd_rounding_is_a_located_error():
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.create_mask(pattern=ALL, dtype=pl.DT_BF16)
+        x = vf.load_align(ta, 0)
+        y = vf.astype(x, m, dtype=pl.DT_FP8E8M0, round_mode=pl.VFRoundMode.CAST_ODD)
+        z = vf.bit_cast(y, dtype=pl.DT_BF16)
+        vf.store_align(to, z, m)
+    with pytest.raises(CompileError, match="CAST_ODD") as e:
         two_in_kernel(body, pl.DT_BF16, pl.DT_BF16).compile()
     assert "test_vf_astype_e8m0_int4.py" in str(e.value)

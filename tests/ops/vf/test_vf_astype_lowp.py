@@ -144,7 +144,7 @@ def test_fp4_to_bf16_unpacks_byte_4j_plus_part(src, part):
 @pytest.mark.parametrize("src,dst,kw,msg", [
     (pl.DT_FP32, pl.DT_FP8E4M3FN, dict(round_mode=pl.VFRoundMode.CAST_ROUND), "takes round_mode CAST_RINT"),
     (pl.DT_FP32, pl.DT_FP8E5M2, dict(saturate=pl.SaturateMode.OFF), "takes saturate=ON only"),
-    (pl.DT_FP32, pl.DT_HF8, dict(round_mode=pl.VFRoundMode.CAST_HYBRID), "CAST_HYBRID .* not modelled"),
+    (pl.DT_FP32, pl.DT_HF8, dict(round_mode=pl.VFRoundMode.CAST_HYBRID), "CAST_HYBRID is the chip.s stochastic rounding"),
     (pl.DT_FP16, pl.DT_HF8, dict(layout=pl.CastLayout.TWO), "takes layout ZERO or ONE, not TWO"),
     (pl.DT_BF16, pl.DT_FP4E2M1, dict(saturate=pl.SaturateMode.ON), "saturate does not apply"),
     (pl.DT_FP16, pl.DT_FP8E4M3FN, {}, "DT_FP16 -> DT_FP8E4M3FN is not a conversion"),

@@ -4,6 +4,7 @@ likewise; float -> float narrowing is IEEE unsaturated, NaN -> 0 / +-max saturat
 FP16 only); the located errors."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 import torch
@@ -15,12 +16,13 @@ from pypto_pro.language import Vf as vf
 from vf_kernels import ALL, two_in_kernel
 
 NP = {pl.DT_FP16: np.float16, pl.DT_FP32: np.float32, pl.DT_INT32: np.int32, pl.DT_UINT8: np.uint8,
-      pl.DT_INT16: np.int16}
+      pl.DT_INT16: np.int16, pl.DT_BF16: ml_dtypes.bfloat16}
 
 
 def _run(src_dt, dst_dt, values, sat=None, round_mode=None):
     n_src = 256 // (src_dt.bits // 8)
-    ratio = src_dt.bits // dst_dt.bits
+    ratio = max(1, src_dt.bits // dst_dt.bits)
+    spread = max(1, dst_dt.bits // src_dt.bits)  # widening reads the even (layout ZERO) source lanes
 
     @pl.vector_function
     def body(ta, tb, to):
@@ -30,8 +32,9 @@ def _run(src_dt, dst_dt, values, sat=None, round_mode=None):
         y = vf.astype(x, m, dtype=dst_dt, saturate=sat, round_mode=round_mode)
         vf.store_align(to, y, full)
     a = np.zeros(n_src, NP[src_dt])
-    a[:len(values)] = values
-    t = torch.from_numpy(a.reshape(1, -1))
+    a[:spread * len(values):spread] = values
+    t = torch.from_numpy(a.reshape(1, -1)) if src_dt is not pl.DT_BF16 else \
+        torch.from_numpy(a.view(np.int16).reshape(1, -1).copy()).view(torch.bfloat16)
     out = torch.from_numpy(np.full((1, 256 // (dst_dt.bits // 8)), 7, NP[dst_dt]))
     two_in_kernel(body, src_dt, dst_dt)[None, 1](t, t, out)
     got = out.numpy()[0]
@@ -71,6 +74,22 @@ def test_fp32_to_fp16_overflow_and_nan():
     assert off[0] == np.inf and off[1] == -np.inf and np.isnan(off[2]) and off[3] == np.inf and off[4] == 1.5
     on, _ = _run(pl.DT_FP32, pl.DT_FP16, vals, pl.SaturateMode.ON)
     np.testing.assert_array_equal(on, np.array([65504, -65504, 0, 65504, 1.5], np.float16))
+
+
+def test_bf16_to_fp16_saturates_on_request():
+    vals = [1e6, -1e6, np.nan, np.inf, 1.5, 6e4]
+    off, _ = _run(pl.DT_BF16, pl.DT_FP16, vals)
+    assert off[0] == np.inf and off[1] == -np.inf and np.isnan(off[2]) and off[3] == np.inf and off[4] == 1.5
+    on, _ = _run(pl.DT_BF16, pl.DT_FP16, vals, pl.SaturateMode.ON)
+    np.testing.assert_array_equal(on, np.array([65504, -65504, 0, 65504, 1.5, 59904], np.float16))  # 6e4 in bf16 is 59904
+
+
+@pytest.mark.parametrize("sat", [None, pl.SaturateMode.OFF, pl.SaturateMode.ON])
+def test_bf16_to_int32_always_clamps(sat):
+    # the real backend's vcvt here has no saturation operand: saturate= is accepted and changes nothing
+    vals = [3e9, -3e9, np.nan, -np.inf, 2.5]
+    got, _ = _run(pl.DT_BF16, pl.DT_INT32, vals, sat)
+    np.testing.assert_array_equal(got, [2 ** 31 - 1, -2 ** 31, 0, -2 ** 31, 2])
 
 
 def test_cast_odd_rounds_fp32_to_fp16_to_odd():
