@@ -3,7 +3,10 @@
 a2a3: ``set_flag`` / ``wait_flag`` (pipe pair + event id), ``pipe_barrier``; cross-core through the
 FFTS: ``ffts_cross_core_sync(pipe, msg(mode, id))`` / ``wait_flag_dev(id)`` (mode 2, INTRA_BLOCK: one
 Cube core and its two Vector cores, as PTO-ISA's a2a3 TSync uses it; the group modes 0 / 1 the same
-way, also on a5, as the real backend does). ``sync_all`` (hard mode): PTO-ISA's ``SYNCALL<core type>``.
+way, also on a5, as the real backend does). ``sync_all``: PTO-ISA's ``SYNCALL<core type>()`` (hard: the
+FFTS barrier) and ``SYNCALL<SyncAllMode::Soft, core type>(gm, used_cores)`` (soft: PTO-ISA's GM
+arrival counter, ``pto/common/syncall_soft.hpp``; the real backend passes its UB / L1 staging tiles
+too, a newer PTO-ISA's signature; ours stages nothing through them, so they are dropped).
 a5: buffer ids ``get_buf`` / ``rls_buf`` (``lock`` / ``unlock``), intra-block flags
 ``set_intra_block`` / ``wait_intra_block``; the Cube side addresses each Vector core's copy of an
 id (``id`` for AIV0, ``id + 16`` for AIV1), as PTO-ISA's a5 TSync does.
@@ -82,11 +85,25 @@ def sync_line(s: SyncOp, arch: str, engine: SectionKind, cexpr: Callable[[Expr],
         core_type = s.attrs.get("core_type", SyncCoreType.MIX)
         if s.attrs.get("mode", SyncAllMode.HARD) is SyncAllMode.HARD:
             return f"SYNCALL<SyncCoreType::{_SYNCALL_CORES[core_type]}>();"
-        raise NoCpp("pl.system.sync_all(mode=SOFT) has no PTO-ISA form in this backend yet; use mode=HARD")
+        return _soft_sync_all(s, _SYNCALL_CORES[core_type], cexpr)
     raise NoCpp(f"synchronisation '{k}' has no PTO-ISA form in this backend")
 
 
 _SYNCALL_CORES = {SyncCoreType.AIV_ONLY: "AIVOnly", SyncCoreType.AIC_ONLY: "AICOnly", SyncCoreType.MIX: "Mix"}
+
+
+def _soft_sync_all(s: SyncOp, cores: str, cexpr: Callable[[Expr], str]) -> str:
+    """The soft barrier on its GM workspace, read as int32 arrival counters (the tensor's own element
+    type does not matter: PTO-ISA atomically adds 1 to its first int32 and polls it). ``used_cores`` (0:
+    every participant) is passed on as the real backend passes it."""
+    gm = s.attrs["workspaces"]["gm"]
+    param = getattr(gm, "param", None)
+    if param is None or getattr(gm, "view_exprs", None):
+        raise NoCpp("pl.system.sync_all(mode=SOFT) on a pl.make_tensor view has no C++ form in this release")
+    used = cexpr(s.event) if s.event is not None else "0"
+    return (f"{{ GlobalTensor<int32_t, pto::Shape<>, pto::Stride<>> pp_sync_ws(reinterpret_cast<__gm__ int32_t*>("
+            f"{param.name})); SYNCALL<SyncAllMode::Soft, SyncCoreType::{cores}>(pp_sync_ws, "
+            f"static_cast<int32_t>({used})); }}")
 
 
 def _cross_core(s: SyncOp, arch: str, engine: SectionKind, ev: str, used: set[str]) -> str:

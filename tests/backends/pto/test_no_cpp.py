@@ -18,12 +18,6 @@ def _printf_ptr(x: pl.Ptr[pl.DT_FP32]):
         pl.printf("at %p\n", x)  # <- here
 
 
-def _soft_sync_all(x: pl.Tensor[[16, 64], pl.DT_FP32]):
-    ub = pl.make_tile(VEC, addr=0)
-    with pl.section_vector():
-        pl.system.sync_all([x, ub], core_type=pl.SyncCoreType.AIV_ONLY, mode=pl.SyncAllMode.SOFT)  # <- here
-
-
 def _int4_tensor(x: pl.Tensor[[16, 64], pl.DT_INT4], y: pl.Tensor[[16, 64], pl.DT_FP32]):
     t = pl.make_tile(VEC, addr=0)
     with pl.section_vector():
@@ -39,7 +33,6 @@ def _line_of(fn) -> int:
 
 @pytest.mark.parametrize("fn,match", [
     (_printf_ptr, r"cannot emit pl\.printf: a %p"),
-    (_soft_sync_all, r"cannot emit .*sync_all.*mode=SOFT"),
 ])
 def test_unsupported_constructs_are_located_compile_errors(fn, match):
     k = pl.jit(fn, arch="a5")

@@ -1,12 +1,16 @@
 """The C++ the PTO backend emits for pl.system calls, as the real backend spells them: cross-core
 modes (set_intra_block / wait_intra_block on a5 for INTRA_BLOCK and UNICAST_BLOCK, the FFTS
-otherwise), bar_* barriers, hard-mode sync_all (SYNCALL), and the per-engine block index."""
+otherwise), bar_* barriers, sync_all (hard: SYNCALL<T>(); soft: SYNCALL<SyncAllMode::Soft, T>(gm counter, cores),
+built and run on PTO-ISA's CPU model), and the per-engine block index."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import pypto_pro.language as pl
 from pypto_pro.backends.pto import emit_kernel
+
+import test_emitter as te
 
 P = pl.PipeType
 M = pl.CrossCoreSyncMode
@@ -75,6 +79,33 @@ def test_barriers_and_hard_sync_all(arch):
     for line in ("pipe_barrier(PIPE_MTE2);", "pipe_barrier(PIPE_MTE3);", "pipe_barrier(PIPE_ALL);",
                  "SYNCALL<SyncCoreType::AIVOnly>();"):
         assert line in src, line
+
+
+VEC = pl.TileType([16, 64], pl.DT_FP32, pl.MemorySpace.Vec)
+
+
+def _soft(x: pl.Tensor[[16, 64], pl.DT_FP32], ws: pl.Tensor[[8], pl.DT_INT32], out: pl.Tensor[[16, 64], pl.DT_FP32]):
+    t = pl.make_tile(VEC, addr=0)
+    with pl.section_vector():
+        pl.load(t, x, [0, 0])
+        pl.system.sync_all([ws, t, 4], core_type=pl.SyncCoreType.AIV_ONLY, mode=pl.SyncAllMode.SOFT)
+        pl.store(out, t, [0, 0])
+
+
+def test_soft_sync_all_is_ptoisa_gm_counter_barrier():
+    src = _cpp(_soft, "a5")
+    assert ("GlobalTensor<int32_t, pto::Shape<>, pto::Stride<>> pp_sync_ws(reinterpret_cast<__gm__ int32_t*>(ws)); "
+            "SYNCALL<SyncAllMode::Soft, SyncCoreType::AIVOnly>(pp_sync_ws, static_cast<int32_t>(4));") in src
+
+
+@te.needs_pto
+def test_soft_sync_all_builds_and_runs_on_the_cpu_model(tmp_path):
+    x = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    out = np.zeros_like(x)
+    got, sim = te._run_on_pto_cpu(tmp_path, pl.jit(_soft, arch="a5", auto_mutex=False),
+                                  {"x": x, "ws": np.zeros(8, np.int32), "out": out}, block_dim=1)
+    np.testing.assert_array_equal(got["out"], x)
+    np.testing.assert_array_equal(sim["out"], x)
 
 
 def test_block_index_per_engine():
