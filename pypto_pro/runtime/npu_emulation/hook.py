@@ -39,6 +39,8 @@ def build_torch_npu() -> types.ModuleType:
                                            "events, synchronize and device queries; see docs/npu_scripts.md).")
     module.npu = npu_module()  # type: ignore[attr-defined]
     module.__version__ = "0.0.0+pypto_pro.emulated"  # type: ignore[attr-defined]
+    from pypto_pro.runtime.npu_emulation.quant_param import npu_trans_quant_param
+    module.npu_trans_quant_param = npu_trans_quant_param  # type: ignore[attr-defined]
 
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):

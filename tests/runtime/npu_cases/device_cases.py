@@ -124,7 +124,7 @@ def test_seeding_the_device_makes_its_draws_repeat():
 
 def test_unsupported_features_name_themselves():
     import torch_npu
-    for feature in ("npu_format_cast", "npu_trans_quant_param", "profiler", "get_npu_format"):
+    for feature in ("npu_format_cast", "profiler", "get_npu_format"):
         with pytest.raises(AttributeError, match=rf"^torch_npu\.{feature} is not emulated"):
             getattr(torch_npu, feature)
     with pytest.raises(AttributeError, match=r"^torch\.npu\.set_compile_mode is not emulated"):
@@ -134,6 +134,29 @@ def test_unsupported_features_name_themselves():
     with pytest.raises(ImportError, match=r"^torch_npu\.contrib is not emulated"):
         from torch_npu.contrib import transfer_to_npu  # noqa: F401
     assert not hasattr(torch_npu, "npu_format_cast")
+
+
+def test_trans_quant_param_packs_the_fixpipe_words():
+    # CANN's TransQuantParamV2/V3 kernel: top 19 bits (or fp19 round to nearest even), bit 46, int9 offset
+    import numpy as np
+    import torch_npu
+    flag = 1 << 46
+
+    def bits(v):
+        return int(np.float32(v).view(np.uint32))
+    x = 1 + 2.0 ** -11 + 2.0 ** -20  # round bit and sticky set: fp19 rounds up to 1 + 2**-10
+    scale = torch.tensor([[2.0, 0.1, x, -3.0]], dtype=torch.float32, device=DEVICE)
+    w0 = torch_npu.npu_trans_quant_param(scale)
+    assert w0.dtype == torch.int64 and w0.shape == (1, 4) and str(w0.device) == str(scale.device)
+    assert w0.cpu().tolist()[0] == [(bits(v) & 0xFFFFE000) | flag for v in (2.0, 0.1, x, -3.0)]
+    w1 = torch_npu.npu_trans_quant_param(scale, round_mode=1).cpu().tolist()[0]
+    assert w1[2] == bits(1 + 2.0 ** -10) | flag and w1[1] == (bits(0.1) & 0xFFFFE000) | flag
+    offs = torch.tensor([3.5, -300.0, 2.5], dtype=torch.float32, device=DEVICE)
+    w = torch_npu.npu_trans_quant_param(torch.tensor([0.5], device=DEVICE), offs).cpu().tolist()
+    base = bits(0.5) | flag
+    assert w == [base | (4 << 37), base | (0x100 << 37), base | (2 << 37)]  # rint, clamp to -256, ties to even
+    with pytest.raises(RuntimeError, match="round_mode must be 0 or 1"):
+        torch_npu.npu_trans_quant_param(scale, round_mode=2)
 
 
 def test_pypto_options_only():
