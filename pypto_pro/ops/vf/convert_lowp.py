@@ -134,7 +134,9 @@ def check(p, a, node, src: D.DataType, dst: D.DataType, layout: str, round_given
             if sat_given.name != "OFF":
                 p.fail(a.node("saturate"), f"{what}: saturate does not apply (the conversion always saturates)")
         elif sat_given.name not in path.sat:
-            p.fail(a.node("saturate"), f"{what} takes saturate={' or '.join(path.sat)} only, not {sat_given.name}")
+            why = " (astype.md lists OFF, but the real backend refuses it: 'requires saturate=ON')" \
+                if path.sat == ("ON",) else ""
+            p.fail(a.node("saturate"), f"{what} takes saturate={' or '.join(path.sat)} only, not {sat_given.name}{why}")
         else:
             sat = sat_given.name
     return _MODE.get(rm, "rint"), sat == "ON"

@@ -92,8 +92,9 @@ def _soft(x: pl.Tensor[[16, 64], pl.DT_FP32], ws: pl.Tensor[[8], pl.DT_INT32], o
         pl.store(out, t, [0, 0])
 
 
-def test_soft_sync_all_is_ptoisa_gm_counter_barrier():
-    src = _cpp(_soft, "a5")
+@pytest.mark.parametrize("arch", ["a5", "a2a3"])
+def test_soft_sync_all_is_ptoisa_gm_counter_barrier(arch):
+    src = _cpp(_soft, arch)
     assert ("GlobalTensor<int32_t, pto::Shape<>, pto::Stride<>> pp_sync_ws(reinterpret_cast<__gm__ int32_t*>(ws)); "
             "SYNCALL<SyncAllMode::Soft, SyncCoreType::AIVOnly>(pp_sync_ws, static_cast<int32_t>(4));") in src
 
