@@ -90,6 +90,8 @@ def pl_range(p: "FunctionParser", node: ast.Call, a: Args) -> RangeValue:
     if stop is None:
         start, stop = 0, start
     for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if name != "step" and (isinstance(v, float) or isinstance(v, Expr) and v.ty == "float"):
+            continue  # a float start / stop runs as the real C loop does (range_bounds.py)
         want_index(p, a.node(name), v, f"pl.range {name}")
     if isinstance(step, int) and step == 0:
         p.fail(a.node("step"), "pl.range step must not be zero")

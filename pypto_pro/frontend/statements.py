@@ -6,6 +6,7 @@ from typing import Any
 
 from pypto_pro.frontend.context import _Return
 from pypto_pro.frontend.merge import MergeError, merge_values
+from pypto_pro.frontend.range_bounds import float_start, float_stop
 from pypto_pro.frontend.scalars import (_expr, _range_len, assigned_names, is_const, is_scalar_value, known)
 from pypto_pro.frontend.scope import MISSING
 from pypto_pro.frontend.values import FrontendObject, GroupValue, InlineFunction, RangeValue, SectionValue, TileValue
@@ -293,7 +294,8 @@ class StatementParser:
             step = it.step
             if isinstance(step, int) and step <= 0:
                 self.fail(node.iter, "pl.range step must be positive")
-            bounds = [self.range_bound(node.iter, x) for x in (it.start, it.stop, step)]
+            bounds = [self.range_bound(node.iter, x, role) for x, role in zip((it.start, it.stop, step),
+                                                                                ("start", "stop", "step"))]
             self.materialize(node.body, node)
             before = dict(self.scope.locals)
             sites = self.return_sites()
@@ -317,8 +319,13 @@ class StatementParser:
             self.fail(node.iter, "this loop iterates over run-time values; use pl.range(start, stop, step)")
         self.fail(node.iter, f"cannot iterate over {self.describe(it)}; use pl.range(...) or a compile-time range")
 
-    def range_bound(self, node: ast.AST, v: Any) -> Expr:
+    def range_bound(self, node: ast.AST, v: Any, role: str = "step") -> Expr:
         e = self.scalar_expr(node, v)
+        if e.dtype.is_float() and role != "step":  # the real loop compares i < stop as C does (range_bounds)
+            b = float_start(e) if role == "start" else float_stop(e)
+            if isinstance(b, str):
+                self.fail(node, b)
+            return b
         if not e.dtype.is_int():
             self.fail(node, f"pl.range bounds must be integers, got {e.dtype.short if e.dtype.is_float() else 'a bool'}")
         return convert(e, DT_INT64)

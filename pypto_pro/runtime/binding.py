@@ -50,6 +50,8 @@ def to_numpy(value: Any, name: str) -> np.ndarray | None:
         if fp8 is not None:  # NumPy has no fp8: the same bytes as ml_dtypes' type
             import ml_dtypes
             return value.view(torch.uint8).numpy().view(getattr(ml_dtypes, fp8))
+        if str(value.dtype) == "torch.float4_e2m1fn_x2":  # two packed FP4 codes a byte: its uint8 bytes, as the
+            return value.view(torch.uint8).numpy()      # packed FP4 parameters take them (check_tensor)
         try:
             return value.numpy()
         except (TypeError, RuntimeError) as exc:

@@ -202,12 +202,6 @@ def const_of_runtime(out: OUT, v: pl.DT_INT32):
         c = pl.const(v, pl.DT_INT32)
 
 
-def float_range_bound(out: OUT, f: pl.DT_FP32):
-    with pl.section_vector():
-        for i in pl.range(0, f, 1):
-            pass
-
-
 def non_scalar_dtype_param(out: OUT, v: DT_FP4):
     with pl.section_vector():
         pass
@@ -223,7 +217,6 @@ def non_scalar_dtype_param(out: OUT, v: DT_FP4):
     (float_modulo, r"operator '%' is not supported on float scalars"),
     (const_of_runtime, r"pl.const\(\) needs a numeric literal"),
     (non_scalar_dtype_param, r"pl.DT_FP4 is not a scalar dtype"),
-    (float_range_bound, r"pl.range stop must be an integer scalar"),
 ])
 def test_scalar_mistakes_are_located_compile_errors(kernel, match):
     with pytest.raises(CompileError, match=match) as info:

@@ -131,3 +131,22 @@ def test_misuse_is_a_located_compile_error():
         _kernel(pl.DT_FP8E4M3FN, pl.DT_FP4E2M1).compile()
     with pytest.raises(CompileError, match=r"scale_a must be \[64, 2\]"):
         _kernel(pl.DT_FP8E4M3FN, pl.DT_FP8E4M3FN, sa_shape=(32, G)).compile()
+
+
+def test_mxfp4_takes_torch_float4_e2m1fn_x2_tensors():
+    """A torch.float4_e2m1fn_x2 tensor (two packed FP4 codes a byte) is the same bytes as the uint8 form: the
+    real runtime maps no torch dtype to the FP4 types and takes it as-is (ours read it through a uint8 view)."""
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "float4_e2m1fn_x2"):
+        pytest.skip("this torch has no float4_e2m1fn_x2")
+    rng = np.random.default_rng(11)
+    ca, cb = (rng.integers(0, 16, size=(T, T)).astype(np.uint8) for _ in range(2))
+    ea, eb = (rng.integers(125, 130, size=(T, G)).astype(np.uint8) for _ in range(2))
+    pack = lambda c: ((c[:, 0::2] & 0xF) | (c[:, 1::2] << 4)).astype(np.uint8)  # noqa: E731
+    va = mx.decode_fp4(ca, "DT_FP4E2M1") * np.repeat(2.0 ** (ea.astype(np.int64) - 127), 32, 1)
+    vb = mx.decode_fp4(cb, "DT_FP4E1M2") * np.repeat(2.0 ** (eb.astype(np.int64) - 127), 32, 1)
+    a, b = (torch.from_numpy(pack(c)).view(torch.float4_e2m1fn_x2) for c in (ca, cb))
+    out = torch.zeros((T, T), dtype=torch.float32)
+    report = _kernel(pl.DT_FP4E2M1, pl.DT_FP4E1M2, fp4=True)(a, b, _pair_phase(ea), _pair_phase(eb), out)
+    assert report.faults == []
+    np.testing.assert_allclose(out.numpy(), (va @ vb.T).astype(np.float32), rtol=1e-6, atol=1e-6)
