@@ -253,4 +253,5 @@ KERNEL = {
     "sub_relu_cast": "out, lhs, rhs, target_type, *, mode=RoundMode.CAST_ROUND",
     "mul_cast": "out, lhs, rhs, target_type, *, mode=RoundMode.CAST_ROUND",
     "transpose": "out, src, axis1=0, axis2=1",
+    "dump_data": "data, offsets=None, shapes=None, workspace=None, loc=False, *, flag=None",
 }

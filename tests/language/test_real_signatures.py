@@ -22,6 +22,7 @@ OURS_EXTRA = {
     "add_relu_cast": ("target_type", "the real builder takes target_type positionally too (KERNEL)"),
     "sub_relu_cast": ("target_type", "the real builder takes target_type positionally too (KERNEL)"),
     "mul_cast": ("target_type", "the real builder takes target_type positionally too (KERNEL)"),
+    "dump_data": ("workspace loc", "the real builder takes workspace / loc positionally too (KERNEL)"),
     "gather": ("args", "the 5-tile compare form gather(out, src, k_value, cdst, tmp, cmp_mode=...) of the real IR op"),
     "Vf.exp_sub": ("dtype", "ours: the result dtype of a widening exp_sub (docs/vf.md)"),
     "Vf.load_unalign": ("post_update", "the API page's post_update (load_unalign.md)"),
