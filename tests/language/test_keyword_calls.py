@@ -140,3 +140,59 @@ def test_keyword_misuse_is_located(kernel, message, token):
         pl.jit(kernel, auto_mutex=False, arch="a5").compile()
     path, line, text = marked_line(kernel)
     check_location(info.value, path, line, text, token)
+
+
+# ---- every fp32 elementwise op of the real API: the keyword form computes what the positional form does
+
+
+def _tile_ops() -> list[tuple[str, list[str]]]:
+    """(op, its first parameters) for the real ops whose tile operands are ``out`` + one or two fp32
+    sources of one shape, read from the real signatures (``real_signatures.PAGE``)."""
+    from real_signatures import PAGE
+    unary = [n for n, s in PAGE.items() if s == "out, src" and n not in ("transpose",)]
+    binary = [n for n, s in PAGE.items() if len(s.split(", ")) == 3 and "*" not in s and "=" not in s
+              and s.startswith("out, ") and n not in ("and_", "shl", "shr", "eq", "ne", "lt", "le", "gt", "ge",
+                                                        "scatter", "gatherb", "dequant", "axpy", "quant")]
+    binary += ["maximum", "minimum"]
+    return [(n, PAGE[n].split(", ")[:2]) for n in unary] + [(n, PAGE[n].split(", ")[:3]) for n in binary]
+
+
+def _op_kernel(op: str, names: list[str], keywords: bool):
+    from located import snippet_function
+    operands = ["to", "ta", "tb"][:len(names)]
+    args = ", ".join(f"{n}={v}" for n, v in zip(names, operands)) if keywords else ", ".join(operands)
+    source = (f"def k_{op}(a: G, b: G, out: G):\n"
+              f"    full = pl.TileType(shape=[{R}, {C}], dtype=F32, target_memory=MS.Vec)\n"
+              f"    ta = pl.make_tile(full, addr=0x0000)\n"
+              f"    tb = pl.make_tile(full, addr=0x1000)\n"
+              f"    to = pl.make_tile(full, addr=0x2000)\n"
+              f"    with pl.section_vector():\n"
+              f"        pl.load(out=ta, tensor=a, offsets=[0, 0])\n"
+              f"        pl.load(tb, b, [0, 0])\n"
+              f"        pl.load(to, out, [0, 0])\n"
+              f"        pl.system.bar_all()\n"
+              f"        pl.{op}({args})\n"
+              f"        pl.system.bar_all()\n"
+              f"        pl.store(dst_tensor=out, src_tile=to, offsets=[0, 0])\n")
+    return pl.jit(snippet_function(f"k_{op}", source, {"pl": pl, "G": G, "F32": F32, "MS": MS}), auto_mutex=False)
+
+
+def test_the_op_list_is_read_from_the_real_signatures():
+    ops = dict(_tile_ops())
+    assert {"exp", "neg", "relu", "add", "div", "add_relu", "partmax", "fused_mul_add_relu", "maximum"} <= set(ops)
+    assert ops["partadd"] == ["out", "src0", "src1"] and ops["fused_mul_add_relu"] == ["out", "a", "b"]
+
+
+@pytest.mark.parametrize("op,names", _tile_ops(), ids=[n for n, _ in _tile_ops()])
+def test_keyword_form_computes_the_positional_form(op, names):
+    rng = np.random.default_rng(7)
+    a = (np.abs(rng.standard_normal((R, C))) + 0.5).astype(np.float32)
+    b = (np.abs(rng.standard_normal((R, C))) + 0.5).astype(np.float32)
+    init = rng.standard_normal((R, C)).astype(np.float32)
+    results = []
+    for keywords in (False, True):
+        out = init.copy()
+        _op_kernel(op, names, keywords)(a, b, out)
+        results.append(out)
+    assert not np.array_equal(results[0], init)  # the op ran
+    np.testing.assert_array_equal(results[1], results[0])
