@@ -51,8 +51,8 @@ def call(p: "FunctionParser", node: ast.Call, name: str, func: Any, args: list, 
         if k.arg not in params and k.arg not in aliases and not takes_kwargs:
             p.fail(k, f"{shown}() got an unexpected keyword argument '{k.arg}': it has no parameter '{k.arg}'"
                       f"{did_you_mean(k.arg, [*params, *aliases])}")
-    if aliases:
-        kwargs = _unalias(p, node, shown, aliases, kwargs)
+    takes_positional = [n for n, q in params.items() if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    kwargs = _unalias(p, node, shown, aliases, kwargs, takes_positional[:len(args)])
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
@@ -69,11 +69,16 @@ def call(p: "FunctionParser", node: ast.Call, name: str, func: Any, args: list, 
     return check(p, node, a)
 
 
-def _unalias(p: "FunctionParser", node: ast.Call, shown: str, aliases: dict[str, str], kwargs: dict) -> dict:
-    """Keywords renamed to the stub's parameters: ``out=`` (the real builder's name) binds ``dst_tile``."""
+def _unalias(p: "FunctionParser", node: ast.Call, shown: str, aliases: dict[str, str], kwargs: dict,
+             positional: list[str]) -> dict:
+    """Keywords renamed to the stub's parameters: ``out=`` (the real builder's name) binds ``dst_tile``;
+    ``positional`` names the parameters the positional arguments already bind."""
     out: dict = {}
     for k in node.keywords:
         target = aliases.get(k.arg, k.arg)
+        if target in positional:
+            p.fail(k, f"{shown}() got two values for '{target}': the positional argument {positional.index(target) + 1} "
+                      f"and {k.arg}= name the same parameter")
         if target in out:
             other = next(q.arg for q in node.keywords if q is not k and aliases.get(q.arg, q.arg) == target)
             p.fail(k, f"{shown}() got two values for '{target}': {other}= and {k.arg}= name the same parameter")

@@ -41,12 +41,9 @@ STORE_SPACES = {MemorySpace.Vec: (PipeType.MTE3, SectionKind.VECTOR), MemorySpac
 ACC_STORE_DTYPES = {"DT_FP32": ("DT_FP32", "DT_FP16", "DT_BF16", "DT_HF8"), "DT_INT32": ("DT_INT32",)}
 
 
-# the real parse-time builders' operand names (ir/op/block_ops.py _ir_load / _ir_store): in kernel code
-# ``pl.load(out=t, tensor=x, offsets=o)`` binds as ``pl.load(dst_tile=t, src_tensor=x, offsets=o)``
-LOAD_ALIASES = {"out": "dst_tile", "tensor": "src_tensor"}
-STORE_ALIASES = {"out": "dst_tensor", "tile": "src_tile"}
-
-# ---- stubs (the real signatures) ---------------------------------------------------------------
+# ---- stubs (the real signatures; kernel keywords also take the real builders' operand names) --------
+LOAD_ALIASES = {"out": "dst_tile", "tensor": "src_tensor"}   # block_ops.py _ir_load: pl.load(out=t, tensor=x, ...)
+STORE_ALIASES = {"out": "dst_tensor", "tile": "src_tile"}    # _ir_store
 
 
 @api(FAMILY, aliases=LOAD_ALIASES)

@@ -120,6 +120,12 @@ def _positional_and_alias(x: G):
         pl.load(t, x, [0, 0], out=t)  # <- here
 
 
+def _positional_and_keyword(x: G):
+    t = pl.make_tile(pl.TileType(shape=[R, C], dtype=F32, target_memory=MS.Vec), addr=0)
+    with pl.section_vector():
+        pl.add(t, t, t, lhs=t)  # <- here
+
+
 def _bias_keyword(x: H):
     acc = pl.make_tile(pl.TileType([N, N], F32, MS.Acc), addr=0)
     xa = pl.make_tile(pl.TileType([N, N], pl.DT_FP16, MS.Left), addr=0)
@@ -132,7 +138,8 @@ def _bias_keyword(x: H):
 @pytest.mark.parametrize("kernel,message,token", [
     (_misspelt, r"pl.load\(\) got an unexpected keyword argument 'offset'.*did you mean 'offsets'", "offset="),
     (_doubled, r"pl.load\(\) got two values for 'dst_tile': out= and dst_tile= name the same parameter", "dst_tile="),
-    (_positional_and_alias, r"pl.load\(\): multiple values for argument 'dst_tile'", "pl.load"),
+    (_positional_and_alias, r"pl.load\(\) got two values for 'dst_tile': the positional argument 1 and out=", "out=t"),
+    (_positional_and_keyword, r"pl.add\(\) got two values for 'lhs': the positional argument 2 and lhs=", "lhs="),
     (_bias_keyword, r"pass the bias positionally", "bias)"),
 ])
 def test_keyword_misuse_is_located(kernel, message, token):
