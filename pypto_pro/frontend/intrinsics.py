@@ -45,11 +45,14 @@ def call(p: "FunctionParser", node: ast.Call, name: str, func: Any, args: list, 
         guard(p, node, name, shown)
     sig = inspect.signature(func)
     params = sig.parameters
+    aliases = entry.aliases if entry is not None else {}
     takes_kwargs = any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params.values())
     for k in node.keywords:
-        if k.arg not in params and not takes_kwargs:
+        if k.arg not in params and k.arg not in aliases and not takes_kwargs:
             p.fail(k, f"{shown}() got an unexpected keyword argument '{k.arg}': it has no parameter '{k.arg}'"
-                      f"{did_you_mean(k.arg, params)}")
+                      f"{did_you_mean(k.arg, [*params, *aliases])}")
+    takes_positional = [n for n, q in params.items() if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    kwargs = _unalias(p, node, shown, aliases, kwargs, takes_positional[:len(args)])
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
@@ -59,11 +62,28 @@ def call(p: "FunctionParser", node: ast.Call, name: str, func: Any, args: list, 
             p.fail(node.args[0], f"{shown}() takes keyword arguments only ({names}), got {len(args)} positional")
         p.fail(node, f"{shown}(): {exc}")
     bound.apply_defaults()
-    a = Args(name, node, sig, dict(bound.arguments), shown)
+    a = Args(name, node, sig, dict(bound.arguments), shown, aliases)
     check = entry.check if entry is not None else HANDLERS.get(name)
     if check is None:
         p.fail(node, f"{shown}() is not supported yet in this release")
     return check(p, node, a)
+
+
+def _unalias(p: "FunctionParser", node: ast.Call, shown: str, aliases: dict[str, str], kwargs: dict,
+             positional: list[str]) -> dict:
+    """Keywords renamed to the stub's parameters: ``out=`` (the real builder's name) binds ``dst_tile``;
+    ``positional`` names the parameters the positional arguments already bind."""
+    out: dict = {}
+    for k in node.keywords:
+        target = aliases.get(k.arg, k.arg)
+        if target in positional:
+            p.fail(k, f"{shown}() got two values for '{target}': the positional argument {positional.index(target) + 1} "
+                      f"and {k.arg}= name the same parameter")
+        if target in out:
+            other = next(q.arg for q in node.keywords if q is not k and aliases.get(q.arg, q.arg) == target)
+            p.fail(k, f"{shown}() got two values for '{target}': {other}= and {k.arg}= name the same parameter")
+        out[target] = kwargs[k.arg]
+    return out
 
 
 # ---- sections, ids, loops ---------------------------------------------------------------------

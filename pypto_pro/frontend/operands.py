@@ -21,7 +21,7 @@ class Args:
     """Bound arguments of one call, with the AST node of each for precise error columns."""
 
     def __init__(self, name: str, call: ast.Call, sig: inspect.Signature, values: dict[str, Any],
-                 display: str | None = None):
+                 display: str | None = None, aliases: dict[str, str] | None = None):
         self.name = name
         self.display = display or f"pl.{name}"
         self.values = values
@@ -35,7 +35,7 @@ class Args:
                 self.nodes[names[i]] = a
         for k in call.keywords:
             if k.arg:
-                self.nodes[k.arg] = k.value
+                self.nodes[(aliases or {}).get(k.arg, k.arg)] = k.value
         self.call = call
 
     def __getitem__(self, name: str) -> Any:

@@ -101,7 +101,9 @@ def _join(p: "FunctionParser", node: ast.AST, members: list[Buffer]) -> tuple[Bu
     join = p.ctx.tuple_joins.get(key)
     if join is None:
         ids = tuple(i for b in members for i in b.mutex_ids) if all(b.mutex_ids for b in members) else None
-        join = Buffer(p.ctx.fresh_name("_tuple_item"), members[0].tile_type, tuple(addrs), ids, True,
+        # named after the tuple as the user wrote it (``tiles`` of ``tiles[i]``): compile errors name that;
+        # the simulator's reports name the member tile a slot is (Buffer.user_label)
+        join = Buffer(p.ctx.fresh_name(ast.unparse(node.value)), members[0].tile_type, tuple(addrs), ids, True,
                       p.loc(node), joins=tuple(members))
         p.ctx.buffers.append(join)
         p.ctx.tuple_joins[key] = join

@@ -59,6 +59,15 @@ class Buffer:
     def slot_label(self, slot: int) -> str:
         return f"{self.name}[{slot}]" if self.is_group else self.name
 
+    def user_label(self, slot: int) -> str:
+        """How reports name slot ``slot``: ``t``, ``g[1]``; a join's slot (``bufs[i]`` on a tuple of tiles,
+        an ``if`` picking one) by the user's tile it is, not by the join's generated name."""
+        for m in self.joins:
+            if slot < m.depth:
+                return m.user_label(slot)
+            slot -= m.depth
+        return f"{self.name}[{slot}]" if self.depth > 1 else self.name
+
 
 @dataclass(frozen=True, eq=False)
 class TileRef:

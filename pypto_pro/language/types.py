@@ -94,6 +94,12 @@ class TensorType:
     dtype: DataType | DTypeVar
     layout: Any = None
     memref: MemRef | None = None
+    expr = None  # the real annotation's attribute: an annotation wraps no IR expression
+
+    @property
+    def shape(self) -> list[Dim]:
+        """The dims as the real ``Tensor`` annotation holds them (``.shape``)."""
+        return list(self.dims)
 
     def bind(self, dtypes: dict[str, DataType]) -> "TensorType":
         if isinstance(self.dtype, DTypeVar):
@@ -142,12 +148,68 @@ class TensorType:
         return f"pl.Tensor[[{dims}], {self.dtype!r}{extra}]"
 
 
-class _TensorFactory:
-    """``pl.Tensor[[dims], dtype]``, ``[[dims], dtype, layout]``, ``[[dims], dtype, memref]`` and
-    ``[[dims], dtype, layout, memref]`` build a :class:`TensorType` (the real ``Tensor`` subscript
-    forms and dim policies; malformed ones raise ``TypeError`` as the real does)."""
+class _AnnotationClass(type):
+    """The real ``pl.Tensor`` / ``pl.Tile`` / ``pl.Ptr`` are classes whose instances are their
+    annotations; here the annotation objects are frozen dataclasses (``TensorType``, ...), and
+    ``isinstance(pl.Tensor[[64], pl.DT_FP32], pl.Tensor)`` holds through this metaclass."""
 
-    def __getitem__(self, item: Any) -> TensorType:
+    _annotation: type = object
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, cls._annotation) or super().__instancecheck__(obj)
+
+    def __repr__(cls) -> str:
+        return f"pl.{cls.__name__}"
+
+
+def _no_runtime(kind: str) -> TypeError:
+    return TypeError(f"pl.{kind}(expr=...) wraps an IR expression of the real frontend; here kernel code is "
+                     f"compiled by pypto_pro's frontend, so a {kind} value exists inside a kernel only")
+
+
+def _tensor_type(dims: Any, dtype: Any, layout: Any = None, memref: Any = None) -> TensorType:
+    if not isinstance(dims, (list, tuple)) or not dims:
+        raise TypeError("pl.Tensor shape must be a non-empty list of ints, pl.DYNAMIC, pl.STATIC or a final ...")
+    for axis, d in enumerate(dims):
+        if d is Ellipsis:
+            if axis != len(dims) - 1:
+                raise TypeError("pl.Tensor shape: the ellipsis must appear once and only as the final item")
+            continue
+        if isinstance(d, _ShapePolicy):
+            continue
+        if type(d) is not int or d <= 0:
+            raise TypeError(f"pl.Tensor axis {axis} annotation must be DYNAMIC, STATIC, a positive integer, "
+                            f"or final ellipsis; got {d!r}")
+    if not isinstance(dtype, (DataType, DTypeVar)):
+        raise TypeError(f"pl.Tensor dtype must be a pl.DT_* type or a pl.DTypeVar, got {dtype!r}")
+    if layout is not None and not isinstance(layout, TensorLayout):
+        raise TypeError(f"pl.Tensor layout must be a pl.TensorLayout (pl.ND, pl.DN, pl.NZ, ...), got {layout!r}")
+    if memref is not None and not isinstance(memref, MemRef):
+        raise TypeError(f"pl.Tensor memref must be a pl.MemRef, got {memref!r}")
+    return TensorType(tuple(dims), dtype, layout, memref)
+
+
+class Tensor(metaclass=_AnnotationClass):
+    """A global-memory tensor type (the real ``language/typing/tensor.py``): ``pl.Tensor[[dims], dtype]``,
+    ``[[dims], dtype, layout]``, ``[[dims], dtype, memref]``, ``[[dims], dtype, layout, memref]``, or
+    the constructor ``pl.Tensor(shape, dtype, layout=..., memref=...)``; each gives a :class:`TensorType`
+    (malformed forms raise ``TypeError`` / ``ValueError`` as the real ones do)."""
+
+    _annotation = TensorType
+
+    def __new__(cls, shape: Sequence[Any] | None = None, dtype: DataType | None = None, expr: Any = None,
+                layout: TensorLayout | None = None, memref: MemRef | None = None,
+                _annotation_only: bool = False) -> Any:
+        if expr is not None:
+            if _annotation_only or shape is not None or dtype is not None:
+                raise ValueError("Runtime Tensor wrapping cannot include annotation arguments")
+            raise _no_runtime("Tensor")
+        if shape is None or dtype is None:
+            raise ValueError("Tensor must be initialized with either (shape, dtype) for annotations or expr for "
+                             "runtime wrapping")
+        return _tensor_type(shape, dtype, layout, memref)
+
+    def __class_getitem__(cls, item: Any) -> TensorType:
         if not isinstance(item, tuple) or len(item) not in (2, 3, 4):
             raise TypeError("Tensor requires [shape, dtype], [shape, dtype, layout_or_memref], or "
                             "[shape, dtype, layout, memref] notation, e.g. pl.Tensor[[pl.DYNAMIC, 128], pl.DT_FP16]")
@@ -160,31 +222,7 @@ class _TensorFactory:
                 memref = rest[0]
             else:
                 layout = rest[0]
-        if not isinstance(dims, (list, tuple)) or not dims:
-            raise TypeError("pl.Tensor shape must be a non-empty list of ints, pl.DYNAMIC, pl.STATIC or a final ...")
-        for axis, d in enumerate(dims):
-            if d is Ellipsis:
-                if axis != len(dims) - 1:
-                    raise TypeError("pl.Tensor shape: the ellipsis must appear once and only as the final item")
-                continue
-            if isinstance(d, _ShapePolicy):
-                continue
-            if type(d) is not int or d <= 0:
-                raise TypeError(f"pl.Tensor axis {axis} annotation must be DYNAMIC, STATIC, a positive integer, "
-                                f"or final ellipsis; got {d!r}")
-        if not isinstance(dtype, (DataType, DTypeVar)):
-            raise TypeError(f"pl.Tensor dtype must be a pl.DT_* type or a pl.DTypeVar, got {dtype!r}")
-        if layout is not None and not isinstance(layout, TensorLayout):
-            raise TypeError(f"pl.Tensor layout must be a pl.TensorLayout (pl.ND, pl.DN, pl.NZ, ...), got {layout!r}")
-        if memref is not None and not isinstance(memref, MemRef):
-            raise TypeError(f"pl.Tensor memref must be a pl.MemRef, got {memref!r}")
-        return TensorType(tuple(dims), dtype, layout, memref)
-
-    def __repr__(self) -> str:
-        return "pl.Tensor"
-
-
-Tensor = _TensorFactory()
+        return _tensor_type(dims, dtype, layout, memref)
 
 
 @dataclass(frozen=True)
@@ -193,22 +231,31 @@ class PtrType:
     parameter takes a tensor (any shape) whose bytes are the buffer; ``pl.make_tensor`` views it."""
 
     dtype: DataType
+    expr = None
 
     def __repr__(self) -> str:
         return f"pl.Ptr[{self.dtype!r}]"
 
 
-class _PtrFactory:
-    def __getitem__(self, dtype: Any) -> PtrType:
+class Ptr(metaclass=_AnnotationClass):
+    """``pl.Ptr[dtype]`` (or ``pl.Ptr(dtype, _annotation_only=True)``, the real constructor): a
+    :class:`PtrType`."""
+
+    _annotation = PtrType
+
+    def __new__(cls, dtype: DataType | None = None, expr: Any = None, _annotation_only: bool = False) -> Any:
+        if _annotation_only:
+            if dtype is None:
+                raise ValueError("dtype is required for annotation mode")
+            return cls[dtype]
+        if expr is not None:
+            raise _no_runtime("Ptr")
+        raise ValueError("Either dtype (for annotation) or expr (for runtime) must be provided")
+
+    def __class_getitem__(cls, dtype: Any) -> PtrType:
         if not isinstance(dtype, DataType):
             raise TypeError(f"pl.Ptr takes a dtype, e.g. pl.Ptr[pl.DT_FP16]; got {dtype!r}")
         return PtrType(dtype)
-
-    def __repr__(self) -> str:
-        return "pl.Ptr"
-
-
-Ptr = _PtrFactory()
 
 
 @dataclass(frozen=True)
@@ -218,36 +265,46 @@ class TileAnnotation:
     shape: tuple[int, ...]
     dtype: DataType
     memref: MemRef | None = None
+    expr = None
 
     def __repr__(self) -> str:
         tail = f", {self.memref!r}" if self.memref is not None else ""
         return f"pl.Tile[{list(self.shape)}, {self.dtype!r}{tail}]"
 
 
-class _TileFactory:
-    def __getitem__(self, item: Any) -> TileAnnotation:
+class Tile(metaclass=_AnnotationClass):
+    """``pl.Tile[[shape], dtype(, memref)]`` (or the real constructor ``pl.Tile(shape, dtype,
+    memref=..., _annotation_only=True)``): a :class:`TileAnnotation`. Tiles themselves come from
+    ``pl.make_tile`` / ``pl.make_tile_group``."""
+
+    _annotation = TileAnnotation
+
+    def __new__(cls, shape: Sequence[int] | None = None, dtype: DataType | None = None, expr: Any = None,
+                memref: MemRef | None = None, _annotation_only: bool = False) -> Any:
+        if _annotation_only:
+            return TileAnnotation(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,), dtype, memref)
+        if expr is not None:
+            raise _no_runtime("Tile")
+        raise ValueError("Tile must be initialized with either (shape, dtype) for annotations or expr for runtime "
+                         "wrapping")
+
+    def __class_getitem__(cls, item: Any) -> TileAnnotation:
         if not isinstance(item, tuple) or len(item) not in (2, 3):
             raise TypeError("Tile requires [shape, dtype] or [shape, dtype, memref] notation")
         shape, dtype, *rest = item
         if rest and not isinstance(rest[0], MemRef):
             raise TypeError(f"Tile 3rd argument must be a MemRef instance, got {type(rest[0]).__name__}")
-        return TileAnnotation(tuple(shape) if isinstance(shape, (list, tuple)) else (shape,), dtype,
-                              rest[0] if rest else None)
-
-    def __repr__(self) -> str:
-        return "pl.Tile"
-
-
-Tile = _TileFactory()
+        return cls(shape, dtype, memref=rest[0] if rest else None, _annotation_only=True)
 
 
 class Scalar:
     """The real ``pl.Scalar``: a run-time scalar value in kernel code. Scalar parameters are
     annotated with a dtype (``n: pl.DT_INT64``); ``pl.Scalar`` itself only names the kind."""
 
-    def __init__(self, *_args: Any, **_kwargs: Any) -> None:
-        raise TypeError("pl.Scalar values exist inside kernels only; annotate scalar parameters with a dtype "
-                        "(n: pl.DT_INT32)")
+    def __init__(self, expr: Any = None) -> None:
+        if expr is None:
+            raise ValueError("expr is required")
+        raise _no_runtime("Scalar")
 
 
 class Constexpr:

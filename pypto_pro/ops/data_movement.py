@@ -41,10 +41,12 @@ STORE_SPACES = {MemorySpace.Vec: (PipeType.MTE3, SectionKind.VECTOR), MemorySpac
 ACC_STORE_DTYPES = {"DT_FP32": ("DT_FP32", "DT_FP16", "DT_BF16", "DT_HF8"), "DT_INT32": ("DT_INT32",)}
 
 
-# ---- stubs (the real signatures) ---------------------------------------------------------------
+# ---- stubs (the real signatures; kernel keywords also take the real builders' operand names) --------
+LOAD_ALIASES = {"out": "dst_tile", "tensor": "src_tensor"}   # block_ops.py _ir_load: pl.load(out=t, tensor=x, ...)
+STORE_ALIASES = {"out": "dst_tensor", "tile": "src_tile"}    # _ir_store
 
 
-@api(FAMILY)
+@api(FAMILY, aliases=LOAD_ALIASES)
 def load(dst_tile: Any, src_tensor: Any, offsets: Any, *, order: Any = None) -> None:
     """GM -> tile (Vec or Mat): the tile's valid region from element ``offsets`` (one per tensor axis).
 
@@ -52,13 +54,13 @@ def load(dst_tile: Any, src_tensor: Any, offsets: Any, *, order: Any = None) -> 
     descending = transposed)."""
 
 
-@api(FAMILY)
+@api(FAMILY, aliases=LOAD_ALIASES)
 def load_tile(dst_tile: Any, src_tensor: Any, tile_offsets: Any, *, order: Any = None) -> None:
     """GM -> tile at tile coordinates: on the ``order`` axes the offset is the index times the tile's
     extent; other axes take ``tile_offsets`` as element offsets."""
 
 
-@api(FAMILY)
+@api(FAMILY, aliases=STORE_ALIASES)
 def store(dst_tensor: Any, src_tile: Any, offsets: Any, *, relu_pre_mode: Any = None, scale: Any = None,
           order: Any = None, atomic: Any = AtomicType.AtomicNone, phase: Any = None) -> None:
     """Tile (Vec via MTE3, Acc via the fixpipe) -> GM: the tile's valid region at element ``offsets``.
@@ -67,7 +69,7 @@ def store(dst_tensor: Any, src_tile: Any, offsets: Any, *, relu_pre_mode: Any = 
     the fixpipe's options for Acc tiles."""
 
 
-@api(FAMILY)
+@api(FAMILY, aliases=STORE_ALIASES)
 def store_tile(dst_tensor: Any, src_tile: Any, tile_offsets: Any, *, relu_pre_mode: Any = None, scale: Any = None,
                order: Any = None, atomic: Any = AtomicType.AtomicNone, phase: Any = None) -> None:
     """Tile -> GM at tile coordinates (see ``pl.load_tile``)."""

@@ -50,10 +50,11 @@ def pto_assert(condition: Any, format_str: str | None = None, *args: Any, loc: b
 
 
 @api(FAMILY)
-def dump_data(data: Any, offsets: Any = None, shapes: Any = None, *, workspace: Any = None, loc: bool = False,
+def dump_data(data: Any, offsets: Any = None, shapes: Any = None, workspace: Any = None, loc: bool = False, *,
               flag: str | None = None) -> None:
     """Print a GM tensor or a tile (whole, or the window ``offsets`` / ``shapes``); an Acc tile needs a GM
-    ``workspace`` of its dtype holding at least the whole tile."""
+    ``workspace`` of its dtype holding at least the whole tile. (``workspace`` / ``loc`` are keyword-only on
+    the real page, but its parse-time builder, ``ir/op/debug_ops.py``, takes them positionally too.)"""
 
 
 @api(FAMILY)

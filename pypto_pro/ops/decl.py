@@ -87,6 +87,10 @@ class Api:
     check: Check | None = None
     namespace: str = "pl"
     extra: dict = field(default_factory=dict)
+    # kernel-code keyword -> parameter: the operand names of the real parse-time builder
+    # (``ir/op/block_ops.py``: ``pl.load(out=t, tensor=x, offsets=...)``) where they differ from the
+    # API page's names that the stub carries (``dst_tile``, ``src_tensor``); both spellings bind
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def signature(self) -> inspect.Signature:
@@ -115,11 +119,13 @@ def instruction(name: str, family: str, sim: SimRule, cost: Cost, cpp: CppRule |
     return ins
 
 
-def api(family: str, name: str | None = None, namespace: str = "pl") -> Callable[[Callable], Callable]:
+def api(family: str, name: str | None = None, namespace: str = "pl",
+        aliases: dict[str, str] | None = None) -> Callable[[Callable], Callable]:
     """Declare a ``pl.*`` function from its stub; attach the check with ``@<stub>.check``.
 
     The returned object is what ``pl.<name>`` is: calling it outside a kernel raises (after
     binding the arguments, so a wrong call says what is wrong), and the frontend compiles it.
+    ``aliases`` maps the real builder's keyword names to the stub's parameters (:class:`Api`).
     """
     def deco(fn: Callable) -> Callable:
         key = name or fn.__name__
@@ -129,7 +135,11 @@ def api(family: str, name: str | None = None, namespace: str = "pl") -> Callable
         stub.__qualname__ = public
         if key in APIS:
             raise ValueError(f"pl API {key!r} is declared twice")
-        entry = Api(key, family, stub, namespace=namespace)
+        params = inspect.signature(fn).parameters
+        for kw, target in (aliases or {}).items():
+            if kw in params or target not in params:
+                raise ValueError(f"pl API {key!r}: alias {kw}= -> {target} must name a parameter under another name")
+        entry = Api(key, family, stub, namespace=namespace, aliases=dict(aliases or {}))
         APIS[key] = entry
 
         def set_check(check: Check) -> Check:
@@ -155,9 +165,10 @@ def make_stub(name: str, params: str, doc: str) -> Callable:
     return fn
 
 
-def declare(family: str, name: str, params: str, doc: str, check: Check, namespace: str = "pl") -> Callable:
+def declare(family: str, name: str, params: str, doc: str, check: Check, namespace: str = "pl",
+            aliases: dict[str, str] | None = None) -> Callable:
     """Declare a generated API in one call: stub from ``params`` / ``doc``, and its check."""
-    stub = api(family, name, namespace)(make_stub(name.split(".")[-1], params, doc))
+    stub = api(family, name, namespace, aliases)(make_stub(name.split(".")[-1], params, doc))
     stub.check(check)  # type: ignore[attr-defined]
     return stub
 

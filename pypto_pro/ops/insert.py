@@ -43,7 +43,7 @@ BLOCK = 32  # bytes per DMA block
 TRANSPOSE_PAIR = {NZ: ZN, ZN: NZ, NN: ZZ, ZZ: NN, ND: DN, DN: ND}
 
 
-@api(FAMILY)
+@api(FAMILY, aliases={"out": "dst_tile", "src": "src_tile"})  # the real builder's names (_ir_insert)
 def insert(dst_tile: Any, src_tile: Any, offset: Any) -> None:
     """Insert the Vec tile ``src_tile`` into the Mat tile ``dst_tile`` with its top-left corner at
     ``offset = [row, col]`` (UB -> L1 on MTE3; a byte DMA, see the module docstring)."""

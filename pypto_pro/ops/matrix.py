@@ -32,15 +32,18 @@ MATMUL_DTYPES = {(DT_FP16, DT_FP16): DT_FP32, (DT_BF16, DT_BF16): DT_FP32, (DT_I
                  (DT_FP32, DT_FP32): DT_FP32, (DT_HF8, DT_HF8): DT_FP32,
                  **{(x, y): DT_FP32 for x in (DT_FP8E4M3FN, DT_FP8E5M2) for y in (DT_FP8E4M3FN, DT_FP8E5M2)}}
 A5_ONLY_INPUTS = (DT_HF8, DT_FP8E4M3FN, DT_FP8E5M2)  # the 8-bit float Cube inputs exist on a5 only
+# the real parse-time builders' operand names (ir/op/block_ops.py _ir_matmul / _ir_matmul_acc): ``pl.matmul(dst=c,
+# lhs=a, rhs=b)`` binds too; the bias has no keyword in either spelling (the real page: 4th positional only)
+MATMUL_ALIASES = {"dst": "dst_tile", "acc": "acc_tile", "lhs": "lhs_tile", "rhs": "rhs_tile"}
 
 
-@api(FAMILY)
+@api(FAMILY, aliases={k: v for k, v in MATMUL_ALIASES.items() if k != "acc"})
 def matmul(dst_tile: Any, lhs_tile: Any, rhs_tile: Any, bias_tile: Any = None, *, phase: Any = None) -> None:
     """``dst = lhs @ rhs (+ bias)`` on the Cube: Left [M, K] x Right [K, N] -> Acc [M, N]; ``bias_tile`` is a
     [1, N] Bias tile broadcast over the rows; ``phase`` the unit-flag drain phase (pl.AccPhase)."""
 
 
-@api(FAMILY)
+@api(FAMILY, aliases=MATMUL_ALIASES)
 def matmul_acc(dst_tile: Any, acc_tile: Any, lhs_tile: Any, rhs_tile: Any, *, phase: Any = None) -> None:
     """``dst = acc + lhs @ rhs`` on the Cube (``dst`` may be ``acc``): accumulate over K."""
 

@@ -25,6 +25,7 @@ from pypto_pro.language.dtypes import DT_FP4E1M2, DT_FP4E2M1, DT_FP8E4M3FN, DT_F
 from pypto_pro.language.enums import AccPhase, MemorySpace, PipeType, SectionKind
 from pypto_pro.ops.cpp import NoCpp
 from pypto_pro.ops.decl import CUBE, api, instruction
+from pypto_pro.ops.matrix import MATMUL_ALIASES
 from pypto_pro.ops.matrix import _cube_tile as _in  # a tile operand in one memory space
 
 if TYPE_CHECKING:
@@ -36,13 +37,13 @@ FP4 = (DT_FP4E2M1, DT_FP4E1M2)
 BASE_K = 64  # TMatmulMX: aMatrixCol must be a multiple of 64
 
 
-@api(FAMILY)
+@api(FAMILY, aliases={k: v for k, v in MATMUL_ALIASES.items() if k != "acc"})
 def matmul_mx(dst_tile: Any, lhs_tile: Any, rhs_tile: Any, scale_a: Any, scale_b: Any, *, phase: Any = None) -> None:
     """``dst = dequant(lhs, scale_a) @ dequant(rhs, scale_b)`` on the Cube (MX: FP8 / FP4 mantissas, E8M0
     scales per 32 K elements); ``phase`` the unit-flag drain phase (pl.AccPhase)."""
 
 
-@api(FAMILY)
+@api(FAMILY, aliases=MATMUL_ALIASES)
 def matmul_mx_acc(dst_tile: Any, acc_tile: Any, lhs_tile: Any, rhs_tile: Any, scale_a: Any, scale_b: Any, *,
                   phase: Any = None) -> None:
     """``dst = acc + dequant(lhs, scale_a) @ dequant(rhs, scale_b)`` (``dst`` may be ``acc``): the K blocks after

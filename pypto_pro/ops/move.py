@@ -61,7 +61,7 @@ GM_ROUND_TRIP = ("Cube and Vector exchange data through global memory on {arch}:
                  "section_vector() (the direct {path} path exists on a5)")
 
 
-@api(FAMILY)
+@api(FAMILY, aliases={"out": "dst_tile", "src": "src_tile"})  # the real builder's names (_ir_move)
 def move(dst_tile: Any, src_tile: Any, offset: Any = None, *, acc_to_vec_mode: Any = None, relu_pre_mode: Any = None,
          scale: Any = None, transpose: bool = False) -> None:
     """Move a tile between on-chip buffers; the path follows from the two memory spaces (see the module).

@@ -103,7 +103,7 @@ class _Element:
         self.space = b.space
         self.addrs = b.addrs
         self.core = st.core
-        self.label = [f"{b.name}[{i}]" if b.depth > 1 else b.name for i in range(b.depth)]
+        self.label = [b.user_label(i) for i in range(b.depth)]
         self.size = b.tile_type.shape[0] * b.tile_type.shape[1]
 
     def check(self, slot: int, offset: int) -> None:

@@ -102,3 +102,38 @@ def test_float_index_is_a_type_error():
             pl.setval(out, 0, (1, 2)[f])
     with pytest.raises(CompileError, match="tuple index must be an integer"):
         k(torch.zeros(2, dtype=torch.int32), 1.0)
+
+
+# ---- names in reports: the user's tiles, not the join's generated name ------------------------------
+
+
+def _racy_tuple_pick(x: pl.Tensor[[16, 16], pl.DT_FP32], y: pl.Tensor[[16, 16], pl.DT_FP32]):
+    a = pl.make_tile(TT, addr=0x0000)
+    grp = pl.make_tile_group(type=TT, addrs=[0x1000, 0x2000])
+    bufs = pl.make_tuple(pair=(a, grp[1]))
+    with pl.section_vector():
+        t = bufs.pair[pl.get_block_idx() + 1]
+        pl.load(t, x, [0, 0])
+        pl.exp(t, t)  # no sync after the load: a race on grp[1]'s bytes
+        pl.store(y, t, [0, 0])
+
+
+def test_a_race_on_a_tuple_pick_names_the_users_tile():
+    from pypto_pro.errors_sim import RaceError
+    with pytest.raises(RaceError, match=r"Vec bytes 0x2000-0x2400 \(grp\[1\]\)") as info:
+        pl.jit(_racy_tuple_pick, auto_mutex=False)(torch.zeros(16, 16), torch.zeros(16, 16))
+    assert "_tuple_item" not in str(info.value)
+
+
+def _wrong_dtype_tuple_pick(x: pl.Tensor[[16, 16], pl.DT_FP16], i: pl.DT_INT32):
+    a = pl.make_tile(TT, addr=0x0000)
+    b = pl.make_tile(TT, addr=0x1000)
+    tiles = (a, b)
+    with pl.section_vector():
+        pl.load(tiles[i], x, [0, 0])
+
+
+def test_a_compile_error_on_a_tuple_pick_names_the_tuple():
+    with pytest.raises(CompileError, match=r"tile 'tiles' is DT_FP32") as info:
+        pl.jit(_wrong_dtype_tuple_pick).compile()
+    assert "_tuple_item" not in str(info.value)

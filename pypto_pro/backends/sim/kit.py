@@ -146,7 +146,7 @@ class TileAccess:
         self.keys = [(b.space, a, a + b.slot_bytes, st.core) for a in b.addrs] if b.view_starts is None else \
             [(b.space, a, b.alias_of.addrs[bs] + b.alias_of.slot_bytes, st.core)  # (its bytes end with its tile's)
              for a, (bs, _, _) in zip(b.addrs, b.view_starts.slots(b.alias_of))]
-        self.labels = [f"{b.name}[{i}]" if b.depth > 1 else b.name for i in range(b.depth)] \
+        self.labels = [b.user_label(i) for i in range(b.depth)] \
             if b.view_starts is None else _start_labels(b)
         self.item = b.tile_type.dtype.itemsize
         self.row_bytes = b.tile_type.cols * self.item
