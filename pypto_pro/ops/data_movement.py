@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from pypto_pro.backends.pto.ctypes_map import ctype
+from pypto_pro.backends.sim import batch_ops
 from pypto_pro.backends.sim.batch_replay import BatchSpec, copied, gm_stack
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
 from pypto_pro.backends.sim import gm_strided, gm_views, numerics
@@ -342,7 +343,7 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
         run = deferred(lambda out: np.copyto(out, src), view)
         prep = Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, True),),
                         gmt.accesses(g, idx, rect, False), r * c * t.item, run, (t.written(slot, r, c),))
-        if isinstance(view, np.ndarray):
+        if isinstance(view, np.ndarray) or getattr(view, "boxes", None) is not None:  # (a boxed tile: batch_ops)
             prep.batch = BatchSpec(("load", src.shape, src.strides, src.dtype.str), _load_many,
                                    ((src, g, idx), view))
         return prep
@@ -352,10 +353,15 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
 def _load_many(preps: list, stack: Callable, defer: bool):
     """Batched replay of plain loads: the blocks' GM windows (one strided view, else stacked) into
     their tiles."""
+    dst = batch_ops.stacked(stack, preps[0].batch.data[1])
+    if not batch_ops.landable(dst):
+        return NotImplemented
     src = gm_stack([p.batch.data[0] for p in preps])
     if src is None:
         src = np.stack([p.batch.data[0][0] for p in preps])  # a copy made at the start: the loads read then
-    return copied(src, stack(preps[0].batch.data[1]), defer)
+    if isinstance(dst, np.ndarray):
+        return copied(src, dst, defer)
+    return batch_ops.land(dst, lambda out: np.copyto(out, src), defer)
 
 
 def _store_many(preps: list, stack: Callable, defer: bool):

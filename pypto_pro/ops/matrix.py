@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from pypto_pro.backends.sim import batch_ops
+from pypto_pro.backends.sim.batch_replay import BatchSpec, padded_empty
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, tiles
 from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
 from pypto_pro.ir.nodes import TileOp, TileRef
@@ -140,13 +142,58 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
                 prod = prod + acc_view.astype(comp)
             out[...] = prod.astype(acc_np) if comp is not np.int64 else \
                 (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-        run = deferred(compute, d.views[sd][:m, :n])
+        out_view = d.views[sd][:m, :n]
+        run = deferred(compute, out_view)
         written = d.written(sd, m, n)
         if carry:  # padding rows / columns of the operands make only their rows / columns of C undefined
             acc = (extra, rest[0], m if accumulate else 1) if extra is not None else None
             written = (*written, matmul_carry(d, sd, lhs, sl, rhs, sr, m, k, n, acc))
-        return Prepared(m, n, True, tuple(accesses), (), 0, run, (written,), k)
+        prep = Prepared(m, n, True, tuple(accesses), (), 0, run, (written,), k)
+        if batchable and (extra is None or accumulate):  # (a bias row is broadcast: not batched)
+            prep.batch = BatchSpec((id(op), sd, sl, sr, rest, m, k, n), _matmul_many,
+                                   (av, bv, acc_view, out_view, comp, acc_np))
+        return prep
+    batchable = DT_HF8 not in (lhs_dt, rhs_dt)
     return dispatch
+
+
+def _operand(stack: Callable, view, comp) -> np.ndarray | None:
+    """Every block's ``np.asarray(view).astype(comp)`` (the per-block product's operand), padded."""
+    if isinstance(view, np.ndarray):
+        return batch_ops.astype(stack(view), comp)
+    got = batch_ops.boxes(stack, view)
+    return None if got is None else batch_ops.astype(got.read(), comp)
+
+
+def _matmul_many(preps: list, stack: Callable, defer: bool):
+    """The chunk's products as one ``np.matmul`` over the block axis (batch_ops: per block the same BLAS
+    call on the same shapes, every other step on per-block layouts)."""
+    av, bv, acc_view, out_view, comp, acc_np = preps[0].batch.data
+    dst = batch_ops.stacked(stack, out_view)
+    if not batch_ops.landable(dst):
+        return NotImplemented
+    a, b = _operand(stack, av, comp), _operand(stack, bv, comp)
+    acc = None
+    if acc_view is not None:
+        s = batch_ops.stacked(stack, acc_view)
+        acc = None if s is None else s.astype(comp) if isinstance(s, batch_ops.Boxes) else batch_ops.astype(s, comp)
+        if acc is None:
+            return NotImplemented
+    if a is None or b is None:
+        return NotImplemented
+
+    def compute(out: np.ndarray) -> None:
+        prod = padded_empty((a.shape[0], a.shape[1], b.shape[2]), comp)
+        np.matmul(a, b, out=prod)
+        if acc is not None:
+            total = padded_empty(prod.shape, comp)
+            np.add(prod, acc, out=total)
+            prod = total
+        if comp is not np.int64:
+            out[...] = batch_ops.astype(prod, acc_np)
+        else:
+            out[...] = (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    return batch_ops.land(dst, compute, defer)
 
 
 def _matmul_cpp(op: TileOp, ctx, arch: str) -> list[str]:

@@ -54,30 +54,63 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
     via_f32 = dt == BF16 or (dt == FP16 and op != "sum")
     cdt = FP32 if via_f32 else dt
     p = 1 << (n - 1).bit_length()
-    work = np.empty((rows, p) if dim == 1 else (p, cols), dtype=cdt)
+    shape = (rows, p) if dim == 1 else (p, cols)
+    if src.ndim == 2:
+        work = np.empty(shape, dtype=cdt)
+        each = _whole
+    else:  # a leading block axis: each block's work buffer laid out as the single block's (batch_replay)
+        from pypto_pro.backends.sim.batch_replay import padded_empty
+        work = padded_empty((*src.shape[:-2], *shape), cdt)
+        each = _per_block
     ufunc = _REDUCE_UFUNC[op]
     round_each_level = dt == BF16 and op == "sum"
     with _ignore():
         if dim == 1:
-            work[:, :n] = src
+            each(np.copyto, n, work[..., :n], src, casting="unsafe")
             if p > n:
-                work[:, n:] = _reduce_identity(op, dt)
+                work[..., n:] = _reduce_identity(op, dt)
         else:
-            work[:n] = src
+            each(np.copyto, cols, work[..., :n, :], src, casting="unsafe")
             if p > n:
-                work[n:] = _reduce_identity(op, dt)
+                work[..., n:, :] = _reduce_identity(op, dt)
         w = p
         while w > 1:
             h = w // 2
             if dim == 1:
-                lo, hi = work[:, :h], work[:, h:w]
+                lo, hi = work[..., :h], work[..., h:w]
             else:
-                lo, hi = work[:h], work[h:w]
-            ufunc(lo, hi, out=lo)
+                lo, hi = work[..., :h, :], work[..., h:w, :]
+            width = h if dim == 1 else cols
+            each(ufunc, width, lo, hi, out=lo)
             if round_each_level:
-                lo[...] = lo.astype(BF16)
+                each(_round_bf16, width, lo)
             w = h
-        dst[...] = work[:, :1] if dim == 1 else work[:1]
+        last = work[..., :1] if dim == 1 else work[..., :1, :]
+        each(np.copyto, 1 if dim == 1 else cols, dst, last, casting="unsafe")
+
+
+def _round_bf16(lo: np.ndarray) -> None:
+    lo[...] = lo.astype(BF16)
+
+
+def _whole(fn, width: int, *arrays, **kw) -> None:
+    fn(*arrays, **kw)
+
+
+def _per_block(fn, width: int, *arrays, **kw) -> None:
+    """``fn`` over a leading block axis: one call when the rows are whole 64-byte vectors (the inner
+    loops NumPy picks are then the single block's, batch_replay.exact_width), else one call per block
+    on exactly the single block's arrays (which loop NumPy picks for narrow rows, and so which of two
+    NaNs a level returns, depends on the whole shape it is given)."""
+    if width % 16 == 0:
+        fn(*arrays, **kw)
+        return
+    out = kw.get("out")
+    for b in range(arrays[0].shape[0]):
+        if out is not None:
+            fn(*(a[b] for a in arrays), out=out[b])
+        else:
+            fn(*(a[b] for a in arrays), **kw)
 
 
 # --------------------------------------------------------------------------- expand / fill

@@ -99,6 +99,11 @@ def col_reduce(numerics: Callable[..., None], tmp_written: bool = False) -> Call
 
 def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> Callable:
     """The row (``per_row``: an ``[r, 1]`` result) or column (a ``[1, c]`` result) reduction rule."""
+    def run_many(preps: list, stack: Callable, defer: bool):
+        av, out_view = preps[0].batch.data
+        ab = stack(av)
+        return batched(lambda out: numerics(out, ab), stack(out_view), defer)
+
     def rule(op: TileOp, env: SimEnv) -> Callable:
         ts = tiles(op, env)
         d, a = ts[0], ts[1]
@@ -123,7 +128,14 @@ def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> 
             written = d.written(sd, orow, ocol)
             if carry:
                 written = (*written, reduce_carry(d, sd, a, sa, r, c, per_row))
-            return Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run, (written,))
+            prep = Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run, (written,))
+            # batched: the tree's work buffer is per block as the single block's (numerics.reduce), so each
+            # level runs the same inner loops; with one row (column) a level's element would be one loop
+            # per block alone but a strided run over the blocks batched: block by block
+            out_view = d.region(sd, orow, ocol)
+            if (r if per_row else c) > 1 and batchable((av,), out_view):
+                prep.batch = BatchSpec((numerics, r, c), run_many, (av, out_view))
+            return prep
         return dispatch
     return rule
 
