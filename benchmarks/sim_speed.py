@@ -27,6 +27,7 @@ every core), NumPy's BLAS (float64 matmuls of the Cube), the core count and cloc
 the load from other processes on a shared machine (ratios are taken round by round for that).
 
     python benchmarks/sim_speed.py [--rows add,gemm,fa,fa_causal] [--repeat 3] [--out sim_speed]
+    python benchmarks/sim_speed.py --small --lanes 8   # also every round with 8 batched-replay lanes
     python benchmarks/sim_speed.py --profile fa     # cProfile of one warm call of a row (top 25)
 """
 from __future__ import annotations
@@ -120,8 +121,9 @@ def _setup(row: str):
     raise SystemExit(f"unknown row {row!r} (rows: {', '.join(ROWS)})")
 
 
-def child(row: str, repeat: int, profile: bool) -> dict:
-    """Run one row in this process; return its measurements."""
+def child(row: str, repeat: int, profile: bool, lanes: int = 0) -> dict:
+    """Run one row in this process; return its measurements (``lanes``: also time every round with that
+    many batched-replay lanes, ``batch_replay.LANES``, against the default)."""
     import torch  # noqa: F401  (imported before the baseline RSS is taken)
     import numpy as np  # noqa: F401
     import pypto_pro.language  # noqa: F401
@@ -149,25 +151,49 @@ def child(row: str, repeat: int, profile: bool) -> dict:
         pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
         print(out.getvalue(), file=sys.stderr)
         return {}
-    rounds = []
-    for _ in range(repeat):
+    from pypto_pro.backends.sim import batch_replay
+    default_lanes = batch_replay.LANES
+    lanes = 0 if lanes == default_lanes else lanes
+    rounds, lane_rounds, lane_peaks = [], [], []
+    if lanes:  # one untimed call builds the lanes (made on first use, batch_replay.Lanes)
+        batch_replay.LANES = lanes
+        launch()
+        batch_replay.LANES = default_lanes
+    for i in range(repeat):
         t0 = time.perf_counter()
         r = ref()
         t_ref = time.perf_counter() - t0
         del r
-        _reset_peak()
-        t0 = time.perf_counter()
-        report = launch()
-        t_sim = time.perf_counter() - t0
-        peaks.append(_rss_kib("VmHWM"))
-        rounds.append((t_sim, t_ref))
-        same = (_sha(*(np.ascontiguousarray(o).tobytes() for o in outputs)), _report_digest(report))
-        if same != digest:
-            raise SystemExit(f"{row}: a warm call computed something else than the first one")
+        # with --lanes: the same round also runs the kernel with that many replay lanes, the two in
+        # alternating order (so neither always runs first after torch)
+        order = [default_lanes, lanes][::(1 if i % 2 == 0 else -1)] if lanes else [default_lanes]
+        for n in order:
+            batch_replay.LANES = n
+            _reset_peak()
+            t0 = time.perf_counter()
+            report = launch()
+            t_sim = time.perf_counter() - t0
+            if n == default_lanes:
+                peaks.append(_rss_kib("VmHWM"))
+                rounds.append((t_sim, t_ref))
+            else:
+                lane_peaks.append(_rss_kib("VmHWM"))
+                lane_rounds.append((t_sim, t_ref))
+            same = (_sha(*(np.ascontiguousarray(o).tobytes() for o in outputs)), _report_digest(report))
+            if same != digest:
+                raise SystemExit(f"{row}: a warm call (lanes {n}) computed something else than the first one")
+        batch_replay.LANES = default_lanes
     ratios = [s / r for s, r in rounds]
     torch_med = statistics.median(r for _, r in rounds)
     peak = max(peaks) - base_kib
-    return {"row": row, "what": what, "ratio": statistics.median(ratios), "ratios": ratios,
+    extra = {}
+    if lanes:
+        extra = {"lanes": lanes, "lanes_ratio": statistics.median(s / r for s, r in lane_rounds),
+                 "lanes_sim_s": [s for s, _ in lane_rounds],
+                 "lanes_speedup": statistics.median(a[0] / b[0] for a, b in zip(rounds, lane_rounds)),
+                 "lanes_rss_ratio": (max(lane_peaks) - base_kib) * 1024 / nbytes}
+    return {"row": row, "what": what, "default_lanes": default_lanes, **extra,
+            "ratio": statistics.median(ratios), "ratios": ratios,
             "first_s": first, "first_ratio": first / torch_med, "sim_s": [s for s, _ in rounds],
             "torch_s": [r for _, r in rounds], "torch_first_s": torch_first,
             "peak_rss_mib": peak / 1024, "base_rss_mib": base_kib / 1024, "tensor_mib": nbytes / 2**20,
@@ -184,6 +210,9 @@ def main() -> int:
                     help="JSON name under benchmarks/results/ ('' for none; default sim_speed, sim_speed_small with --small)")
     ap.add_argument("--profile", default=None, metavar="ROW", help="cProfile one warm call of ROW and exit")
     ap.add_argument("--small", action="store_true", help="smaller shapes: add 2048x4096, GEMM 1024^3, FA N2 S1024")
+    ap.add_argument("--lanes", type=int, default=0, metavar="N",
+                    help="also run every round with N batched-replay lanes (default: the PYPTO_PRO_SIM_LANES "
+                         "setting) and report both, with their speedup")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     global SMALL
@@ -191,7 +220,7 @@ def main() -> int:
     if args.out is None:
         args.out = "sim_speed_small" if SMALL else "sim_speed"
     if args.child:
-        print("RESULT " + json.dumps(child(args.child, args.repeat, False)))
+        print("RESULT " + json.dumps(child(args.child, args.repeat, False, args.lanes)))
         return 0
     if args.profile:
         child(args.profile, 0, True)
@@ -200,7 +229,8 @@ def main() -> int:
     from _common import print_table, write_json
     results = []
     for row in args.rows.split(","):
-        proc = subprocess.run([sys.executable, __file__, "--child", row, "--repeat", str(args.repeat), *(["--small"] if SMALL else [])],
+        proc = subprocess.run([sys.executable, __file__, "--child", row, "--repeat", str(args.repeat),
+                               "--lanes", str(args.lanes), *(["--small"] if SMALL else [])],
                               capture_output=True, text=True)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
         if proc.returncode or line is None:
@@ -210,7 +240,9 @@ def main() -> int:
         r = results[-1]
         print(f"{row}: ratio {r['ratio']:.2f}x (rounds {', '.join(f'{x:.2f}' for x in r['ratios'])}), "
               f"first {r['first_ratio']:.2f}x, sim {statistics.median(r['sim_s']):.3f} s, "
-              f"torch {statistics.median(r['torch_s']):.3f} s", flush=True)
+              f"torch {statistics.median(r['torch_s']):.3f} s"
+              + (f"; with {r['lanes']} lanes: ratio {r['lanes_ratio']:.2f}x, sim {statistics.median(r['lanes_sim_s']):.3f} s, "
+                 f"speedup {r['lanes_speedup']:.2f}x (per round, default / lanes)" if args.lanes else ""), flush=True)
     load = os.getloadavg()
     print(f"\nmachine: {os.cpu_count()} cores, load average {load[0]:.1f} at the end; "
           f"goals: ratio <= {GOALS['ratio']}x, first call <= {GOALS['first_ratio']}x, "
@@ -221,12 +253,19 @@ def main() -> int:
                   f"{r['rss_ratio']:.2f}x", f"{statistics.median(r['sim_s']):.3f}",
                   f"{statistics.median(r['torch_s']):.3f}", f"{r['blocks_scheduled']} of {r['blocks']}",
                   f"{r['output_sha']}/{r['report_sha']}"] for r in results])
+    if args.lanes and any("lanes" in r for r in results):
+        print(f"\nbatched replay (batch_replay.LANES): the default against {args.lanes} lanes, every round both")
+        print_table(["row", "ratio (default)", f"ratio ({args.lanes} lanes)", "speedup (default / lanes)",
+                     "RSS / tensors (lanes)"],
+                    [[r["row"], f"{r['ratio']:.2f}x", f"{r['lanes_ratio']:.2f}x", f"{r['lanes_speedup']:.2f}x",
+                      f"{r['lanes_rss_ratio']:.2f}x"] for r in results if "lanes" in r])
     if args.out:
         import torch
         path = write_json(args.out, {"cores": os.cpu_count(), "load_average_end": load,
                                      "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
                                      "numpy": __import__("numpy").__version__, "platform": platform.platform(),
-                                     "goals": GOALS, "repeat": args.repeat, "small": SMALL, "rows": results})
+                                     "goals": GOALS, "repeat": args.repeat, "small": SMALL, "lanes": args.lanes,
+                                     "rows": results})
         print(f"wrote {path}")
     return 0 if all(r["correct"] for r in results) else 1
 

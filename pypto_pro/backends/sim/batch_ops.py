@@ -20,12 +20,20 @@ compares every form with the per-block path on random bit patterns with NaN payl
 subnormals and infinities."""
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 import numpy as np
 
 from pypto_pro.backends.sim.batch_replay import padded_empty
 from pypto_pro.backends.sim.fractal import Region
+
+
+# the Cube's product batched (ops/matrix.py): exact, but measured slower than one product per block (a
+# float64 product of a 64-128 tile is bandwidth-bound, and eight blocks' operands, products and sums in
+# one call move the same bytes through a larger working set; docs/simulator.md, fifth pass), so off
+# unless PYPTO_PRO_SIM_BATCH_CUBE=1 (the tests turn it on)
+BATCH_CUBE = os.environ.get("PYPTO_PRO_SIM_BATCH_CUBE", "0") not in ("", "0")
 
 
 def _merged(a: np.ndarray, shape: tuple) -> np.ndarray:

@@ -30,6 +30,7 @@ Why the bytes stay those of a block-by-block replay:
 """
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import struct
@@ -109,7 +110,7 @@ def padded_empty(shape: tuple, dtype) -> np.ndarray:
     apart at least (a small gap: scratch of whole lanes' worth of tiles must stay cheap to allocate)."""
     n, rest = shape[0], shape[1:]
     dt = np.dtype(dtype)
-    per = int(np.prod(rest, dtype=np.int64))
+    per = math.prod(rest)
     item = max(1, dt.itemsize)
     row_bytes = (per * item + _GAP + 63) // 64 * 64
     row = row_bytes // item if row_bytes % item == 0 else per + max(1, _GAP // item)

@@ -246,6 +246,7 @@ def test_gemm_launch_with_nan_payloads_is_the_same_batched(monkeypatch):
     whole report the same with 8 lanes (blocks 1..7 in lockstep, the Cube ops batched) and block by block."""
     from example_modules import load_example
     from pypto_pro.backends.sim.executor import SimExecutable
+    monkeypatch.setattr(batch_ops, "BATCH_CUBE", True)
     mm = load_example("matmul")
     rng = np.random.default_rng(2)
     a = rng.standard_normal((512, 256)).astype(np.float16)
