@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from pypto_pro.backends.sim import batch_ops
+from pypto_pro.backends.sim.fractal import Region
 from pypto_pro.backends.sim.batch_replay import BatchSpec, padded_empty
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, tiles
 from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
@@ -34,6 +35,11 @@ MATMUL_DTYPES = {(DT_FP16, DT_FP16): DT_FP32, (DT_BF16, DT_BF16): DT_FP32, (DT_I
                  (DT_FP32, DT_FP32): DT_FP32, (DT_HF8, DT_HF8): DT_FP32,
                  **{(x, y): DT_FP32 for x in (DT_FP8E4M3FN, DT_FP8E5M2) for y in (DT_FP8E4M3FN, DT_FP8E5M2)}}
 A5_ONLY_INPUTS = (DT_HF8, DT_FP8E4M3FN, DT_FP8E5M2)  # the 8-bit float Cube inputs exist on a5 only
+# operand dtypes whose float64 conversion gives the same bits from any layout (every one of the 65,536
+# patterns, NaN payloads included: tests/backends/sim/test_batch_ops.py), so a boxed operand converts
+# as it is copied out of its boxes (fractal.Region.astype) instead of being copied, then converted
+CAST_ON_COPY = (DT_FP16, DT_BF16)
+_CAST_ON_COPY_NP = tuple(np.dtype(d.np_dtype) for d in CAST_ON_COPY)
 
 
 @api(FAMILY)
@@ -109,7 +115,11 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
     carry = carriable(*ts)
 
     def values(x, dt) -> np.ndarray:
-        return hf8.decode(np.asarray(x)) if dt is DT_HF8 else np.asarray(x).astype(comp)
+        if dt is DT_HF8:
+            return hf8.decode(np.asarray(x))
+        if dt in CAST_ON_COPY and isinstance(x, Region):  # converted as it is copied out of the boxes
+            return x.astype(comp)
+        return np.asarray(x).astype(comp)
 
     def dispatch(sd: int, sl: int, sr: int, *rest: int) -> Prepared:
         m, k = lhs.valid[sl]
@@ -120,19 +130,19 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
         if drows < m or dcols < n:  # TMATMUL writes M x N of L0C whatever the destination's valid shape
             raise fault(op, f"pl.{op.op}: the {m} x {n} product does not fit dst '{d.label}' of shape {drows} x "
                             f"{dcols}")
-        av, bv = lhs.views[sl][:m, :k], rhs.views[sr][:k, :n]
+        av, bv = lhs.region(sl, m, k), rhs.region(sr, k, n)
         acc_view = None
         accesses = [lhs.access(sl, m, k, False), rhs.access(sr, k, n, False)]
         if extra is not None:
             se = rest[0]
             er, ec = extra.valid[se]
             if accumulate:  # the M x N of L0C the products add to (an earlier matmul wrote all of it)
-                acc_view = extra.views[se][:m, :n]
+                acc_view = extra.region(se, m, n)
                 accesses.append(extra.access(se, m, n, False))
             else:
                 if ec < n:
                     raise fault(op, f"pl.matmul: bias '{extra.label}' has {ec} valid columns, fewer than N = {n}")
-                acc_view = extra.views[se][:1, :n]
+                acc_view = extra.region(se, 1, n)
                 accesses.append(extra.access(se, 1, n, False))
         accesses.append(d.access(sd, m, n, True))
 
@@ -142,7 +152,7 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
                 prod = prod + acc_view.astype(comp)
             out[...] = prod.astype(acc_np) if comp is not np.int64 else \
                 (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-        out_view = d.views[sd][:m, :n]
+        out_view = d.region(sd, m, n)
         run = deferred(compute, out_view)
         written = d.written(sd, m, n)
         if carry:  # padding rows / columns of the operands make only their rows / columns of C undefined
@@ -162,7 +172,9 @@ def _operand(stack: Callable, view, comp) -> np.ndarray | None:
     if isinstance(view, np.ndarray):
         return batch_ops.astype(stack(view), comp)
     got = batch_ops.boxes(stack, view)
-    return None if got is None else batch_ops.astype(got.read(), comp)
+    if got is None:
+        return None
+    return got.astype(comp) if view.dtype in _CAST_ON_COPY_NP else batch_ops.astype(got.read(), comp)
 
 
 def _matmul_many(preps: list, stack: Callable, defer: bool):

@@ -213,7 +213,7 @@ def _copy_sim(op: TileOp, env: SimEnv) -> Callable:
     def dispatch(sd: int, sa: int) -> Prepared:
         (dr, dc), (sr, sc) = d.valid[sd], a.valid[sa]
         r, c = min(dr, sr), min(dc, sc)
-        src, dv = a.views[sa][:r, :c], d.views[sd][:r, :c]
+        src, dv = a.region(sa, r, c), d.region(sd, r, c)
         run = deferred(lambda out: np.copyto(out, src), dv)
         written = (*d.written(sd, r, c), copy_carry(d, sd, a, sa, 0, 0, r, c, entry=False)) if carry else \
             d.written(sd, r, c)
@@ -233,6 +233,7 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
     srows, scols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
     packed = op.dst.tile_type.dtype.packed  # type: ignore[union-attr]
     carry = carriable(d, a)
+    windows: dict[tuple, Any] = {}  # (src slot, r0, c0, rows, cols) -> the source window
 
     def dispatch(sd: int, sa: int, r0: int, c0: int) -> Prepared:
         dr, dc = d.valid[sd]
@@ -249,7 +250,11 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
             src = a.views[sa][r0:r0 + r, c0 // 2:(c0 + c + 1) // 2]
             run = deferred(lambda out: np.copyto(out, src), d.views[sd][:dr, :(dc + 1) // 2])
         else:
-            src, dv = a.views[sa][r0:r0 + r, c0:c0 + c], d.views[sd][:dr, :dc]
+            key = (sa, r0, c0, r, c)
+            src = windows.get(key)
+            if src is None:  # (a pure function of the key, as kit.TileAccess.region)
+                src = windows[key] = a.views[sa][r0:r0 + r, c0:c0 + c]
+            dv = d.region(sd, dr, dc)
             run = deferred(lambda out: np.copyto(out, src.T if transpose else src), dv)
         # a TMOV copies the destination's valid shape whatever the source's: the rows past the source's valid
         # shape carry what L1 holds there (garbage the chip computes with and a tail store leaves out), so the

@@ -54,25 +54,52 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
     via_f32 = dt == BF16 or (dt == FP16 and op != "sum")
     cdt = FP32 if via_f32 else dt
     p = 1 << (n - 1).bit_length()
-    shape = (rows, p) if dim == 1 else (p, cols)
-    if src.ndim == 2:
-        work = np.empty(shape, dtype=cdt)
-        each = _whole
-    else:  # a leading block axis: each block's work buffer laid out as the single block's (batch_replay)
-        from pypto_pro.backends.sim.batch_replay import padded_empty
-        work = padded_empty((*src.shape[:-2], *shape), cdt)
-        each = _per_block
     ufunc = _REDUCE_UFUNC[op]
     round_each_level = dt == BF16 and op == "sum"
+    if src.ndim != 2:  # a leading block axis (batch_replay)
+        _reduce_blocks(op, dst, src, dim, n, p, cdt, ufunc, round_each_level)
+        return
+    work = np.empty((rows, p) if dim == 1 else (p, cols), dtype=cdt)
+    with _ignore():
+        if dim == 1:
+            work[:, :n] = src
+            if p > n:
+                work[:, n:] = _reduce_identity(op, dt)
+        else:
+            work[:n] = src
+            if p > n:
+                work[n:] = _reduce_identity(op, dt)
+        w = p
+        while w > 1:
+            h = w // 2
+            if dim == 1:
+                lo, hi = work[:, :h], work[:, h:w]
+            else:
+                lo, hi = work[:h], work[h:w]
+            ufunc(lo, hi, out=lo)
+            if round_each_level:
+                lo[...] = lo.astype(BF16)
+            w = h
+        dst[...] = work[:, :1] if dim == 1 else work[:1]
+
+
+def _reduce_blocks(op: str, dst: np.ndarray, src: np.ndarray, dim: int, n: int, p: int, cdt, ufunc,
+                   round_each_level: bool) -> None:
+    """:func:`reduce` over a leading block axis, each block's work buffer laid out as the single block's
+    (padded apart, batch_replay.padded_empty); each step of the tree runs as :func:`_per_block` says."""
+    from pypto_pro.backends.sim.batch_replay import padded_empty
+    rows, cols = src.shape[-2:]
+    work = padded_empty((*src.shape[:-2], *((rows, p) if dim == 1 else (p, cols))), cdt)
+    each = _per_block
     with _ignore():
         if dim == 1:
             each(np.copyto, n, work[..., :n], src, casting="unsafe")
             if p > n:
-                work[..., n:] = _reduce_identity(op, dt)
+                work[..., n:] = _reduce_identity(op, src.dtype)
         else:
             each(np.copyto, cols, work[..., :n, :], src, casting="unsafe")
             if p > n:
-                work[..., n:, :] = _reduce_identity(op, dt)
+                work[..., n:, :] = _reduce_identity(op, src.dtype)
         w = p
         while w > 1:
             h = w // 2
@@ -91,10 +118,6 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
 
 def _round_bf16(lo: np.ndarray) -> None:
     lo[...] = lo.astype(BF16)
-
-
-def _whole(fn, width: int, *arrays, **kw) -> None:
-    fn(*arrays, **kw)
 
 
 def _per_block(fn, width: int, *arrays, **kw) -> None:

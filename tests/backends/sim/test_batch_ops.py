@@ -207,7 +207,7 @@ def test_matmul_batched_equal_per_block(acc, shape):
             v[...] = _specials(dt, rng, m * n if dt == F32 else v.size).reshape(v.shape)
     before = lanes.bytes.copy()
     with numerics.launch_errstate():
-        for g in range(COUNT):  # the per-block compute of ops/matrix.py
+        for g in range(COUNT):  # the per-block compute of ops/matrix.py (before its cast-on-copy operands)
             prod = np.asarray(lhs[g]).astype(np.float64) @ np.asarray(rhs[g]).astype(np.float64)
             if acc:
                 prod = prod + out[g].astype(np.float64)
@@ -267,3 +267,21 @@ def test_gemm_launch_with_nan_payloads_is_the_same_batched(monkeypatch):
         if lanes == 8:
             assert counts.get("_matmul_many") and counts.get("copy_many"), counts
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("dt", [DT_FP16, DT_BF16], ids=lambda d: d.name)
+@pytest.mark.parametrize("layout", [NZ, ZN], ids=str)
+def test_cube_operands_convert_the_same_from_any_layout(dt, layout):
+    """Every one of the 65,536 fp16 / bf16 bit patterns (NaN payloads, signalling and quiet, both signs)
+    converts to the same float64 bits read out of a boxed tile and converted (the old path) as converted
+    while it is copied out of the boxes (``matrix.CAST_ON_COPY``, ``fractal.Region.astype``)."""
+    from pypto_pro.ops.matrix import CAST_ON_COPY
+    assert dt in CAST_ON_COPY
+    npdt = np.dtype(dt.np_dtype)
+    raw = np.zeros(1 << 17, np.uint8)
+    tile = fractal.tile_view(raw, TileType((256, 256), dt, MemorySpace.Left), layout)
+    assert tile.boxes is not None
+    tile.flat[...] = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(npdt)
+    with np.errstate(all="ignore"):
+        for win in (tile, tile[:256, :256], tile[16:256, 32:256], tile[:100, :77]):
+            assert win.astype(np.float64).tobytes() == np.asarray(win).astype(np.float64).tobytes()
