@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from pypto_pro.backends.pto.ctypes_map import ctype
-from pypto_pro.backends.sim import batch_ops
+from pypto_pro.backends.sim import batch_ops, batch_replay
 from pypto_pro.backends.sim.batch_replay import BatchSpec, copied, gm_stack
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
 from pypto_pro.backends.sim import gm_strided, gm_views, numerics
@@ -343,7 +343,7 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
         run = deferred(lambda out: np.copyto(out, src), view)
         prep = Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, True),),
                         gmt.accesses(g, idx, rect, False), r * c * t.item, run, (t.written(slot, r, c),))
-        if isinstance(view, np.ndarray) or getattr(view, "boxes", None) is not None:  # (a boxed tile: batch_ops)
+        if batch_replay.LANES > 1 and (isinstance(view, np.ndarray) or getattr(view, "boxes", None) is not None):  # (a boxed tile: batch_ops)
             prep.batch = BatchSpec(("load", src.shape, src.strides, src.dtype.str), _load_many,
                                    ((src, g, idx), view))
         return prep
@@ -453,7 +453,7 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
         run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
         prep = Prepared(r, c, c * t.item == t.row_bytes, reads, gmt.accesses(g, idx, rect, write),
                         r * c * t.item, run)
-        if plain and not run_on and g.ndim > 1 and dst.dtype == view.dtype and isinstance(view, np.ndarray):
+        if plain and batch_replay.LANES > 1 and not run_on and g.ndim > 1 and dst.dtype == view.dtype and isinstance(view, np.ndarray):
             prep.batch = BatchSpec(("store", dst.shape, dst.strides, dst.dtype.str), _store_many,
                                    ((dst, g, idx), view))
         return prep

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from pypto_pro.backends.sim import batch_ops
+from pypto_pro.backends.sim import batch_ops, batch_replay
 from pypto_pro.backends.sim.fractal import Region
 from pypto_pro.backends.sim.batch_replay import BatchSpec, padded_empty
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, tiles
@@ -159,7 +159,7 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
             acc = (extra, rest[0], m if accumulate else 1) if extra is not None else None
             written = (*written, matmul_carry(d, sd, lhs, sl, rhs, sr, m, k, n, acc))
         prep = Prepared(m, n, True, tuple(accesses), (), 0, run, (written,), k)
-        if batchable and batch_ops.BATCH_CUBE and (extra is None or accumulate):  # (a bias row is broadcast: not)
+        if batchable and batch_ops.BATCH_CUBE and batch_replay.LANES > 1 and (extra is None or accumulate):  # (a bias row is broadcast: not)
             prep.batch = BatchSpec((id(op), sd, sl, sr, rest, m, k, n), _matmul_many,
                                    (av, bv, acc_view, out_view, comp, acc_np))
         return prep

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from pypto_pro.backends.sim import batch_ops, numerics
+from pypto_pro.backends.sim import batch_ops, batch_replay, numerics
 from pypto_pro.backends.sim.batch_replay import BatchSpec
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, broadcast, deferred, fault, tiles
 from pypto_pro.backends.sim.templates import elementwise
@@ -219,7 +219,7 @@ def _copy_sim(op: TileOp, env: SimEnv) -> Callable:
             d.written(sd, r, c)
         prep = Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), d.access(sd, r, c, True)), (),
                         r * c * d.item, run, (written,))
-        if batch_ops.copyable(src, dv):
+        if batch_replay.LANES > 1 and batch_ops.copyable(src, dv):
             prep.batch = BatchSpec((id(op), sd, sa, r, c), batch_ops.copy_many, (src, dv, False))
         return prep
     return dispatch
@@ -264,7 +264,7 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
         written = (*d.written(sd, dr, dc), copy_carry(d, sd, a, sa, r0, c0, r, c, transpose)) if carry else \
             d.written(sd, dr, dc)
         prep = Prepared(r, c, True, (read, d.access(sd, dr, dc, True)), (), dr * dc * d.item, run, (written,))
-        if not packed and batch_ops.copyable(src, dv):
+        if not packed and batch_replay.LANES > 1 and batch_ops.copyable(src, dv):
             prep.batch = BatchSpec((id(op), sd, sa, r0, c0, dr, dc), batch_ops.copy_many, (src, dv, transpose))
         return prep
     return dispatch
@@ -370,7 +370,7 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
         # undefined elements of dst (sim/undefined.py)
         written = (*d.written(sd, r, c), copy_carry(d, sd, a, sa, *at, r, c)) if carry else d.written(sd, r, c)
         prep = Prepared(r, c, True, reads, (), r * c * d.item, run, (written,))
-        if plain:  # a copy or a plain conversion: batched replay runs it for several blocks at once
+        if plain and batch_replay.LANES > 1:  # a copy or a plain conversion: batched replay runs it for several blocks at once
             key = (id(op), core, sd, sa, offset, r, c)
             if same and batch_ops.copyable(src, dv):
                 prep.batch = BatchSpec(key, batch_ops.copy_many, (src, dv, False))
