@@ -28,6 +28,7 @@ the load from other processes on a shared machine (ratios are taken round by rou
 
     python benchmarks/sim_speed.py [--rows add,gemm,fa,fa_causal] [--repeat 3] [--out sim_speed]
     python benchmarks/sim_speed.py --small --lanes 8   # also every round with 8 batched-replay lanes
+    python benchmarks/sim_speed.py --small --base /tmp/base  # before (another checkout) / after, one run
     python benchmarks/sim_speed.py --profile fa     # cProfile of one warm call of a row (top 25)
 """
 from __future__ import annotations
@@ -154,7 +155,7 @@ def child(row: str, repeat: int, profile: bool, lanes: int = 0) -> dict:
     from pypto_pro.backends.sim import batch_replay
     default_lanes = batch_replay.LANES
     lanes = 0 if lanes == default_lanes else lanes
-    rounds, lane_rounds, lane_peaks = [], [], []
+    rounds, lane_rounds, lane_peaks, cpu, lane_cpu = [], [], [], [], []
     if lanes:  # one untimed call builds the lanes (made on first use, batch_replay.Lanes)
         batch_replay.LANES = lanes
         launch()
@@ -170,15 +171,17 @@ def child(row: str, repeat: int, profile: bool, lanes: int = 0) -> dict:
         for n in order:
             batch_replay.LANES = n
             _reset_peak()
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             report = launch()
-            t_sim = time.perf_counter() - t0
+            t_sim, c_sim = time.perf_counter() - t0, time.process_time() - c0
             if n == default_lanes:
                 peaks.append(_rss_kib("VmHWM"))
                 rounds.append((t_sim, t_ref))
+                cpu.append(c_sim)
             else:
                 lane_peaks.append(_rss_kib("VmHWM"))
                 lane_rounds.append((t_sim, t_ref))
+                lane_cpu.append(c_sim)
             same = (_sha(*(np.ascontiguousarray(o).tobytes() for o in outputs)), _report_digest(report))
             if same != digest:
                 raise SystemExit(f"{row}: a warm call (lanes {n}) computed something else than the first one")
@@ -191,9 +194,10 @@ def child(row: str, repeat: int, profile: bool, lanes: int = 0) -> dict:
         extra = {"lanes": lanes, "lanes_ratio": statistics.median(s / r for s, r in lane_rounds),
                  "lanes_sim_s": [s for s, _ in lane_rounds],
                  "lanes_speedup": statistics.median(a[0] / b[0] for a, b in zip(rounds, lane_rounds)),
-                 "lanes_rss_ratio": (max(lane_peaks) - base_kib) * 1024 / nbytes}
+                 "lanes_rss_ratio": (max(lane_peaks) - base_kib) * 1024 / nbytes, "lanes_cpu_s": lane_cpu,
+                 "lanes_cpu_speedup": statistics.median(cpu) / statistics.median(lane_cpu)}
     return {"row": row, "what": what, "default_lanes": default_lanes, **extra,
-            "ratio": statistics.median(ratios), "ratios": ratios,
+            "ratio": statistics.median(ratios), "ratios": ratios, "sim_cpu_s": cpu,
             "first_s": first, "first_ratio": first / torch_med, "sim_s": [s for s, _ in rounds],
             "torch_s": [r for _, r in rounds], "torch_first_s": torch_first,
             "peak_rss_mib": peak / 1024, "base_rss_mib": base_kib / 1024, "tensor_mib": nbytes / 2**20,
@@ -213,6 +217,9 @@ def main() -> int:
     ap.add_argument("--lanes", type=int, default=0, metavar="N",
                     help="also run every round with N batched-replay lanes (default: the PYPTO_PRO_SIM_LANES "
                          "setting) and report both, with their speedup")
+    ap.add_argument("--base", default=None, metavar="TREE",
+                    help="also run every row on another checkout's pypto_pro (its directory, first on PYTHONPATH), "
+                         "just before this tree's run of the row, and report both: a before / after in one run")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     global SMALL
@@ -228,16 +235,31 @@ def main() -> int:
     sys.path.insert(0, str(HERE))
     from _common import print_table, write_json
     results = []
-    for row in args.rows.split(","):
+
+    def run_child(row: str, lanes: int, tree: str | None) -> dict:
+        env = dict(os.environ)
+        if tree is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(Path(tree).resolve()), *filter(None, [env.get("PYTHONPATH")])])
         proc = subprocess.run([sys.executable, __file__, "--child", row, "--repeat", str(args.repeat),
-                               "--lanes", str(args.lanes), *(["--small"] if SMALL else [])],
-                              capture_output=True, text=True)
+                               "--lanes", str(lanes), *(["--small"] if SMALL else [])],
+                              capture_output=True, text=True, env=env)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
         if proc.returncode or line is None:
             sys.stderr.write(proc.stdout + proc.stderr)
-            raise SystemExit(f"row {row} failed")
-        results.append(json.loads(line[len("RESULT "):]))
+            raise SystemExit(f"row {row} failed{f' on {tree}' if tree else ''}")
+        return json.loads(line[len("RESULT "):])
+
+    for row in args.rows.split(","):
+        base = run_child(row, 0, args.base) if args.base else None
+        results.append(run_child(row, args.lanes, None))
         r = results[-1]
+        if base is not None:
+            r["base"] = base
+            r["cpu_speedup_vs_base"] = statistics.median(base["sim_cpu_s"]) / statistics.median(r["sim_cpu_s"])
+            if (base["output_sha"], base["report_sha"]) != (r["output_sha"], r["report_sha"]):
+                raise SystemExit(f"row {row}: the base tree computed something else (outputs or report)")
+            print(f"{row} on {args.base}: ratio {base['ratio']:.2f}x, sim {statistics.median(base['sim_s']):.3f} s, "
+                  f"CPU {statistics.median(base['sim_cpu_s']):.3f} s", flush=True)
         print(f"{row}: ratio {r['ratio']:.2f}x (rounds {', '.join(f'{x:.2f}' for x in r['ratios'])}), "
               f"first {r['first_ratio']:.2f}x, sim {statistics.median(r['sim_s']):.3f} s, "
               f"torch {statistics.median(r['torch_s']):.3f} s"
@@ -253,18 +275,27 @@ def main() -> int:
                   f"{r['rss_ratio']:.2f}x", f"{statistics.median(r['sim_s']):.3f}",
                   f"{statistics.median(r['torch_s']):.3f}", f"{r['blocks_scheduled']} of {r['blocks']}",
                   f"{r['output_sha']}/{r['report_sha']}"] for r in results])
+    if args.base:
+        print(f"\nbefore ({args.base}) and after (this tree), each row's pair back to back; CPU: the simulator's own "
+              "process time per warm call (median), steadier than wall time on a loaded machine")
+        print_table(["row", "ratio before", "ratio after", "CPU s before", "CPU s after", "CPU speedup",
+                     "same fingerprint"],
+                    [[r["row"], f"{r['base']['ratio']:.2f}x", f"{r['ratio']:.2f}x",
+                      f"{statistics.median(r['base']['sim_cpu_s']):.3f}", f"{statistics.median(r['sim_cpu_s']):.3f}",
+                      f"{r['cpu_speedup_vs_base']:.2f}x", "yes"] for r in results])
     if args.lanes and any("lanes" in r for r in results):
         print(f"\nbatched replay (batch_replay.LANES): the default against {args.lanes} lanes, every round both")
-        print_table(["row", "ratio (default)", f"ratio ({args.lanes} lanes)", "speedup (default / lanes)",
-                     "RSS / tensors (lanes)"],
+        print_table(["row", "ratio (default)", f"ratio ({args.lanes} lanes)", "wall speedup (default / lanes)",
+                     "CPU speedup", "RSS / tensors (lanes)"],
                     [[r["row"], f"{r['ratio']:.2f}x", f"{r['lanes_ratio']:.2f}x", f"{r['lanes_speedup']:.2f}x",
-                      f"{r['lanes_rss_ratio']:.2f}x"] for r in results if "lanes" in r])
+                      f"{r['lanes_cpu_speedup']:.2f}x", f"{r['lanes_rss_ratio']:.2f}x"] for r in results if "lanes" in r])
     if args.out:
         import torch
         path = write_json(args.out, {"cores": os.cpu_count(), "load_average_end": load,
                                      "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
                                      "numpy": __import__("numpy").__version__, "platform": platform.platform(),
                                      "goals": GOALS, "repeat": args.repeat, "small": SMALL, "lanes": args.lanes,
+                                     "base": args.base,
                                      "rows": results})
         print(f"wrote {path}")
     return 0 if all(r["correct"] for r in results) else 1
