@@ -21,13 +21,12 @@ subnormals and infinities."""
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from pypto_pro.backends.sim.batch_replay import padded_empty
+from pypto_pro.backends.sim.batch_replay import copied, deferred, gm_stack, padded_empty
 from pypto_pro.backends.sim.fractal import Region
-
 
 # the Cube's product batched (ops/matrix.py): exact, but measured slower than one product per block (a
 # float64 product of a 64-128 tile is bandwidth-bound, and eight blocks' operands, products and sums in
@@ -47,7 +46,7 @@ class Boxes:
     """A boxed tile window of every block of a chunk: ``blk[B, I, ir, J, ic]`` the stacked boxes that
     cover it (``Region._blocks``), ``exact`` whether they cover exactly the ``extent``."""
 
-    __slots__ = ("blk", "extent", "exact", "dtype", "shape")
+    __slots__ = ("blk", "dtype", "exact", "extent", "shape")
 
     def __init__(self, blk: np.ndarray, extent: tuple[int, int], exact: bool):
         self.blk, self.extent, self.exact, self.dtype = blk, extent, exact, blk.dtype
@@ -81,7 +80,7 @@ class Boxes:
         self.blk[...] = values.reshape(self.blk.shape)
 
 
-def boxes(stack: Callable, view) -> "Boxes | None":
+def boxes(stack: Callable, view) -> Boxes | None:
     """The stacked form of a boxed window, None when its boxes are not known."""
     if not isinstance(view, Region) or view.boxes is None:
         return None
@@ -119,7 +118,6 @@ def astype(a: np.ndarray, dtype) -> np.ndarray:
 def land(dst, compute: Callable[[np.ndarray], None], defer: bool) -> Callable | None:
     """``kit.deferred`` over a stacked destination (a strided view or exact :class:`Boxes`)."""
     if isinstance(dst, np.ndarray):
-        from pypto_pro.backends.sim.batch_replay import deferred
         return deferred(compute, dst, defer)
     scratch = padded_empty(dst.shape, dst.dtype)  # a boxed tile is always computed into scratch
     compute(scratch)
@@ -147,7 +145,6 @@ def copy_many(preps: list, stack: Callable, defer: bool):
     if transpose:
         vals = vals.transpose(0, 2, 1)
     if isinstance(d, np.ndarray):
-        from pypto_pro.backends.sim.batch_replay import copied
         return copied(vals, d, defer)
     return land(d, lambda out: np.copyto(out, vals), defer)
 
@@ -158,3 +155,29 @@ def copyable(src, dst) -> bool:
         if not isinstance(v, np.ndarray) and not (isinstance(v, Region) and v.boxes is not None):
             return False
     return src.dtype == dst.dtype
+
+
+# ---- GM loads and stores (ops/data_movement.py) ----------------------------------------------------------
+
+
+def load_many(preps: list, stack: Callable, defer: bool):
+    """Batched replay of plain loads: the blocks' GM windows (one strided view, else stacked) into
+    their tiles."""
+    dst = stacked(stack, preps[0].batch.data[1])
+    if not landable(dst):
+        return NotImplemented
+    src = gm_stack([p.batch.data[0] for p in preps])
+    if src is None:
+        src = np.stack([p.batch.data[0][0] for p in preps])  # a copy made at the start: the loads read then
+    if isinstance(dst, np.ndarray):
+        return copied(src, dst, defer)
+    return land(dst, lambda out: np.copyto(out, src), defer)
+
+
+def store_many(preps: list, stack: Callable, defer: bool):
+    """Batched replay of plain stores (same dtype, no conversion): the tiles into the blocks' GM windows
+    when those are one strided view."""
+    dst = gm_stack([p.batch.data[0] for p in preps])
+    if dst is None:
+        return NotImplemented
+    return copied(stack(preps[0].batch.data[1]), dst, defer)

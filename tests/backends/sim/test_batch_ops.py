@@ -108,7 +108,8 @@ def test_reductions_batched_equal_per_block(op, dt, dim):
                     want = lanes.bytes.copy()
                     lanes.bytes[...] = before
                     sb = lanes.stack(srcs[0])
-                    commit = batch_replay.deferred(lambda o: numerics.reduce(op, o, sb, dim), lanes.stack(outs[0]), defer)
+                    commit = batch_replay.deferred(lambda o, sb=sb: numerics.reduce(op, o, sb, dim), lanes.stack(outs[0]),
+                                                   defer)
                     if commit is not None:
                         commit()
                     assert np.array_equal(lanes.bytes, want), (rows, cols, full, defer)
@@ -245,6 +246,7 @@ def test_gemm_launch_with_nan_payloads_is_the_same_batched(monkeypatch):
     fixpipe store) with NaN payloads, infinities and signed zeros in both operands, 8 blocks: outputs and the
     whole report the same with 8 lanes (blocks 1..7 in lockstep, the Cube ops batched) and block by block."""
     from example_modules import load_example
+
     from pypto_pro.backends.sim.executor import SimExecutable
     monkeypatch.setattr(batch_ops, "BATCH_CUBE", True)
     mm = load_example("matmul")
