@@ -27,6 +27,8 @@ every core), NumPy's BLAS (float64 matmuls of the Cube), the core count and cloc
 the load from other processes on a shared machine (ratios are taken round by round for that).
 
     python benchmarks/sim_speed.py [--rows add,gemm,fa,fa_causal] [--repeat 3] [--out sim_speed]
+    python benchmarks/sim_speed.py --small --lanes 8   # also every round with 8 batched-replay lanes
+    python benchmarks/sim_speed.py --small --base /tmp/base  # before (another checkout) / after, one run
     python benchmarks/sim_speed.py --profile fa     # cProfile of one warm call of a row (top 25)
 """
 from __future__ import annotations
@@ -120,8 +122,9 @@ def _setup(row: str):
     raise SystemExit(f"unknown row {row!r} (rows: {', '.join(ROWS)})")
 
 
-def child(row: str, repeat: int, profile: bool) -> dict:
-    """Run one row in this process; return its measurements."""
+def child(row: str, repeat: int, profile: bool, lanes: int = 0) -> dict:
+    """Run one row in this process; return its measurements (``lanes``: also time every round with that
+    many batched-replay lanes, ``batch_replay.LANES``, against the default)."""
     import torch  # noqa: F401  (imported before the baseline RSS is taken)
     import numpy as np  # noqa: F401
     import pypto_pro.language  # noqa: F401
@@ -149,25 +152,52 @@ def child(row: str, repeat: int, profile: bool) -> dict:
         pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
         print(out.getvalue(), file=sys.stderr)
         return {}
-    rounds = []
-    for _ in range(repeat):
+    from pypto_pro.backends.sim import batch_replay
+    default_lanes = batch_replay.LANES
+    lanes = 0 if lanes == default_lanes else lanes
+    rounds, lane_rounds, lane_peaks, cpu, lane_cpu = [], [], [], [], []
+    if lanes:  # one untimed call builds the lanes (made on first use, batch_replay.Lanes)
+        batch_replay.LANES = lanes
+        launch()
+        batch_replay.LANES = default_lanes
+    for i in range(repeat):
         t0 = time.perf_counter()
         r = ref()
         t_ref = time.perf_counter() - t0
         del r
-        _reset_peak()
-        t0 = time.perf_counter()
-        report = launch()
-        t_sim = time.perf_counter() - t0
-        peaks.append(_rss_kib("VmHWM"))
-        rounds.append((t_sim, t_ref))
-        same = (_sha(*(np.ascontiguousarray(o).tobytes() for o in outputs)), _report_digest(report))
-        if same != digest:
-            raise SystemExit(f"{row}: a warm call computed something else than the first one")
+        # with --lanes: the same round also runs the kernel with that many replay lanes, the two in
+        # alternating order (so neither always runs first after torch)
+        order = [default_lanes, lanes][::(1 if i % 2 == 0 else -1)] if lanes else [default_lanes]
+        for n in order:
+            batch_replay.LANES = n
+            _reset_peak()
+            c0, t0 = time.process_time(), time.perf_counter()
+            report = launch()
+            t_sim, c_sim = time.perf_counter() - t0, time.process_time() - c0
+            if n == default_lanes:
+                peaks.append(_rss_kib("VmHWM"))
+                rounds.append((t_sim, t_ref))
+                cpu.append(c_sim)
+            else:
+                lane_peaks.append(_rss_kib("VmHWM"))
+                lane_rounds.append((t_sim, t_ref))
+                lane_cpu.append(c_sim)
+            same = (_sha(*(np.ascontiguousarray(o).tobytes() for o in outputs)), _report_digest(report))
+            if same != digest:
+                raise SystemExit(f"{row}: a warm call (lanes {n}) computed something else than the first one")
+        batch_replay.LANES = default_lanes
     ratios = [s / r for s, r in rounds]
     torch_med = statistics.median(r for _, r in rounds)
     peak = max(peaks) - base_kib
-    return {"row": row, "what": what, "ratio": statistics.median(ratios), "ratios": ratios,
+    extra = {}
+    if lanes:
+        extra = {"lanes": lanes, "lanes_ratio": statistics.median(s / r for s, r in lane_rounds),
+                 "lanes_sim_s": [s for s, _ in lane_rounds],
+                 "lanes_speedup": statistics.median(a[0] / b[0] for a, b in zip(rounds, lane_rounds)),
+                 "lanes_rss_ratio": (max(lane_peaks) - base_kib) * 1024 / nbytes, "lanes_cpu_s": lane_cpu,
+                 "lanes_cpu_speedup": statistics.median(cpu) / statistics.median(lane_cpu)}
+    return {"row": row, "what": what, "default_lanes": default_lanes, **extra,
+            "ratio": statistics.median(ratios), "ratios": ratios, "sim_cpu_s": cpu,
             "first_s": first, "first_ratio": first / torch_med, "sim_s": [s for s, _ in rounds],
             "torch_s": [r for _, r in rounds], "torch_first_s": torch_first,
             "peak_rss_mib": peak / 1024, "base_rss_mib": base_kib / 1024, "tensor_mib": nbytes / 2**20,
@@ -184,6 +214,12 @@ def main() -> int:
                     help="JSON name under benchmarks/results/ ('' for none; default sim_speed, sim_speed_small with --small)")
     ap.add_argument("--profile", default=None, metavar="ROW", help="cProfile one warm call of ROW and exit")
     ap.add_argument("--small", action="store_true", help="smaller shapes: add 2048x4096, GEMM 1024^3, FA N2 S1024")
+    ap.add_argument("--lanes", type=int, default=0, metavar="N",
+                    help="also run every round with N batched-replay lanes (default: the PYPTO_PRO_SIM_LANES "
+                         "setting) and report both, with their speedup")
+    ap.add_argument("--base", default=None, metavar="TREE",
+                    help="also run every row on another checkout's pypto_pro (its directory, first on PYTHONPATH), "
+                         "just before this tree's run of the row, and report both: a before / after in one run")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     global SMALL
@@ -191,7 +227,7 @@ def main() -> int:
     if args.out is None:
         args.out = "sim_speed_small" if SMALL else "sim_speed"
     if args.child:
-        print("RESULT " + json.dumps(child(args.child, args.repeat, False)))
+        print("RESULT " + json.dumps(child(args.child, args.repeat, False, args.lanes)))
         return 0
     if args.profile:
         child(args.profile, 0, True)
@@ -199,18 +235,41 @@ def main() -> int:
     sys.path.insert(0, str(HERE))
     from _common import print_table, write_json
     results = []
-    for row in args.rows.split(","):
-        proc = subprocess.run([sys.executable, __file__, "--child", row, "--repeat", str(args.repeat), *(["--small"] if SMALL else [])],
-                              capture_output=True, text=True)
+
+    def run_child(row: str, lanes: int, tree: str | None) -> dict:
+        env = dict(os.environ)
+        if tree is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(Path(tree).resolve()), *filter(None, [env.get("PYTHONPATH")])])
+        proc = subprocess.run([sys.executable, __file__, "--child", row, "--repeat", str(args.repeat),
+                               "--lanes", str(lanes), *(["--small"] if SMALL else [])],
+                              capture_output=True, text=True, env=env)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
         if proc.returncode or line is None:
             sys.stderr.write(proc.stdout + proc.stderr)
-            raise SystemExit(f"row {row} failed")
-        results.append(json.loads(line[len("RESULT "):]))
+            raise SystemExit(f"row {row} failed{f' on {tree}' if tree else ''}")
+        return json.loads(line[len("RESULT "):])
+
+    for row in args.rows.split(","):
+        base = run_child(row, 0, args.base) if args.base else None
+        # with --base, this tree's default run is a child of its own (as the base's is); the lanes comparison
+        # then runs in a third child (its rounds run both settings, which share the process's caches)
+        results.append(run_child(row, 0 if base is not None else args.lanes, None))
         r = results[-1]
+        if base is not None and args.lanes:
+            r["lanes_child"] = run_child(row, args.lanes, None)
+        if base is not None:
+            r["base"] = base
+            r["cpu_speedup_vs_base"] = statistics.median(base["sim_cpu_s"]) / statistics.median(r["sim_cpu_s"])
+            if (base["output_sha"], base["report_sha"]) != (r["output_sha"], r["report_sha"]):
+                raise SystemExit(f"row {row}: the base tree computed something else (outputs or report)")
+            print(f"{row} on {args.base}: ratio {base['ratio']:.2f}x, sim {statistics.median(base['sim_s']):.3f} s, "
+                  f"CPU {statistics.median(base['sim_cpu_s']):.3f} s", flush=True)
         print(f"{row}: ratio {r['ratio']:.2f}x (rounds {', '.join(f'{x:.2f}' for x in r['ratios'])}), "
               f"first {r['first_ratio']:.2f}x, sim {statistics.median(r['sim_s']):.3f} s, "
-              f"torch {statistics.median(r['torch_s']):.3f} s", flush=True)
+              f"torch {statistics.median(r['torch_s']):.3f} s"
+              + (f"; with {lr['lanes']} lanes (rounds of one child, default {lr['ratio']:.2f}x): ratio {lr['lanes_ratio']:.2f}x, "
+                 f"sim {statistics.median(lr['lanes_sim_s']):.3f} s, speedup {lr['lanes_speedup']:.2f}x (per round, "
+                 "default / lanes)" if "lanes" in (lr := r.get("lanes_child", r)) else ""), flush=True)
     load = os.getloadavg()
     print(f"\nmachine: {os.cpu_count()} cores, load average {load[0]:.1f} at the end; "
           f"goals: ratio <= {GOALS['ratio']}x, first call <= {GOALS['first_ratio']}x, "
@@ -221,12 +280,29 @@ def main() -> int:
                   f"{r['rss_ratio']:.2f}x", f"{statistics.median(r['sim_s']):.3f}",
                   f"{statistics.median(r['torch_s']):.3f}", f"{r['blocks_scheduled']} of {r['blocks']}",
                   f"{r['output_sha']}/{r['report_sha']}"] for r in results])
+    if args.base:
+        print(f"\nbefore ({args.base}) and after (this tree), each row's pair back to back; CPU: the simulator's own "
+              "process time per warm call (median), steadier than wall time on a loaded machine")
+        print_table(["row", "ratio before", "ratio after", "CPU s before", "CPU s after", "CPU speedup",
+                     "same fingerprint"],
+                    [[r["row"], f"{r['base']['ratio']:.2f}x", f"{r['ratio']:.2f}x",
+                      f"{statistics.median(r['base']['sim_cpu_s']):.3f}", f"{statistics.median(r['sim_cpu_s']):.3f}",
+                      f"{r['cpu_speedup_vs_base']:.2f}x", "yes"] for r in results])
+    lanes_rows = [r.get("lanes_child", r) for r in results if "lanes" in r.get("lanes_child", r)]
+    if lanes_rows:
+        print(f"\nbatched replay (batch_replay.LANES): the default against {args.lanes} lanes, every round both")
+        print_table(["row", "ratio (default)", f"ratio ({args.lanes} lanes)", "wall speedup (default / lanes)",
+                     "CPU speedup", "RSS / tensors (lanes)"],
+                    [[r["row"], f"{r['ratio']:.2f}x", f"{r['lanes_ratio']:.2f}x", f"{r['lanes_speedup']:.2f}x",
+                      f"{r['lanes_cpu_speedup']:.2f}x", f"{r['lanes_rss_ratio']:.2f}x"] for r in lanes_rows])
     if args.out:
         import torch
         path = write_json(args.out, {"cores": os.cpu_count(), "load_average_end": load,
                                      "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
                                      "numpy": __import__("numpy").__version__, "platform": platform.platform(),
-                                     "goals": GOALS, "repeat": args.repeat, "small": SMALL, "rows": results})
+                                     "goals": GOALS, "repeat": args.repeat, "small": SMALL, "lanes": args.lanes,
+                                     "base": args.base,
+                                     "rows": results})
         print(f"wrote {path}")
     return 0 if all(r["correct"] for r in results) else 1
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from pypto_pro.backends.pto.ctypes_map import ctype
-from pypto_pro.backends.sim.batch_replay import BatchSpec, copied, gm_stack
+from pypto_pro.backends.sim import batch_ops, batch_replay
+from pypto_pro.backends.sim.batch_replay import BatchSpec
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
 from pypto_pro.backends.sim import gm_strided, gm_views, numerics
 from pypto_pro.backends.sim.fractal import values as fractal_values
@@ -344,29 +345,11 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
         run = deferred(lambda out: np.copyto(out, src), view)
         prep = Prepared(r, c, c * t.item == t.row_bytes, (t.access(slot, r, c, True),),
                         gmt.accesses(g, idx, rect, False), r * c * t.item, run, (t.written(slot, r, c),))
-        if isinstance(view, np.ndarray):
-            prep.batch = BatchSpec(("load", src.shape, src.strides, src.dtype.str), _load_many,
+        if batch_replay.LANES > 1 and (isinstance(view, np.ndarray) or getattr(view, "boxes", None) is not None):  # (a boxed tile: batch_ops)
+            prep.batch = BatchSpec(("load", src.shape, src.strides, src.dtype.str), batch_ops.load_many,
                                    ((src, g, idx), view))
         return prep
     return dispatch
-
-
-def _load_many(preps: list, stack: Callable, defer: bool):
-    """Batched replay of plain loads: the blocks' GM windows (one strided view, else stacked) into
-    their tiles."""
-    src = gm_stack([p.batch.data[0] for p in preps])
-    if src is None:
-        src = np.stack([p.batch.data[0][0] for p in preps])  # a copy made at the start: the loads read then
-    return copied(src, stack(preps[0].batch.data[1]), defer)
-
-
-def _store_many(preps: list, stack: Callable, defer: bool):
-    """Batched replay of plain stores (same dtype, no conversion): the tiles into the blocks' GM windows
-    when those are one strided view."""
-    dst = gm_stack([p.batch.data[0] for p in preps])
-    if dst is None:
-        return NotImplemented
-    return copied(stack(preps[0].batch.data[1]), dst, defer)
 
 
 def _store_sim(op: TileOp, env: SimEnv) -> Callable:
@@ -449,8 +432,8 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
         run = _read_modify(compute, dst) if atomic else deferred(compute, dst)
         prep = Prepared(r, c, c * t.item == t.row_bytes, reads, gmt.accesses(g, idx, rect, write),
                         r * c * t.item, run)
-        if plain and not run_on and g.ndim > 1 and dst.dtype == view.dtype and isinstance(view, np.ndarray):
-            prep.batch = BatchSpec(("store", dst.shape, dst.strides, dst.dtype.str), _store_many,
+        if plain and batch_replay.LANES > 1 and not run_on and g.ndim > 1 and dst.dtype == view.dtype and isinstance(view, np.ndarray):
+            prep.batch = BatchSpec(("store", dst.shape, dst.strides, dst.dtype.str), batch_ops.store_many,
                                    ((dst, g, idx), view))
         return prep
     return dispatch

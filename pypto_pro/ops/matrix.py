@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from pypto_pro.backends.sim import batch_ops, batch_replay
+from pypto_pro.backends.sim.fractal import Region
+from pypto_pro.backends.sim.batch_replay import BatchSpec, padded_empty
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, tiles
 from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
 from pypto_pro.ir.nodes import TileOp, TileRef
@@ -32,6 +35,11 @@ MATMUL_DTYPES = {(DT_FP16, DT_FP16): DT_FP32, (DT_BF16, DT_BF16): DT_FP32, (DT_I
                  (DT_FP32, DT_FP32): DT_FP32, (DT_HF8, DT_HF8): DT_FP32,
                  **{(x, y): DT_FP32 for x in (DT_FP8E4M3FN, DT_FP8E5M2) for y in (DT_FP8E4M3FN, DT_FP8E5M2)}}
 A5_ONLY_INPUTS = (DT_HF8, DT_FP8E4M3FN, DT_FP8E5M2)  # the 8-bit float Cube inputs exist on a5 only
+# operand dtypes whose float64 conversion gives the same bits from any layout (every one of the 65,536
+# patterns, NaN payloads included: tests/backends/sim/test_batch_ops.py), so a boxed operand converts
+# as it is copied out of its boxes (fractal.Region.astype) instead of being copied, then converted
+CAST_ON_COPY = (DT_FP16, DT_BF16)
+_CAST_ON_COPY_NP = tuple(np.dtype(d.np_dtype) for d in CAST_ON_COPY)
 # the real parse-time builders' operand names (ir/op/block_ops.py _ir_matmul / _ir_matmul_acc): ``pl.matmul(dst=c,
 # lhs=a, rhs=b)`` binds too; the bias has no keyword in either spelling (the real page: 4th positional only)
 MATMUL_ALIASES = {"dst": "dst_tile", "acc": "acc_tile", "lhs": "lhs_tile", "rhs": "rhs_tile"}
@@ -110,7 +118,11 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
     carry = carriable(*ts)
 
     def values(x, dt) -> np.ndarray:
-        return hf8.decode(np.asarray(x)) if dt is DT_HF8 else np.asarray(x).astype(comp)
+        if dt is DT_HF8:
+            return hf8.decode(np.asarray(x))
+        if dt in CAST_ON_COPY and isinstance(x, Region):  # converted as it is copied out of the boxes
+            return x.astype(comp)
+        return np.asarray(x).astype(comp)
 
     def dispatch(sd: int, sl: int, sr: int, *rest: int) -> Prepared:
         m, k = lhs.valid[sl]
@@ -121,19 +133,19 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
         if drows < m or dcols < n:  # TMATMUL writes M x N of L0C whatever the destination's valid shape
             raise fault(op, f"pl.{op.op}: the {m} x {n} product does not fit dst '{d.label}' of shape {drows} x "
                             f"{dcols}")
-        av, bv = lhs.views[sl][:m, :k], rhs.views[sr][:k, :n]
+        av, bv = lhs.region(sl, m, k), rhs.region(sr, k, n)
         acc_view = None
         accesses = [lhs.access(sl, m, k, False), rhs.access(sr, k, n, False)]
         if extra is not None:
             se = rest[0]
             er, ec = extra.valid[se]
             if accumulate:  # the M x N of L0C the products add to (an earlier matmul wrote all of it)
-                acc_view = extra.views[se][:m, :n]
+                acc_view = extra.region(se, m, n)
                 accesses.append(extra.access(se, m, n, False))
             else:
                 if ec < n:
                     raise fault(op, f"pl.matmul: bias '{extra.label}' has {ec} valid columns, fewer than N = {n}")
-                acc_view = extra.views[se][:1, :n]
+                acc_view = extra.region(se, 1, n)
                 accesses.append(extra.access(se, 1, n, False))
         accesses.append(d.access(sd, m, n, True))
 
@@ -143,13 +155,60 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
                 prod = prod + acc_view.astype(comp)
             out[...] = prod.astype(acc_np) if comp is not np.int64 else \
                 (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-        run = deferred(compute, d.views[sd][:m, :n])
+        out_view = d.region(sd, m, n)
+        run = deferred(compute, out_view)
         written = d.written(sd, m, n)
         if carry:  # padding rows / columns of the operands make only their rows / columns of C undefined
             acc = (extra, rest[0], m if accumulate else 1) if extra is not None else None
             written = (*written, matmul_carry(d, sd, lhs, sl, rhs, sr, m, k, n, acc))
-        return Prepared(m, n, True, tuple(accesses), (), 0, run, (written,), k)
+        prep = Prepared(m, n, True, tuple(accesses), (), 0, run, (written,), k)
+        if batchable and batch_ops.BATCH_CUBE and batch_replay.LANES > 1 and (extra is None or accumulate):  # (a bias row is broadcast: not)
+            prep.batch = BatchSpec((id(op), sd, sl, sr, rest, m, k, n), _matmul_many,
+                                   (av, bv, acc_view, out_view, comp, acc_np))
+        return prep
+    batchable = DT_HF8 not in (lhs_dt, rhs_dt)
     return dispatch
+
+
+def _operand(stack: Callable, view, comp) -> np.ndarray | None:
+    """Every block's ``np.asarray(view).astype(comp)`` (the per-block product's operand), padded."""
+    if isinstance(view, np.ndarray):
+        return batch_ops.astype(stack(view), comp)
+    got = batch_ops.boxes(stack, view)
+    if got is None:
+        return None
+    return got.astype(comp) if view.dtype in _CAST_ON_COPY_NP else batch_ops.astype(got.read(), comp)
+
+
+def _matmul_many(preps: list, stack: Callable, defer: bool):
+    """The chunk's products as one ``np.matmul`` over the block axis (batch_ops: per block the same BLAS
+    call on the same shapes, every other step on per-block layouts)."""
+    av, bv, acc_view, out_view, comp, acc_np = preps[0].batch.data
+    dst = batch_ops.stacked(stack, out_view)
+    if not batch_ops.landable(dst):
+        return NotImplemented
+    a, b = _operand(stack, av, comp), _operand(stack, bv, comp)
+    acc = None
+    if acc_view is not None:
+        s = batch_ops.stacked(stack, acc_view)
+        acc = None if s is None else s.astype(comp) if isinstance(s, batch_ops.Boxes) else batch_ops.astype(s, comp)
+        if acc is None:
+            return NotImplemented
+    if a is None or b is None:
+        return NotImplemented
+
+    def compute(out: np.ndarray) -> None:
+        prod = padded_empty((a.shape[0], a.shape[1], b.shape[2]), comp)
+        np.matmul(a, b, out=prod)
+        if acc is not None:
+            total = padded_empty(prod.shape, comp)
+            np.add(prod, acc, out=total)
+            prod = total
+        if comp is not np.int64:
+            out[...] = batch_ops.astype(prod, acc_np)
+        else:
+            out[...] = (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    return batch_ops.land(dst, compute, defer)
 
 
 def _matmul_cpp(op: TileOp, ctx, arch: str) -> list[str]:

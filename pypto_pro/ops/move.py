@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from pypto_pro.backends.sim import numerics
+from pypto_pro.backends.sim import batch_ops, batch_replay, numerics
+from pypto_pro.backends.sim.batch_replay import BatchSpec
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, broadcast, deferred, fault, tiles
 from pypto_pro.backends.sim.templates import elementwise
 from pypto_pro.errors import CompileError
@@ -212,12 +213,15 @@ def _copy_sim(op: TileOp, env: SimEnv) -> Callable:
     def dispatch(sd: int, sa: int) -> Prepared:
         (dr, dc), (sr, sc) = d.valid[sd], a.valid[sa]
         r, c = min(dr, sr), min(dc, sc)
-        src = a.views[sa][:r, :c]
-        run = deferred(lambda out: np.copyto(out, src), d.views[sd][:r, :c])
+        src, dv = a.region(sa, r, c), d.region(sd, r, c)
+        run = deferred(lambda out: np.copyto(out, src), dv)
         written = (*d.written(sd, r, c), copy_carry(d, sd, a, sa, 0, 0, r, c, entry=False)) if carry else \
             d.written(sd, r, c)
-        return Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), d.access(sd, r, c, True)), (),
+        prep = Prepared(r, c, c * d.item == d.row_bytes, (a.access(sa, r, c, False), d.access(sd, r, c, True)), (),
                         r * c * d.item, run, (written,))
+        if batch_replay.LANES > 1 and batch_ops.copyable(src, dv):
+            prep.batch = BatchSpec((id(op), sd, sa, r, c), batch_ops.copy_many, (src, dv, False))
+        return prep
     return dispatch
 
 
@@ -229,6 +233,7 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
     srows, scols = op.srcs[0].tile_type.shape  # type: ignore[union-attr]
     packed = op.dst.tile_type.dtype.packed  # type: ignore[union-attr]
     carry = carriable(d, a)
+    windows: dict[tuple, Any] = {}  # (src slot, r0, c0, rows, cols) -> the source window
 
     def dispatch(sd: int, sa: int, r0: int, c0: int) -> Prepared:
         dr, dc = d.valid[sd]
@@ -245,8 +250,12 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
             src = a.views[sa][r0:r0 + r, c0 // 2:(c0 + c + 1) // 2]
             run = deferred(lambda out: np.copyto(out, src), d.views[sd][:dr, :(dc + 1) // 2])
         else:
-            src = a.views[sa][r0:r0 + r, c0:c0 + c]
-            run = deferred(lambda out: np.copyto(out, src.T if transpose else src), d.views[sd][:dr, :dc])
+            key = (sa, r0, c0, r, c)
+            src = windows.get(key)
+            if src is None:  # (a pure function of the key, as kit.TileAccess.region)
+                src = windows[key] = a.views[sa][r0:r0 + r, c0:c0 + c]
+            dv = d.region(sd, dr, dc)
+            run = deferred(lambda out: np.copyto(out, src.T if transpose else src), dv)
         # a TMOV copies the destination's valid shape whatever the source's: the rows past the source's valid
         # shape carry what L1 holds there (garbage the chip computes with and a tail store leaves out), so the
         # checkers see the read of the source's valid part only
@@ -254,8 +263,10 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
         # never-written L1 bytes (padding) are copied as they are: undefined elements of dst (sim/undefined.py)
         written = (*d.written(sd, dr, dc), copy_carry(d, sd, a, sa, r0, c0, r, c, transpose)) if carry else \
             d.written(sd, dr, dc)
-        return Prepared(r, c, True, (read, d.access(sd, dr, dc, True)), (),
-                        dr * dc * d.item, run, (written,))
+        prep = Prepared(r, c, True, (read, d.access(sd, dr, dc, True)), (), dr * dc * d.item, run, (written,))
+        if not packed and batch_replay.LANES > 1 and batch_ops.copyable(src, dv):
+            prep.batch = BatchSpec((id(op), sd, sa, r0, c0, dr, dc), batch_ops.copy_many, (src, dv, transpose))
+        return prep
     return dispatch
 
 
@@ -353,12 +364,31 @@ def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable
                 np.copyto(out, data)
             else:
                 numerics.cast(out, np.ascontiguousarray(data), "rint")
-        run = deferred(compute, d.views[sd][:r, :c])
+        dv = d.views[sd][:r, :c]
+        run = deferred(compute, dv)
         # Acc bytes past what the matmul wrote (a valid N widened to the fixpipe's alignment) move as they are:
         # undefined elements of dst (sim/undefined.py)
         written = (*d.written(sd, r, c), copy_carry(d, sd, a, sa, *at, r, c)) if carry else d.written(sd, r, c)
-        return Prepared(r, c, True, reads, (), r * c * d.item, run, (written,))
+        prep = Prepared(r, c, True, reads, (), r * c * d.item, run, (written,))
+        if plain and batch_replay.LANES > 1:  # a copy or a plain conversion: batched replay runs it for several blocks at once
+            key = (id(op), core, sd, sa, offset, r, c)
+            if same and batch_ops.copyable(src, dv):
+                prep.batch = BatchSpec(key, batch_ops.copy_many, (src, dv, False))
+            elif not same and isinstance(dv, np.ndarray):
+                prep.batch = BatchSpec(key, _fixpipe_cast_many, (src, dv))
+        return prep
+    plain = not (relu or to_hf8 or fp is not None or runtime_scale or op.attrs.get("quant"))
     return dispatch
+
+
+def _fixpipe_cast_many(preps: list, stack, defer: bool):
+    """Batched Acc -> Vec conversion (no scale, no relu): every block's ``numerics.cast`` of its
+    contiguous copy of the Acc window, as the per-block path computes it."""
+    src, dv = preps[0].batch.data
+    vals = batch_ops.read(stack, src)
+    if vals is None:
+        return NotImplemented
+    return batch_ops.land(stack(dv), lambda out: numerics.cast(out, vals, "rint"), defer)
 
 
 def _fixpipe_sim(op: TileOp, env: SimEnv) -> Callable:

@@ -30,7 +30,9 @@ Why the bytes stay those of a block-by-block replay:
 """
 from __future__ import annotations
 
+import math
 import mmap
+import os
 import struct
 from typing import Any, Callable
 
@@ -41,8 +43,9 @@ from pypto_pro.backends.sim.kit import landing
 # lanes of a timed launch (blocks in one lockstep chunk at most); 1 turns batched replay off. Off by
 # default for now: with only the Vector ops batched it is not faster than block-by-block replay and its
 # lanes hold more memory (docs/simulator.md, fourth pass); ``LANES = 8`` turns it on, exactly.
-LANES = 1
-_PAD = 1 << 16      # lane rows and padded scratch: never a whole number of tile rows apart
+LANES = int(os.environ.get("PYPTO_PRO_SIM_LANES", "1") or 1)
+_PAD = 1 << 16      # lane rows: never a whole number of tile rows apart
+_GAP = 64           # padded scratch: blocks at least a cache line apart (never contiguous)
 
 
 class BatchSpec:
@@ -102,12 +105,18 @@ def batchable(srcs: tuple, dst) -> bool:
 
 def padded_empty(shape: tuple, dtype) -> np.ndarray:
     """An uninitialised ``shape`` array whose leading (block) axis is padded: each block's slice is
-    C-contiguous as a single block's scratch would be, but never contiguous with the next block's."""
+    C-contiguous as a single block's scratch would be, but never contiguous with the next block's
+    (NumPy cannot merge the block axis into the next). Blocks start 64-byte aligned, a cache line
+    apart at least (a small gap: scratch of whole lanes' worth of tiles must stay cheap to allocate)."""
     n, rest = shape[0], shape[1:]
     dt = np.dtype(dtype)
-    per = int(np.prod(rest, dtype=np.int64))
-    row = per + max(1, _PAD // max(1, dt.itemsize))
-    return np.empty((n, row), dt)[:, :per].reshape(shape)
+    per = math.prod(rest)
+    item = max(1, dt.itemsize)
+    row_bytes = (per * item + _GAP + 63) // 64 * 64
+    row = row_bytes // item if row_bytes % item == 0 else per + max(1, _GAP // item)
+    base = np.empty(n * row + 64 // item, dt)
+    skip = (-_addr(base) % 64) // item if _addr(base) % item == 0 else 0
+    return base[skip:skip + n * row].reshape(n, row)[:, :per].reshape(shape)
 
 
 def strided_empty(like: np.ndarray) -> np.ndarray:
@@ -115,9 +124,10 @@ def strided_empty(like: np.ndarray) -> np.ndarray:
     memory of its own: each block's slice has the strides of that block's view of ``like``."""
     item = like.dtype.itemsize
     per = item + sum((n - 1) * st for n, st in zip(like.shape[1:], like.strides[1:]))
-    row = (per + _PAD + 63) // 64 * 64
-    buf = np.empty(like.shape[0] * row, np.uint8)
-    return np.ndarray(like.shape, like.dtype, buf, 0, (row, *like.strides[1:]))
+    row = (per + _GAP + 63) // 64 * 64
+    buf = np.empty(like.shape[0] * row + 64, np.uint8)
+    skip = -_addr(buf) % 64
+    return np.ndarray(like.shape, like.dtype, buf, skip, (row, *like.strides[1:]))
 
 
 def copied(src: np.ndarray, dst: np.ndarray, defer: bool) -> Callable | None:
@@ -222,6 +232,13 @@ class Lanes:
                 got = memo[key] = (view, np.ndarray((count, *view.shape), view.dtype, buf, off,
                                                     (stride, *view.strides)))
             return got[1]
+
+        def raw(view: np.ndarray) -> np.ndarray:  # not memoized: a view made per dispatch (boxed windows)
+            off = _addr(view) - base
+            if not 0 <= off < buf.size:
+                raise RuntimeError("internal: a batched view outside the replay lanes")
+            return np.ndarray((count, *view.shape), view.dtype, buf, off, (stride, *view.strides))
+        stack.raw = raw  # type: ignore[attr-defined]
         return stack
 
     def release(self) -> None:

@@ -54,9 +54,15 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
     via_f32 = dt == BF16 or (dt == FP16 and op != "sum")
     cdt = FP32 if via_f32 else dt
     p = 1 << (n - 1).bit_length()
-    work = np.empty((rows, p) if dim == 1 else (p, cols), dtype=cdt)
     ufunc = _REDUCE_UFUNC[op]
     round_each_level = dt == BF16 and op == "sum"
+    if src.ndim != 2:  # a leading block axis (batch_replay)
+        _reduce_blocks(op, dst, src, dim, n, p, cdt, ufunc, round_each_level)
+        return
+    if dim == 1 and TRANSPOSED_ROWS and (dt in _INTS or op == "sum" and not np.isnan(src).any()):
+        _rows_transposed(op, dst, src, n, p, cdt, ufunc, round_each_level)
+        return
+    work = np.empty((rows, p) if dim == 1 else (p, cols), dtype=cdt)
     with _ignore():
         if dim == 1:
             work[:, :n] = src
@@ -78,6 +84,89 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
                 lo[...] = lo.astype(BF16)
             w = h
         dst[...] = work[:, :1] if dim == 1 else work[:1]
+
+
+# Row reductions whose result cannot depend on the layout of the tree's loops run the same tree on a
+# transposed work buffer (each level then adds two contiguous halves: about 2x faster). The tree pairs
+# the same elements in the same operand order either way, so every element is the same IEEE operation;
+# only which payload NumPy returns when two NaNs of different payloads meet depends on the loop it picks
+# (contiguous SIMD or strided). That cannot happen for integers (no NaN) nor for a sum of NaN-free
+# values: a NaN it makes (inf + -inf) is the machine's one default NaN in every loop, so NaNs that meet
+# have the same bits. Max / min are excluded (which of +0 and -0 they keep also depends on the loop).
+# tests/backends/sim/test_fast_paths_reduce.py compares both trees on random bit patterns.
+TRANSPOSED_ROWS = True
+
+
+def _rows_transposed(op: str, dst: np.ndarray, src: np.ndarray, n: int, p: int, cdt, ufunc,
+                     round_each_level: bool) -> None:
+    rows = src.shape[0]
+    work = np.empty((p, rows), dtype=cdt)
+    with _ignore():
+        work[:n] = src.T
+        if p > n:
+            work[n:] = _reduce_identity(op, src.dtype)
+        w = p
+        while w > 1:
+            h = w // 2
+            lo = work[:h]
+            ufunc(lo, work[h:w], out=lo)
+            if round_each_level:
+                lo[...] = lo.astype(BF16)
+            w = h
+        dst[...] = work[0][:, None]
+
+
+def _reduce_blocks(op: str, dst: np.ndarray, src: np.ndarray, dim: int, n: int, p: int, cdt, ufunc,
+                   round_each_level: bool) -> None:
+    """:func:`reduce` over a leading block axis, each block's work buffer laid out as the single block's
+    (padded apart, batch_replay.padded_empty); each step of the tree runs as :func:`_per_block` says."""
+    from pypto_pro.backends.sim.batch_replay import padded_empty
+    rows, cols = src.shape[-2:]
+    work = padded_empty((*src.shape[:-2], *((rows, p) if dim == 1 else (p, cols))), cdt)
+    each = _per_block
+    with _ignore():
+        if dim == 1:
+            each(np.copyto, n, work[..., :n], src, casting="unsafe")
+            if p > n:
+                work[..., n:] = _reduce_identity(op, src.dtype)
+        else:
+            each(np.copyto, cols, work[..., :n, :], src, casting="unsafe")
+            if p > n:
+                work[..., n:, :] = _reduce_identity(op, src.dtype)
+        w = p
+        while w > 1:
+            h = w // 2
+            if dim == 1:
+                lo, hi = work[..., :h], work[..., h:w]
+            else:
+                lo, hi = work[..., :h, :], work[..., h:w, :]
+            width = h if dim == 1 else cols
+            each(ufunc, width, lo, hi, out=lo)
+            if round_each_level:
+                each(_round_bf16, width, lo)
+            w = h
+        last = work[..., :1] if dim == 1 else work[..., :1, :]
+        each(np.copyto, 1 if dim == 1 else cols, dst, last, casting="unsafe")
+
+
+def _round_bf16(lo: np.ndarray) -> None:
+    lo[...] = lo.astype(BF16)
+
+
+def _per_block(fn, width: int, *arrays, **kw) -> None:
+    """``fn`` over a leading block axis: one call when the rows are whole 64-byte vectors (the inner
+    loops NumPy picks are then the single block's, batch_replay.exact_width), else one call per block
+    on exactly the single block's arrays (which loop NumPy picks for narrow rows, and so which of two
+    NaNs a level returns, depends on the whole shape it is given)."""
+    if width % 16 == 0:
+        fn(*arrays, **kw)
+        return
+    out = kw.get("out")
+    for b in range(arrays[0].shape[0]):
+        if out is not None:
+            fn(*(a[b] for a in arrays), out=out[b])
+        else:
+            fn(*(a[b] for a in arrays), **kw)
 
 
 # --------------------------------------------------------------------------- expand / fill

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from pypto_pro.backends.sim import batch_replay as _lanes  # (batch specs only when lanes are on: LANES > 1)
 from pypto_pro.backends.sim.batch_replay import BatchSpec, batchable, exact_width, scalar_key
 from pypto_pro.backends.sim.batch_replay import deferred as batched
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, require_valid, tiles
@@ -64,7 +65,7 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
             run = deferred(lambda out: numerics(out, *views, *scalars), out_view)
             prep = Prepared(dr, dc, dc * item == widest, acc, (), dr * dc * d.item, run, written)
             # (not with a NaN scalar: which of two NaNs a broadcast scalar loop returns moved when batched)
-            if can_batch and not any(v != v for v in scalars):
+            if can_batch and _lanes.LANES > 1 and not any(v != v for v in scalars):
                 prep.batch = BatchSpec((numerics, scalar_key(scalars)), run_many, (views, out_view, scalars))
             return prep
         return dispatch
@@ -99,6 +100,11 @@ def col_reduce(numerics: Callable[..., None], tmp_written: bool = False) -> Call
 
 def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> Callable:
     """The row (``per_row``: an ``[r, 1]`` result) or column (a ``[1, c]`` result) reduction rule."""
+    def run_many(preps: list, stack: Callable, defer: bool):
+        av, out_view = preps[0].batch.data
+        ab = stack(av)
+        return batched(lambda out: numerics(out, ab), stack(out_view), defer)
+
     def rule(op: TileOp, env: SimEnv) -> Callable:
         ts = tiles(op, env)
         d, a = ts[0], ts[1]
@@ -123,7 +129,14 @@ def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> 
             written = d.written(sd, orow, ocol)
             if carry:
                 written = (*written, reduce_carry(d, sd, a, sa, r, c, per_row))
-            return Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run, (written,))
+            prep = Prepared(r, c, c * a.item == a.row_bytes, tuple(acc), (), r * c * a.item, run, (written,))
+            # batched: the tree's work buffer is per block as the single block's (numerics.reduce), so each
+            # level runs the same inner loops; with one row (column) a level's element would be one loop
+            # per block alone but a strided run over the blocks batched: block by block
+            out_view = d.region(sd, orow, ocol)
+            if _lanes.LANES > 1 and (r if per_row else c) > 1 and batchable((av,), out_view):
+                prep.batch = BatchSpec((numerics, r, c), run_many, (av, out_view))
+            return prep
         return dispatch
     return rule
 
@@ -162,7 +175,7 @@ def expand(numerics: Callable[..., None], per_row: bool, batch: bool = False) ->
                             (written,))
             # (bf16 is computed through an fp32 copy of the whole batched tile, whose broadcast operand
             # NumPy then iterates in another loop than one block's: block by block)
-            if batch and exact_width(c) and d.st.buffer.tile_type.dtype.name != "DT_BF16":
+            if batch and _lanes.LANES > 1 and exact_width(c) and d.st.buffer.tile_type.dtype.name != "DT_BF16":
                 out_view = d.region(sd, r, c)
                 if batchable((av, vec), out_view):
                     prep.batch = BatchSpec((numerics,), run_many, (av, vec, out_view))

@@ -1,0 +1,81 @@
+"""The transposed row-reduction tree (``numerics_reduce.TRANSPOSED_ROWS``) computes the bytes of the
+original one wherever it is taken: integer reductions and sums of NaN-free floats (issue 15)."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from pypto_pro.backends.sim import numerics, numerics_reduce
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+SHAPES = [(1, 1), (1, 7), (3, 2), (5, 8), (9, 17), (16, 64), (64, 128), (7, 100), (70, 33), (2, 130), (64, 1)]
+
+
+def _values(dt: np.dtype, rng: np.random.Generator, n: int, nan_free: bool) -> np.ndarray:
+    """Random bit patterns with signed zeros, infinities, subnormals and huge values mixed in (NaNs
+    replaced by +-inf when ``nan_free``)."""
+    u = np.dtype(_UINT[dt.itemsize])
+    bits = rng.integers(0, 1 << (8 * dt.itemsize), n, dtype=np.uint64).astype(u)
+    if dt.kind in "iu":
+        return bits.view(dt)
+    sign = 1 << (8 * dt.itemsize - 1)
+    exp = {2: 0x7C00 if dt == F16 else 0x7F80, 4: 0x7F800000}[dt.itemsize]
+    special = np.array([0, sign, exp, sign | exp, 1, sign | 5, exp - 1, sign | (exp - 1)], np.uint64).astype(u)
+    use = rng.random(n) < 0.4
+    bits[use] = special[rng.integers(0, len(special), n)[use]]
+    x = bits.view(dt)
+    if nan_free:
+        bad = np.isnan(x)
+        x[bad] = np.where(rng.random(int(bad.sum())) < 0.5, np.inf, -np.inf).astype(dt)
+    return x
+
+
+def _both(op: str, x: np.ndarray, monkeypatch) -> tuple[bytes, bytes]:
+    out = []
+    for fast in (True, False):
+        monkeypatch.setattr(numerics_reduce, "TRANSPOSED_ROWS", fast)
+        dst = np.full((x.shape[0], 3), 7, x.dtype)[:, 1:2]  # a strided column, as a DN tile's window
+        with numerics.launch_errstate():
+            numerics.reduce(op, dst, x, 1)
+        out.append(dst.tobytes())
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("dt", [F16, BF16, F32], ids=str)
+def test_sums_of_nan_free_rows_are_the_same_transposed(dt, monkeypatch):
+    rng = np.random.default_rng(1)
+    for rows, cols in SHAPES:
+        for extra in (0, 5):  # full-width and strided sources
+            for _ in range(3):
+                x = _values(dt, rng, rows * (cols + extra), True).reshape(rows, cols + extra)[:, :cols]
+                fast, slow = _both("sum", x, monkeypatch)
+                assert fast == slow, (rows, cols, extra)
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+@pytest.mark.parametrize("dt", [np.dtype(np.int16), np.dtype(np.int32)],
+                         ids=str)
+def test_integer_row_reductions_are_the_same_transposed(op, dt, monkeypatch):
+    rng = np.random.default_rng(2)
+    for rows, cols in SHAPES:
+        x = _values(dt, rng, rows * cols, True).reshape(rows, cols)
+        fast, slow = _both(op, x, monkeypatch)
+        assert fast == slow, (rows, cols)
+
+
+def test_rows_with_nans_and_float_max_take_the_original_tree(monkeypatch):
+    """A NaN in the source, or a float max / min, never takes the transposed tree."""
+    calls = []
+    orig = numerics_reduce._rows_transposed
+    monkeypatch.setattr(numerics_reduce, "_rows_transposed", lambda *a: calls.append(1) or orig(*a))
+    x = np.ones((4, 16), np.float32)
+    out = np.zeros((4, 1), np.float32)
+    numerics.reduce("sum", out, x, 1)
+    assert calls == [1] and out[:, 0].tolist() == [16.0] * 4
+    x[2, 3] = np.nan
+    numerics.reduce("sum", out, x, 1)
+    numerics.reduce("max", out, np.ones((4, 16), np.float32), 1)
+    assert calls == [1]
