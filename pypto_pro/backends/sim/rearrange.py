@@ -186,10 +186,13 @@ def merge_lists(lists: list[np.ndarray], per: int, out_structs: int, exhausted: 
 
 def mrgsort_blocks(src: np.ndarray, block_len: int, per: int) -> np.ndarray:
     """TMRGSORT single-source form: each group of 4 consecutive blocks of ``block_len`` elements
-    (sorted record lists) merged into one; a trailing partial group is left as it was."""
-    out = src.copy()
+    (sorted record lists) merged into one. Returns only the merged groups: the instruction repeats
+    ``cols // (4 * block_len)`` times, so a trailing partial group is neither read nor written
+    (PTO-ISA a5 ``TMRGSORT_IMPL`` repeat count and the CPU model's group loop)."""
     group = 4 * block_len
-    for base in range(0, src.size - group + 1, group):
+    n = src.size // group * group
+    out = np.empty(n, dtype=src.dtype)
+    for base in range(0, n, group):
         blocks = [src[base + b * block_len: base + (b + 1) * block_len] for b in range(4)]
         merged, _ = merge_lists(blocks, per, 4 * block_len // per, False)
         out[base:base + merged.size] = merged
