@@ -134,7 +134,7 @@ def _mrgsort_sim(op, env):
 
     def body(ts, slots):
         d, s = ts
-        c = d.valid[slots[0]][1]
+        c = s.valid[slots[1]][1]  # the a5 repeat count reads src's valid columns (srcCol / (blockLen * 4))
         sv = s.views[slots[1]].reshape(-1)[:c]
         per = 8 // sv.dtype.itemsize
 

@@ -239,3 +239,26 @@ def test_mrgsort_with_fewer_than_four_blocks_writes_nothing():
     out = torch.zeros(1, 256)
     kernel(torch.arange(256, dtype=torch.float32).reshape(1, 256), out)
     np.testing.assert_array_equal(out.numpy()[0], np.full(256, -7.0, np.float32))
+
+
+def test_mrgsort_counts_groups_from_src_valid_columns():
+    # src valid [1, 192] with block_len=64: 192 // 256 = 0 repeats on the chip (a5 reads src's valid
+    # columns), so dst (valid over all 256 columns) is left as it was.
+    @pl.jit
+    def kernel(src: pl.Tensor[[1, 256], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
+        s = pl.make_tile(pl.TileType(shape=[1, 256], dtype=pl.DT_FP32, target_memory=VEC, valid_shape=[1, 192]),
+                         addr=0x0000, size=1024)
+        d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.expands(d, -7.0)
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.mrgsort(d, s, block_len=64)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+
+    out = torch.zeros(1, 256)
+    kernel(torch.arange(256, dtype=torch.float32).reshape(1, 256), out)
+    np.testing.assert_array_equal(out.numpy()[0], np.full(256, -7.0, np.float32))
