@@ -182,14 +182,12 @@ def _gatherb_sim(op, env):
         d, s, o = ts
         r, c = d.valid[slots[0]]
         item = d.item
-        if c * item % 32:
-            raise rr.Undefined(f"out's valid columns ({c}) are not a whole number of 32-byte blocks")
-        blocks = c * item // 32
+        blocks = -(-c * item // 32)  # a last block cut by the valid columns is stored up to them
         sbytes = s.views[slots[1]].reshape(-1).view(np.uint8)
         ov = o.views[slots[2]]
 
         def compute(outs):
-            rr.gatherb(outs[0].view(np.uint8), whole(d)[1] * item, sbytes, ov, r, blocks)
+            rr.gatherb(outs[0].view(np.uint8), whole(d)[1] * item, sbytes, ov, r, c * item)
         return [(1, *whole(s)), (2, r, blocks)], [(0, r, c)], compute, r, c
     return dispatcher(op, env, body)
 

@@ -134,13 +134,18 @@ def _mrgsort_sim(op, env):
 
     def body(ts, slots):
         d, s = ts
-        c = d.valid[slots[0]][1]
+        c = s.valid[slots[1]][1]  # the a5 repeat count reads src's valid columns (srcCol / (blockLen * 4))
         sv = s.views[slots[1]].reshape(-1)[:c]
         per = 8 // sv.dtype.itemsize
 
+        n = c // (4 * block) * (4 * block)  # whole groups of 4 blocks; the tail stays as it was
+
         def compute(outs):
-            outs[0][:c] = rr.mrgsort_blocks(sv, block, per)
-        return [(1, 1, c)], [(0, 1, c)], compute, 1, c
+            if n:
+                outs[0][:n] = rr.mrgsort_blocks(sv[:n], block, per)
+        if not n:
+            return [], [], compute, 1, c
+        return [(1, 1, n)], [(0, 1, n)], compute, 1, c
     return dispatcher(op, env, body)
 
 

@@ -180,6 +180,37 @@ def test_gatherb_copies_32_byte_blocks_from_byte_offsets():
             np.testing.assert_array_equal(out.numpy()[r, 16 * b:16 * b + 16], flat[o:o + 16])
 
 
+
+@pl.jit
+def gatherb_partial_k(src: pl.Tensor[[4, 32], pl.DT_FP16], idx: pl.Tensor[[4, 8], pl.DT_UINT32],
+                      out: pl.Tensor[[4, 32], pl.DT_FP16]):
+    s = pl.make_tile(tt([4, 32], pl.DT_FP16), addr=0x0000, size=256)
+    i = pl.make_tile(tt([4, 8], pl.DT_UINT32), addr=0x0100, size=128)
+    d = pl.make_tile(tt([4, 32], pl.DT_FP16, valid_shape=[3, 24]), addr=0x0200, size=256)
+    with pl.section_vector():
+        pl.load(s, src, [0, 0])
+        pl.load(i, idx, [0, 0])
+        handoff(pl.PipeType.MTE2, pl.PipeType.V)
+        pl.gatherb(d, s, i)
+        handoff(pl.PipeType.V, pl.PipeType.MTE3)
+        pl.store(out, d, [0, 0])
+
+
+def test_gatherb_stores_a_block_cut_by_the_valid_columns_up_to_them():
+    # valid [3, 24] fp16: block 1 of each row holds only 8 valid elements; the chip gathers it and its
+    # store predicate keeps the first 8 (a5 TGATHERB counts elements), rows past 3 are not touched.
+    src = torch.arange(128, dtype=torch.float16).reshape(4, 32)
+    offs = np.array([[224, 32, 0, 0, 0, 0, 0, 0], [64, 96, 0, 0, 0, 0, 0, 0], [128, 160, 0, 0, 0, 0, 0, 0],
+                     [0, 0, 0, 0, 0, 0, 0, 0]], np.uint32)
+    out = torch.full((4, 32), -1.0, dtype=torch.float16)
+    gatherb_partial_k(src, torch.from_numpy(offs.view(np.int32)), out)
+    flat = src.numpy().reshape(-1)
+    want = np.full((4, 32), -1.0, np.float16)
+    for r in range(3):
+        want[r, :16] = flat[offs[r, 0] // 2:offs[r, 0] // 2 + 16]
+        want[r, 16:24] = flat[offs[r, 1] // 2:offs[r, 1] // 2 + 8]
+    np.testing.assert_array_equal(out.numpy(), want)
+
 def make_mask(mode, cols_out):
     @pl.jit
     def kernel(src: pl.Tensor[[4, 64], pl.DT_INT32], out: pl.Tensor[[4, cols_out], pl.DT_INT32]):

@@ -184,3 +184,81 @@ def test_mrgsort_block_len_must_hold_whole_records():
             pl.mrgsort(d, s, block_len=63)
     with pytest.raises(CompileError, match="whole records"):
         pl.jit(k).compile()
+
+
+def test_mrgsort_leaves_the_tail_past_the_last_group_of_four_blocks_untouched():
+    # 1x256 fp32 = 128 records; block_len=48 (24 records): one group of 4 blocks (192 elements), and the
+    # chip repeats cols // (4 * block_len) = 1 time, so dst[192:] keeps what it held (here -7), not src.
+    @pl.jit
+    def kernel(src: pl.Tensor[[1, 256], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
+        s = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0000, size=1024)
+        d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.expands(d, -7.0)
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.mrgsort(d, s, block_len=48)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+
+    rng = np.random.default_rng(3)
+    vals = rng.integers(0, 9, 128).astype(np.float32)
+    idx = np.arange(128, dtype=np.uint32)
+    for b in range(4):
+        seg = slice(24 * b, 24 * b + 24)
+        order = np.argsort(-vals[seg], kind="stable")
+        vals[seg], idx[seg] = vals[seg][order], idx[seg][order]
+    src = pack(vals, idx, np.float32)
+    out = torch.zeros(1, 256)
+    kernel(torch.from_numpy(src.reshape(1, 256)), out)
+    got = out.numpy()[0]
+    v, k = unpack(got[:192], np.float32)
+    order = sorted(range(96), key=lambda j: (-vals[j], j // 24, j))
+    np.testing.assert_array_equal(v, vals[order])
+    np.testing.assert_array_equal(k, idx[order])
+    np.testing.assert_array_equal(got[192:], np.full(64, -7.0, np.float32))
+
+
+def test_mrgsort_with_fewer_than_four_blocks_writes_nothing():
+    @pl.jit
+    def kernel(src: pl.Tensor[[1, 256], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
+        s = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0000, size=1024)
+        d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.expands(d, -7.0)
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.mrgsort(d, s, block_len=128)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+
+    out = torch.zeros(1, 256)
+    kernel(torch.arange(256, dtype=torch.float32).reshape(1, 256), out)
+    np.testing.assert_array_equal(out.numpy()[0], np.full(256, -7.0, np.float32))
+
+
+def test_mrgsort_counts_groups_from_src_valid_columns():
+    # src valid [1, 192] with block_len=64: 192 // 256 = 0 repeats on the chip (a5 reads src's valid
+    # columns), so dst (valid over all 256 columns) is left as it was.
+    @pl.jit
+    def kernel(src: pl.Tensor[[1, 256], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
+        s = pl.make_tile(pl.TileType(shape=[1, 256], dtype=pl.DT_FP32, target_memory=VEC, valid_shape=[1, 192]),
+                         addr=0x0000, size=1024)
+        d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.expands(d, -7.0)
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.mrgsort(d, s, block_len=64)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+
+    out = torch.zeros(1, 256)
+    kernel(torch.arange(256, dtype=torch.float32).reshape(1, 256), out)
+    np.testing.assert_array_equal(out.numpy()[0], np.full(256, -7.0, np.float32))

@@ -76,16 +76,20 @@ def gather_compare(src_flat: np.ndarray, src_cols: int, rows: int, cols: int, k_
 
 
 def gatherb(out_bytes: np.ndarray, out_cols_bytes: int, src_bytes: np.ndarray, offsets: np.ndarray,
-            rows: int, blocks: int) -> None:
+            rows: int, row_bytes: int) -> None:
     """TGATHERB: block ``b`` of row ``r`` of ``out`` (32 bytes) = the 32 source bytes at byte offset
-    ``offsets[r, b]``."""
+    ``offsets[r, b]``, for the blocks covering the first ``row_bytes`` bytes of each row. A last block
+    cut by the valid columns is gathered whole and stored only up to them (the a5 code's store
+    predicate counts elements)."""
+    blocks = -(-row_bytes // 32)
     for r in range(rows):
         for b in range(blocks):
             off = int(offsets[r, b])
             if off + 32 > src_bytes.size:
                 raise Undefined(f"byte offset {off} at [{r}, {b}] reads past the source tile's {src_bytes.size} bytes")
+            n = min(32, row_bytes - b * 32)
             d = r * out_cols_bytes + b * 32
-            out_bytes[d:d + 32] = src_bytes[off:off + 32]
+            out_bytes[d:d + n] = src_bytes[off:off + n]
 
 
 def gathermask(src: np.ndarray, mode: int) -> np.ndarray:
@@ -186,10 +190,13 @@ def merge_lists(lists: list[np.ndarray], per: int, out_structs: int, exhausted: 
 
 def mrgsort_blocks(src: np.ndarray, block_len: int, per: int) -> np.ndarray:
     """TMRGSORT single-source form: each group of 4 consecutive blocks of ``block_len`` elements
-    (sorted record lists) merged into one; a trailing partial group is left as it was."""
-    out = src.copy()
+    (sorted record lists) merged into one. Returns only the merged groups: the instruction repeats
+    ``cols // (4 * block_len)`` times, so a trailing partial group is neither read nor written
+    (PTO-ISA a5 ``TMRGSORT_IMPL`` repeat count and the CPU model's group loop)."""
     group = 4 * block_len
-    for base in range(0, src.size - group + 1, group):
+    n = src.size // group * group
+    out = np.empty(n, dtype=src.dtype)
+    for base in range(0, n, group):
         blocks = [src[base + b * block_len: base + (b + 1) * block_len] for b in range(4)]
         merged, _ = merge_lists(blocks, per, 4 * block_len // per, False)
         out[base:base + merged.size] = merged

@@ -32,7 +32,7 @@ def _cases():
         "scatter": (lambda: sg.scatter_k, {"src": RNG.standard_normal((4, 16)).astype(np.float32),
                                            "idx": RNG.permutation(64).reshape(4, 16).astype(np.int32),
                                            "out": np.zeros((4, 16), np.float32)}),
-        "gatherb": (lambda: sg.gatherb_k, {"src": np.arange(128, dtype=np.float16).reshape(4, 32), "offs": offs,
+        "gatherb": (lambda: sg.gatherb_k, {"src": np.arange(128, dtype=np.float16).reshape(4, 32), "idx": offs,
                                            "out": np.zeros((4, 32), np.float16)}),
         "gathermask": (lambda: sg.make_mask(2, 32), {"src": np.arange(256, dtype=np.int32).reshape(4, 64),
                                                      "out": np.zeros((4, 32), np.int32)}),
