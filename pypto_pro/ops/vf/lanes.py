@@ -11,6 +11,7 @@ from typing import Callable
 
 import numpy as np
 
+from pypto_pro.backends.sim.numerics import _ignore as quiet
 from pypto_pro.backends.sim.vf.regfile import active, compute_dtype, lanes, merge, np_of, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.vf import RegRead
@@ -42,17 +43,24 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
         if getattr(fn, "on_bits", False):  # a bitwise instruction: the lanes' bits, whatever their type
             return _bitwise_run(fn, d, odt, regs, mk, merging)
 
+        casts = [t for r, t in zip(regs, cts) if np_of(r.dtype) != t]  # operands computed in another type
+        bound: list = [None, None, None, None]  # rf, operand views, dst view, predicate view (registers persist)
+
         def run(rf, mem, bases, *scalars):
-            ins = [view(rf.v[r.reg.uid], r.dtype).astype(t, copy=False) for r, t in zip(regs, cts)]
-            with np.errstate(all="ignore"):
-                res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)))
+            if bound[0] is not rf:
+                bound[:] = (rf, [view(rf.v[r.reg.uid], r.dtype) for r in regs], view(rf.v[d.uid], odt),
+                            None if mk is None else active(rf.m[mk.reg.uid], odt))
+            _, ins, out, act = bound
+            if casts:
+                ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
+            with quiet():
+                res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
             if res.dtype != ot:
                 res = res.astype(ct, copy=False).astype(ot)
-            out = view(rf.v[d.uid], odt)
-            if mk is None:
+            if act is None:
                 out[:] = res
             else:
-                merge(out, res, active(rf.m[mk.reg.uid], odt), merging)
+                merge(out, res, act, merging)
         return run
     build.lanewise = True  # type: ignore[attr-defined]  (lane i of each operand matters only where lane i is active)
     return build

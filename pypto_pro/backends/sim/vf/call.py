@@ -169,6 +169,17 @@ def _bytes_of_lanes(mask: int, w: int) -> int:
     return r
 
 
+_MEMO_MAX = 1024  # footprint analyses kept per VF call site (a body whose scalars vary more re-analyses)
+
+
+def _scalar_key(x) -> tuple:
+    """A memo key of one scalar argument that tells apart what ``==`` does not: ``-0.0`` / ``0.0``,
+    ``True`` / ``1`` / ``1.0`` (NaN never equals itself, so it never hits: it re-analyses)."""
+    if isinstance(x, float):
+        return (float, x, math.copysign(1.0, x))
+    return (type(x), x)
+
+
 def rule(op: VfCall, env: SimEnv) -> Callable:
     """The dispatcher of one VF call site (see module docstring)."""
     from pypto_pro.ops.vf.decl import VF_INSTRS
@@ -203,8 +214,20 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
     steps: list = []  # the definedness rules (defined.py), built when a run first reads undefined bytes
     ub_key = (core, accs[0].space)
 
+    memo: dict = {}  # footprint analysis of one (slots, scalars, valid shapes): a pure function of them
+
     def dispatch(*args) -> Prepared:
         slots, scalars = args[:ntiles], args[ntiles:]
+        key = (slots, tuple(_scalar_key(x) for x in scalars), tuple(tuple(t.valid[s]) for t, s in zip(accs, slots)))
+        got = memo.get(key)
+        if got is None:
+            got = analyse(slots, scalars)
+            if len(memo) < _MEMO_MAX:
+                memo[key] = got
+        return prepared(slots, *got)
+
+    def analyse(slots: tuple, scalars: tuple) -> tuple:
+        """The trace, UB footprint and cycle count of one run of the body (a pure function of its arguments)."""
         trace: list = []
         body(trace.append, *scalars)
         bases = [t.addrs[s] for t, s in zip(accs, slots)]
@@ -270,7 +293,10 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
             if write:
                 commits.append(((core, t.space), lo, rows, rb, used))
                 written.append((lo, lo + (rows - 1) * rb + used))
+        return trace, bases, tuple(accesses), tuple(commits), tuple(written), nbytes, max(1, work), int(round(cycles))
 
+    def prepared(slots: tuple, trace: list, bases: list, accesses: tuple, commits, written: tuple, nbytes: int,
+                 work: int, cycles: int) -> Prepared:
         masks = spr.snapshot() if spr is not None else None  # {MASK1, MASK0} as the scalar unit left them
         # the VF call carries undefined bytes on (undefined.py): the checker arms it when it reads some
         armed = defined.Armed(len(commits)) if commits else None
@@ -316,8 +342,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                     changed = scratch[a:b] != before[a:b]
                     ub[a:b][changed] = scratch[a:b][changed]
             return commit
-        return Prepared(1, max(1, work), True, tuple(accesses), (), nbytes, run, tuple(commits),
-                        k=int(round(cycles)))
+        return Prepared(1, work, True, accesses, (), nbytes, run, tuple(commits), k=cycles)
     dispatch.vf_source = source  # type: ignore[attr-defined]
     return dispatch
 
