@@ -102,18 +102,33 @@ def _sim_vcvt(instr):
     dt_np = np_of(ddt)
     sat = at.get("saturate", False)
 
-    def run(rf, mem, bases):
-        x = view(rf.v[src.reg.uid], sdt)
-        act = active(rf.m[mk.reg.uid], sdt)
+    bound: list = [None, None, None, None]  # rf, source lanes, their predicate, dst (registers persist)
+
+    def bind(rf) -> None:
+        x, act = view(rf.v[src.reg.uid], sdt), active(rf.m[mk.reg.uid], sdt)
         if widen and ratio > 1:
             x, act = x[part::ratio], act[part::ratio]
-        res = np.where(act, convert_sat.lanes(x, dt_np, mode, sat, convert_lanes), dt_np.type(0))
-        out = view(rf.v[uid], ddt)
+        bound[:] = (rf, x, act, view(rf.v[uid], ddt))
+
+    def put(out, res) -> None:
         if not widen and ratio > 1:
             out[:] = 0
             out[part::ratio] = res
         else:
             out[:] = res
+
+    def run(rf, mem, bases):
+        if bound[0] is not rf:
+            bind(rf)
+        _, x, act, out = bound
+        put(out, np.where(act, convert_sat.lanes(x, dt_np, mode, sat, convert_lanes), dt_np.type(0)))
+
+    def full(rf, mem, bases):  # every source lane active (call.py's plan): no lane is zeroed
+        if bound[0] is not rf:
+            bind(rf)
+        _, x, act, out = bound
+        put(out, convert_sat.lanes(x, dt_np, mode, sat, convert_lanes))
+    run.full, run.full_mask = full, (mk.reg.uid, sdt)  # type: ignore[attr-defined]
     return run
 
 

@@ -11,7 +11,6 @@ from typing import Callable
 
 import numpy as np
 
-from pypto_pro.backends.sim.numerics import _ignore as quiet
 from pypto_pro.backends.sim.vf.regfile import active, compute_dtype, lanes, merge, np_of, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.vf import RegRead
@@ -53,14 +52,27 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
             _, ins, out, act = bound
             if casts:
                 ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
-            with quiet():
-                res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
+            res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
             if res.dtype != ot:
                 res = res.astype(ct, copy=False).astype(ot)
             if act is None:
                 out[:] = res
             else:
                 merge(out, res, act, merging)
+
+        def full(rf, mem, bases, *scalars):  # every lane active: the merge is a copy (call.py's plan)
+            if bound[0] is not rf:
+                run(rf, mem, bases, *scalars)
+                return
+            ins = bound[1]
+            if casts:
+                ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
+            res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
+            if res.dtype != ot:
+                res = res.astype(ct, copy=False).astype(ot)
+            bound[2][:] = res
+        if mk is not None:
+            run.full, run.full_mask = full, (mk.reg.uid, odt)  # type: ignore[attr-defined]
         return run
     build.lanewise = True  # type: ignore[attr-defined]  (lane i of each operand matters only where lane i is active)
     return build

@@ -1,0 +1,139 @@
+"""The VF fast paths compute the bytes of the slow ones (issue 15; a difference is a bug).
+
+* The footprint analysis of a VF call (trace, UB accesses, cycles) is memoized per (slots, scalars,
+  valid shapes) per call site (``vf/call.py``); scalars are keyed so ``-0.0`` / ``0.0`` and
+  ``True`` / ``1`` stay apart.
+* An instruction whose predicate the body set by ``pset`` / ``plt`` to all lanes takes its ``full``
+  form (no per-lane merge): lane-wise ops, ``exp_sub``, ``astype``, NORM stores.
+
+Each kernel below runs with ``call.FAST`` on and off on inputs full of NaN payloads, signed zeros,
+subnormals and infinities; outputs and the whole launch report must be the same bytes, and the
+fast run must really take the fast forms (counted).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+import pypto_pro.language as pl
+from pypto_pro.backends.sim.vf import call
+from pypto_pro.language import Vf as vf
+
+from vf_kernels import ALL, to_mte3, to_v, vf_kernel
+
+F32 = pl.DT_FP32
+
+
+def specials(seed: int, n: int = 64) -> torch.Tensor:
+    """fp32 bit patterns: random values with NaNs of both signs and several payloads, +-0, +-inf,
+    subnormals mixed in."""
+    g = np.random.default_rng(seed)
+    x = (g.standard_normal(n) * 4).astype(np.float32)
+    bits = x.view(np.uint32)
+    special = np.array([0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FBFFFFF, 0x00000000, 0x80000000,
+                        0x7F800000, 0xFF800000, 0x00000001, 0x807FFFFF], np.uint32)
+    at = g.choice(n, size=n // 4, replace=False)
+    bits[at] = g.choice(special, size=at.size)
+    return torch.from_numpy(bits.view(np.float32).reshape(1, n).copy())
+
+
+def body_of(count: int, scale: float):
+    """Lane-wise binary / scalar / merging ops, exp_sub, astype there and back, NORM stores, under a
+    ``create_mask(ALL)`` predicate and an ``update_mask(count)`` one (all lanes when count >= 64)."""
+    @pl.vector_function
+    def body(ta, tb, to):
+        full = vf.create_mask(pattern=ALL, dtype=F32)
+        m = vf.update_mask(count, dtype=F32)
+        x = vf.load_align(ta, 0)
+        y = vf.load_align(tb, 0)
+        s = vf.add(x, y, full)
+        t = vf.mul(x, y, m)
+        u = vf.max(s, t, m, mode=pl.MergeMode.MERGING)
+        e = vf.exp_sub(x, y, m)
+        w = vf.muls(u, scale, m)
+        h = vf.astype(e, m, dtype=pl.DT_FP16)
+        back = vf.astype(h, m, dtype=F32)
+        vf.store_align(to, s, full, 0)
+        vf.store_align(to, t, full, 64)
+        vf.store_align(to, u, m, 128)
+        vf.store_align(to, e, full, 192)
+        vf.store_align(to, w, m, 256)
+        vf.store_align(to, back, full, 320)
+    return body
+
+
+def _launch(count: int, scale: float, fast: bool):
+    kernel = vf_kernel(body_of(count, scale), [(F32, [1, 64]), (F32, [1, 64])], (F32, [6, 64]), dynamic=True)
+    a, b = specials(1), specials(2)
+    out = torch.full((6, 64), 7.0)
+    call.FAST = fast
+    try:
+        report = kernel[None, 1](a, b, out)
+    finally:
+        call.FAST = True
+    rep = {f: v for f, v in dataclasses.asdict(report).items() if f != "trace_files"}
+    return out.numpy().tobytes(), repr(rep)
+
+
+@pytest.fixture
+def fulls(monkeypatch):
+    """Counts the steps of the plans that took a ``full`` form."""
+    taken = []
+    real = call._plan
+
+    def counting(trace, runs, masks_of):
+        plan = real(trace, runs, masks_of)
+        taken.append(sum(f is not runs[k] for (f, _), (k, _) in zip(plan, trace)))
+        return plan
+    monkeypatch.setattr(call, "_plan", counting)
+    return taken
+
+
+@pytest.mark.parametrize("count,scale", [(64, 0.5), (200, -0.0), (37, 0.0), (1, -2.5)])
+def test_fast_forms_give_the_slow_bytes(count, scale, fulls):
+    fast = _launch(count, scale, True)
+    assert sum(fulls) >= (8 if count >= 64 else 3), "the fast forms were not taken"
+    slow = _launch(count, scale, False)
+    assert fast == slow
+
+
+def test_scalar_keys_tell_signed_zeros_and_bools_apart():
+    keys = {call._scalar_key(x) for x in (0.0, -0.0, 1, True, 1.0)}
+    assert len(keys) == 5
+    assert call._scalar_key(float("nan")) != call._scalar_key(float("nan"))  # never a memo hit
+
+
+def test_memo_distinguishes_signed_zero_scalars():
+    """muls by 0.0 and by -0.0 in one body, with the scalar a launch argument: the memoized
+    analysis of one must not answer the other (-x * 0.0 is -0.0, x * -0.0 flips the sign)."""
+    @pl.vector_function
+    def body(ta, to, k: pl.DT_FP32):
+        full = vf.create_mask(pattern=ALL, dtype=F32)
+        x = vf.load_align(ta, 0)
+        y = vf.muls(x, k, full)
+        vf.store_align(to, y, full)
+
+    tt = pl.TileType(shape=[1, 64], dtype=F32, target_memory=pl.MemorySpace.Vec)
+    T = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], F32]
+
+    @pl.jit()
+    def kernel(a: T, out: T, k: pl.DT_FP32):
+        ta = pl.make_tile(tt, addr=0, size=256)
+        to = pl.make_tile(tt, addr=256, size=256)
+        with pl.section_vector():
+            pl.load(ta, a, [0, 0])
+            to_v()
+            body(ta, to, k)
+            to_mte3()
+            pl.store(out, to, [0, 0])
+
+    a = torch.ones(1, 64)
+    outs = []
+    for k in (0.0, -0.0, 0.0):
+        out = torch.full((1, 64), 7.0)
+        kernel[None, 1](a, out, k)
+        outs.append(np.signbit(out.numpy()).all())
+    assert outs == [False, True, False]
