@@ -137,3 +137,26 @@ def test_memo_distinguishes_signed_zero_scalars():
         kernel[None, 1](a, out, k)
         outs.append(np.signbit(out.numpy()).all())
     assert outs == [False, True, False]
+
+
+@pytest.mark.parametrize("stride,count", [(1, 64), (2, 20), (3, 9), (0, 64)])
+def test_data_block_store_strided_copy(stride, count):
+    """vsstb: 8 blocks of 32 bytes, ``stride`` blocks apart, where the mask has a bit (one strided copy
+    when the blocks are disjoint, block by block otherwise): the bytes of the block-by-block rule."""
+    @pl.vector_function
+    def body(ta, tb, to):
+        m = vf.update_mask(count, dtype=F32)
+        x = vf.load_align(ta, 0)
+        vf.store_align(to, x, m, block_stride=stride, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_COPY)
+
+    kernel = vf_kernel(body, [(F32, [1, 64]), (F32, [1, 64])], (F32, [4, 64]), dynamic=True)
+    a = specials(3)
+    out = torch.full((4, 64), 7.0)
+    kernel[None, 1](a, a, out)
+    want = np.full(4 * 64 * 4, 0xFF, np.uint8)  # bytes no block reaches keep UB's poison
+    reg = a.numpy().view(np.uint8).reshape(-1)
+    for j in range(8):
+        if j * 8 < count:  # block j holds lanes 8j .. 8j+7: stored when one of them is active
+            at = j * stride * 32
+            want[at:at + 32] = reg[32 * j:32 * j + 32]
+    assert out.numpy().view(np.uint8).reshape(-1).tobytes() == want.tobytes()
