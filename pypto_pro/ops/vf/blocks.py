@@ -107,10 +107,9 @@ def _sim_vsstb(instr):
         reg = rf.v[src.reg.uid]
         blocks = rf.m[mk.reg.uid].reshape(8, 32).any(axis=1)
         step = bs * 32
-        if step >= 32 and addr >= 0 and addr + 7 * step + 32 <= mem.size and mem.strides == (1,):
+        if step >= 32 and addr >= 0 and addr + 8 * step <= mem.size and mem.strides == (1,):
             # 8 disjoint blocks inside the memory: one strided copy (the same bytes as the loop below)
-            dst = np.lib.stride_tricks.as_strided(mem[addr:], shape=(8, 32), strides=(step, 1), writeable=True)
-            np.copyto(dst, reg.reshape(8, 32), where=blocks[:, None])
+            np.copyto(mem[addr:addr + 8 * step].reshape(8, step)[:, :32], reg.reshape(8, 32), where=blocks[:, None])
             return
         for j in range(8):
             if blocks[j]:
