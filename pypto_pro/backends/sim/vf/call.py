@@ -259,6 +259,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
     masks_of = _mask_writers(instrs)
     footprints = defined.Footprints(foots, [a.st.buffer.slot_bytes for a in accs])
     steps: list = []  # the definedness rules (defined.py), built when a run first reads undefined bytes
+    outs: list = []  # per instruction: the registers it writes
     ub_key = (core, accs[0].space)
 
     memo: dict = {}  # footprint analysis of one (slots, scalars, valid shapes): a pure function of them
@@ -371,11 +372,24 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
             if not steps:
                 steps.extend(defined.rule_of(i, d, r, footprints, k)
                              for k, (i, d, r) in enumerate(zip(instrs, decls, runs)))
+                outs.extend(defined.writes_of(i) for i in instrs)
             sh = defined.Shadow(np.where(written[ub_key], np.uint8(0), defined.U), rf)
             footprints.state = {}
+            # registers whose shadow may hold an undefined byte (a fresh shadow has none): a pure rule
+            # whose operands and destinations are all clean would write all-defined results, so it is
+            # skipped (FAST; the same shadow bytes either way)
+            dirty: set = set()
             with quiet():
                 for k, sc in trace:
-                    steps[k](rf, sh, bases, sc)
+                    st = steps[k]
+                    reads = getattr(st, "reads", None) if FAST else None
+                    if reads is None or not dirty.isdisjoint(reads):
+                        st(rf, sh, bases, sc)
+                        for kind, uid in outs[k]:
+                            if defined.still_undefined(sh, kind, uid):
+                                dirty.add((kind, uid))
+                            else:
+                                dirty.discard((kind, uid))
                     runs[k](rf, mem, bases, *sc)
             armed.done([defined.region_undefined(sh, lo, rows, rb, used) for _, lo, rows, rb, used, _ in commits])
 
