@@ -363,11 +363,11 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                     for f, sc in plan:
                         f(rf, mem, bases, *sc)
             else:
-                _run_defined(rf, mem, written, trace)
+                _run_defined(rf, mem, written, trace, plan)
             if spr is not None:
                 spr.ar = rf.ar
 
-        def _run_defined(rf: RegFile, mem: np.ndarray, written, trace: list) -> None:
+        def _run_defined(rf: RegFile, mem: np.ndarray, written, trace: list, plan: list) -> None:
             """The numerics with the definedness of every lane beside them (defined.py)."""
             if not steps:
                 steps.extend(defined.rule_of(i, d, r, footprints, k)
@@ -380,7 +380,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
             # skipped (FAST; the same shadow bytes either way)
             dirty: set = set()
             with quiet():
-                for k, sc in trace:
+                for (k, sc), (f, _) in zip(trace, plan):
                     st = steps[k]
                     reads = getattr(st, "reads", None) if FAST else None
                     if reads is None or not dirty.isdisjoint(reads):
@@ -390,7 +390,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                                 dirty.add((kind, uid))
                             else:
                                 dirty.discard((kind, uid))
-                    runs[k](rf, mem, bases, *sc)
+                    f(rf, mem, bases, *sc)
             armed.done([defined.region_undefined(sh, lo, rows, rb, used) for _, lo, rows, rb, used, _ in commits])
 
         def run(defer: bool):

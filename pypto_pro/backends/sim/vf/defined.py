@@ -80,7 +80,8 @@ def _lane_u(sh: Shadow, r: RegRead, dt=None) -> np.ndarray:
 
 
 def _set_lanes(sh: Shadow, uid: int, u: np.ndarray, dt) -> None:
-    sh.v[uid][:] = np.repeat(u, width(dt)).astype(np.uint8) * U
+    """Every byte of lane ``i`` undefined (0xFF) when ``u[i]``, defined (0) otherwise."""
+    sh.v[uid].reshape(-1, width(dt))[:] = np.multiply(u, U, dtype=np.uint8)[:, None]
 
 
 def _regs(instr) -> list:
