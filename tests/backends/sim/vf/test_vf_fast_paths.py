@@ -4,7 +4,7 @@
   valid shapes) per call site (``vf/call.py``); scalars are keyed so ``-0.0`` / ``0.0`` and
   ``True`` / ``1`` stay apart.
 * An instruction whose predicate the body set by ``pset`` / ``plt`` to all lanes takes its ``full``
-  form (no per-lane merge): lane-wise ops, ``exp_sub``, ``astype``, NORM stores.
+  form (no per-lane merge): lane-wise ops, ``exp_sub``, ``astype``, reductions, NORM stores.
 
 Each kernel below runs with ``call.FAST`` on and off on inputs full of NaN payloads, signed zeros,
 subnormals and infinities; outputs and the whole launch report must be the same bytes, and the
@@ -56,19 +56,23 @@ def body_of(count: int, scale: float):
         w = vf.muls(u, scale, m)
         h = vf.astype(e, m, dtype=pl.DT_FP16)
         back = vf.astype(h, m, dtype=F32)
+        rs = vf.reduce_sum(s, m)
+        rm = vf.reduce_max(t, m)
+        rs = vf.add(rs, rm, full)
         vf.store_align(to, s, full, 0)
         vf.store_align(to, t, full, 64)
         vf.store_align(to, u, m, 128)
         vf.store_align(to, e, full, 192)
         vf.store_align(to, w, m, 256)
         vf.store_align(to, back, full, 320)
+        vf.store_align(to, rs, full, 384)
     return body
 
 
 def _launch(count: int, scale: float, fast: bool):
-    kernel = vf_kernel(body_of(count, scale), [(F32, [1, 64]), (F32, [1, 64])], (F32, [6, 64]), dynamic=True)
+    kernel = vf_kernel(body_of(count, scale), [(F32, [1, 64]), (F32, [1, 64])], (F32, [7, 64]), dynamic=True)
     a, b = specials(1), specials(2)
-    out = torch.full((6, 64), 7.0)
+    out = torch.full((7, 64), 7.0)
     call.FAST = fast
     try:
         report = kernel[None, 1](a, b, out)
@@ -95,7 +99,7 @@ def fulls(monkeypatch):
 @pytest.mark.parametrize("count,scale", [(64, 0.5), (200, -0.0), (37, 0.0), (1, -2.5)])
 def test_fast_forms_give_the_slow_bytes(count, scale, fulls):
     fast = _launch(count, scale, True)
-    assert sum(fulls) >= (8 if count >= 64 else 3), "the fast forms were not taken"
+    assert sum(fulls) >= (10 if count >= 64 else 3), "the fast forms were not taken"
     slow = _launch(count, scale, False)
     assert fast == slow
 
