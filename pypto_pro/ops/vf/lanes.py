@@ -90,13 +90,29 @@ def on_bits(fn: Numerics) -> Numerics:
 def _bitwise_run(fn: Numerics, d, odt, regs, mk, merging: bool) -> Callable:
     ut = np.dtype(f"u{np_of(odt).itemsize}")
 
-    def run(rf, mem, bases, *scalars):
-        res = fn(*(view(rf.v[r.reg.uid], r.dtype).view(ut) for r in regs))
+    bound: list = [None, None, None, None]  # rf, the operands' bits, dst, predicate (registers persist)
+
+    def bind(rf) -> None:
         out = view(rf.v[d.uid], odt)
-        if mk is None:
+        bound[:] = (rf, [view(rf.v[r.reg.uid], r.dtype).view(ut) for r in regs], out,
+                    None if mk is None else active(rf.m[mk.reg.uid], odt))
+
+    def run(rf, mem, bases, *scalars):
+        if bound[0] is not rf:
+            bind(rf)
+        _, ins, out, act = bound
+        res = fn(*ins)
+        if act is None:
             out.view(ut)[:] = res
         else:
-            merge(out, np.asarray(res, ut).view(out.dtype), active(rf.m[mk.reg.uid], odt), merging)
+            merge(out, np.asarray(res, ut).view(out.dtype), act, merging)
+
+    def full(rf, mem, bases, *scalars):  # every lane active (vf/call.py's plan): the merge is a bit copy
+        if bound[0] is not rf:
+            bind(rf)
+        bound[2].view(ut)[:] = np.asarray(fn(*bound[1]), ut)
+    if mk is not None:
+        run.full, run.full_mask = full, (mk.reg.uid, odt)  # type: ignore[attr-defined]
     return run
 
 

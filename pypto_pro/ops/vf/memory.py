@@ -270,6 +270,14 @@ def _sim_vlds(instr):
     if dist == "NORM":
         return norm
 
+    def brc(rf, mem, bases, off):  # one element broadcast to every lane
+        addr = bases[tile] + off
+        if addr % align:
+            _aligned(instr, addr, align)
+        rf.v[uids[0]].view(ut)[:] = mem[addr:addr + nbytes].view(ut)[0]
+    if dist.startswith("BRC"):
+        return brc
+
     def run(rf, mem, bases, off):
         addr = bases[tile] + off
         _aligned(instr, addr, align)

@@ -59,6 +59,8 @@ def body_of(count: int, scale: float):
         rs = vf.reduce_sum(s, m)
         rm = vf.reduce_max(t, m)
         rs = vf.add(rs, rm, full)
+        xb = vf.load_align(ta, 5, dist=pl.LoadDist.BRC_B32)
+        rs = vf.or_(rs, xb, m)
         vf.store_align(to, s, full, 0)
         vf.store_align(to, t, full, 64)
         vf.store_align(to, u, m, 128)
