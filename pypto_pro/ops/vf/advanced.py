@@ -48,18 +48,22 @@ def _declare(name: str, op: str) -> None:
         t = np_of(dt)
         n = lanes(dt)
 
+        bound: list = [None, None, None, None, None]  # rf, the sources' and results' views (registers persist)
+
         def run(rf, mem, bases):
-            a = view(rf.v[s0.reg.uid], s0.dtype).view(t)
-            b = view(rf.v[s1.reg.uid], s1.dtype).view(t)
+            if bound[0] is not rf:
+                bound[:] = (rf, view(rf.v[s0.reg.uid], s0.dtype).view(t), view(rf.v[s1.reg.uid], s1.dtype).view(t),
+                            view(rf.v[u0], dt), view(rf.v[u1], dt))
+            _, a, b, o0, o1 = bound
             if op == "vdintlv":
-                both = np.concatenate([a, b])
-                r0, r1 = both[0::2].copy(), both[1::2].copy()
+                both = np.concatenate([a, b])  # a fresh array: the results may overwrite a source
+                o0[:] = both[0::2]
+                o1[:] = both[1::2]
             else:
                 mixed = np.empty(2 * n, t)
                 mixed[0::2], mixed[1::2] = a, b
-                r0, r1 = mixed[:n], mixed[n:]
-            view(rf.v[u0], dt)[:] = r0
-            view(rf.v[u1], dt)[:] = r1
+                o0[:] = mixed[:n]
+                o1[:] = mixed[n:]
         return run
 
     def build_mask(instr):

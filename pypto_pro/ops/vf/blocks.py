@@ -4,6 +4,8 @@
 any of the mask's 32 bits of that block is set."""
 from __future__ import annotations
 
+import numpy as np
+
 from pypto_pro.backends.sim.vf.regfile import lanes
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.expr import Const
@@ -104,6 +106,11 @@ def _sim_vsstb(instr):
         _aligned(instr, addr, 32)
         reg = rf.v[src.reg.uid]
         blocks = rf.m[mk.reg.uid].reshape(8, 32).any(axis=1)
+        step = bs * 32
+        if step >= 32 and addr >= 0 and addr + 8 * step <= mem.size and mem.strides == (1,):
+            # 8 disjoint blocks inside the memory: one strided copy (the same bytes as the loop below)
+            np.copyto(mem[addr:addr + 8 * step].reshape(8, step)[:, :32], reg.reshape(8, 32), where=blocks[:, None])
+            return
         for j in range(8):
             if blocks[j]:
                 at = addr + j * bs * 32

@@ -42,17 +42,37 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
         if getattr(fn, "on_bits", False):  # a bitwise instruction: the lanes' bits, whatever their type
             return _bitwise_run(fn, d, odt, regs, mk, merging)
 
+        casts = [t for r, t in zip(regs, cts) if np_of(r.dtype) != t]  # operands computed in another type
+        bound: list = [None, None, None, None]  # rf, operand views, dst view, predicate view (registers persist)
+
         def run(rf, mem, bases, *scalars):
-            ins = [view(rf.v[r.reg.uid], r.dtype).astype(t, copy=False) for r, t in zip(regs, cts)]
-            with np.errstate(all="ignore"):
-                res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)))
+            if bound[0] is not rf:
+                bound[:] = (rf, [view(rf.v[r.reg.uid], r.dtype) for r in regs], view(rf.v[d.uid], odt),
+                            None if mk is None else active(rf.m[mk.reg.uid], odt))
+            _, ins, out, act = bound
+            if casts:
+                ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
+            res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
             if res.dtype != ot:
                 res = res.astype(ct, copy=False).astype(ot)
-            out = view(rf.v[d.uid], odt)
-            if mk is None:
+            if act is None:
                 out[:] = res
             else:
-                merge(out, res, active(rf.m[mk.reg.uid], odt), merging)
+                merge(out, res, act, merging)
+
+        def full(rf, mem, bases, *scalars):  # every lane active: the merge is a copy (call.py's plan)
+            if bound[0] is not rf:
+                run(rf, mem, bases, *scalars)
+                return
+            ins = bound[1]
+            if casts:
+                ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
+            res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
+            if res.dtype != ot:
+                res = res.astype(ct, copy=False).astype(ot)
+            bound[2][:] = res
+        if mk is not None:
+            run.full, run.full_mask = full, (mk.reg.uid, odt)  # type: ignore[attr-defined]
         return run
     build.lanewise = True  # type: ignore[attr-defined]  (lane i of each operand matters only where lane i is active)
     return build
@@ -70,13 +90,29 @@ def on_bits(fn: Numerics) -> Numerics:
 def _bitwise_run(fn: Numerics, d, odt, regs, mk, merging: bool) -> Callable:
     ut = np.dtype(f"u{np_of(odt).itemsize}")
 
-    def run(rf, mem, bases, *scalars):
-        res = fn(*(view(rf.v[r.reg.uid], r.dtype).view(ut) for r in regs))
+    bound: list = [None, None, None, None]  # rf, the operands' bits, dst, predicate (registers persist)
+
+    def bind(rf) -> None:
         out = view(rf.v[d.uid], odt)
-        if mk is None:
+        bound[:] = (rf, [view(rf.v[r.reg.uid], r.dtype).view(ut) for r in regs], out,
+                    None if mk is None else active(rf.m[mk.reg.uid], odt))
+
+    def run(rf, mem, bases, *scalars):
+        if bound[0] is not rf:
+            bind(rf)
+        _, ins, out, act = bound
+        res = fn(*ins)
+        if act is None:
             out.view(ut)[:] = res
         else:
-            merge(out, np.asarray(res, ut).view(out.dtype), active(rf.m[mk.reg.uid], odt), merging)
+            merge(out, np.asarray(res, ut).view(out.dtype), act, merging)
+
+    def full(rf, mem, bases, *scalars):  # every lane active (vf/call.py's plan): the merge is a bit copy
+        if bound[0] is not rf:
+            bind(rf)
+        bound[2].view(ut)[:] = np.asarray(fn(*bound[1]), ut)
+    if mk is not None:
+        run.full, run.full_mask = full, (mk.reg.uid, odt)  # type: ignore[attr-defined]
     return run
 
 

@@ -262,6 +262,22 @@ def _sim_vlds(instr):
     uids = [d.uid for d in instr.dsts]
     ut = _UINT[dw]
 
+    def norm(rf, mem, bases, off):  # the common case first: one register of contiguous bytes
+        addr = bases[tile] + off
+        if addr % align:
+            _aligned(instr, addr, align)
+        rf.v[uids[0]][:] = mem[addr:addr + nbytes]
+    if dist == "NORM":
+        return norm
+
+    def brc(rf, mem, bases, off):  # one element broadcast to every lane
+        addr = bases[tile] + off
+        if addr % align:
+            _aligned(instr, addr, align)
+        rf.v[uids[0]].view(ut)[:] = mem[addr:addr + nbytes].view(ut)[0]
+    if dist.startswith("BRC"):
+        return brc
+
     def run(rf, mem, bases, off):
         addr = bases[tile] + off
         _aligned(instr, addr, align)
@@ -483,6 +499,13 @@ def _sim_vsts(instr):
         part = w // 2 if dist == "PACK" else w // 4  # the low half / quarter of each active element
         lanes_b = reg.reshape(-1, w)[act][:, :part].reshape(-1)
         mem[addr:addr + lanes_b.size] = lanes_b
+
+    def full(rf, mem, bases, off):  # a NORM store with every lane active (vf/call.py's plan): a plain copy
+        addr = bases[tile] + off
+        _aligned(instr, addr, align)
+        mem[addr:addr + VL] = rf.v[src.reg.uid]
+    if dist in ("NORM", "NORM_B16"):
+        run.full, run.full_mask = full, (mk.reg.uid, dt)  # type: ignore[attr-defined]
     return run
 
 

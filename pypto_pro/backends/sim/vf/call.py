@@ -26,7 +26,8 @@ from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, fault
 from pypto_pro.backends.sim.scalar_math import HELPERS
 from pypto_pro.backends.sim.undefined import SelfCarry
 from pypto_pro.backends.sim.vf import defined
-from pypto_pro.backends.sim.vf.regfile import RegFile
+from pypto_pro.backends.sim.numerics import _ignore as quiet
+from pypto_pro.backends.sim.vf.regfile import VL, RegFile, active
 from pypto_pro.ir.nodes import Stmt
 from pypto_pro.ir.vf import ALIGN, MASK, VREG, VfCall, VfInstr, walk_instrs
 
@@ -169,6 +170,62 @@ def _bytes_of_lanes(mask: int, w: int) -> int:
     return r
 
 
+def _mask_writers(instrs: list) -> list:
+    """Per instruction: the mask registers it writes, and whether its value is a function of its
+    scalars alone (``pset`` / ``plt``: the predicate is known when the body is analysed)."""
+    out = []
+    for i in instrs:
+        mdst = [d.uid for d in i.dsts if d.kind == MASK]
+        reads_reg = any(getattr(a, "reg", None) is not None for a in i.args)
+        out.append((mdst, bool(mdst) and i.op in _STATIC_MASKS and not reads_reg))
+    return out
+
+
+_STATIC_MASKS = frozenset({"pset", "plt"})  # mask producers that read no register (only attrs and scalars)
+
+
+def _plan(trace: list, runs: list, masks_of: list) -> list:
+    """The (numerics, scalars) steps of one trace. An instruction whose predicate is provably all
+    active at its position takes its ``full`` form (the same bytes without the per-lane merge): the
+    predicate was set in this body by ``pset`` / ``plt``, computed here by their own numerics on a
+    scratch register file; masks the body did not set (left by an earlier run) count as unknown."""
+    known: dict[int, np.ndarray] = {}
+    scratch = RegFile()
+    plan = []
+    for k, sc in trace:
+        f = runs[k]
+        full = getattr(f, "full", None) if FAST else None
+        if full is not None:
+            uid, dt = f.full_mask
+            m = known.get(uid)
+            if m is not None and active(m, dt).all():
+                f = full
+        plan.append((f, sc))
+        mdst, static = masks_of[k]
+        for uid in mdst:
+            known.pop(uid, None)
+        if static:
+            for uid in mdst:
+                scratch.m[uid] = np.zeros(VL, np.bool_)
+            runs[k](scratch, None, None, *sc)
+            for uid in mdst:
+                known[uid] = scratch.m.pop(uid)
+    return plan
+
+
+FAST = True  # the memoized analysis and the all-active forms; False: analyse every dispatch, merge every lane
+# (the same bytes either way: tests/backends/sim/vf/test_vf_fast_paths.py compares the two)
+_MEMO_MAX = 1024  # footprint analyses kept per VF call site (a body whose scalars vary more re-analyses)
+
+
+def _scalar_key(x) -> tuple:
+    """A memo key of one scalar argument that tells apart what ``==`` does not: ``-0.0`` / ``0.0``,
+    ``True`` / ``1`` / ``1.0`` (NaN never equals itself, so it never hits: it re-analyses)."""
+    if isinstance(x, float):
+        return (float, x, math.copysign(1.0, x))
+    return (type(x), x)
+
+
 def rule(op: VfCall, env: SimEnv) -> Callable:
     """The dispatcher of one VF call site (see module docstring)."""
     from pypto_pro.ops.vf.decl import VF_INSTRS
@@ -199,12 +256,26 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
     fname = op.attrs.get("vf")
     spr = env.spr
     load_use = _LoadUse(instrs, decls)
+    masks_of = _mask_writers(instrs)
     footprints = defined.Footprints(foots, [a.st.buffer.slot_bytes for a in accs])
     steps: list = []  # the definedness rules (defined.py), built when a run first reads undefined bytes
+    outs: list = []  # per instruction: the registers it writes
     ub_key = (core, accs[0].space)
+
+    memo: dict = {}  # footprint analysis of one (slots, scalars, valid shapes): a pure function of them
 
     def dispatch(*args) -> Prepared:
         slots, scalars = args[:ntiles], args[ntiles:]
+        key = (slots, tuple(_scalar_key(x) for x in scalars), tuple(tuple(t.valid[s]) for t, s in zip(accs, slots)))
+        got = memo.get(key) if FAST else None
+        if got is None:
+            got = analyse(slots, scalars)
+            if FAST and len(memo) < _MEMO_MAX:
+                memo[key] = got
+        return prepared(slots, *got)
+
+    def analyse(slots: tuple, scalars: tuple) -> tuple:
+        """The trace, UB footprint and cycle count of one run of the body (a pure function of its arguments)."""
         trace: list = []
         body(trace.append, *scalars)
         bases = [t.addrs[s] for t, s in zip(accs, slots)]
@@ -270,7 +341,11 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
             if write:
                 commits.append(((core, t.space), lo, rows, rb, used))
                 written.append((lo, lo + (rows - 1) * rb + used))
+        return (trace, _plan(trace, runs, masks_of), bases, tuple(accesses), tuple(commits), tuple(written), nbytes,
+                max(1, work), int(round(cycles)))
 
+    def prepared(slots: tuple, trace: list, plan: list, bases: list, accesses: tuple, commits, written: tuple, nbytes: int,
+                 work: int, cycles: int) -> Prepared:
         masks = spr.snapshot() if spr is not None else None  # {MASK1, MASK0} as the scalar unit left them
         # the VF call carries undefined bytes on (undefined.py): the checker arms it when it reads some
         armed = defined.Armed(len(commits)) if commits else None
@@ -284,23 +359,38 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                 rf.ar = spr.ar
             written = armed.take() if armed is not None else None
             if written is None:
-                for k, sc in trace:
-                    runs[k](rf, mem, bases, *sc)
+                with quiet():  # one errstate for the whole body (the instructions do not each enter one)
+                    for f, sc in plan:
+                        f(rf, mem, bases, *sc)
             else:
-                _run_defined(rf, mem, written, trace)
+                _run_defined(rf, mem, written, trace, plan)
             if spr is not None:
                 spr.ar = rf.ar
 
-        def _run_defined(rf: RegFile, mem: np.ndarray, written, trace: list) -> None:
+        def _run_defined(rf: RegFile, mem: np.ndarray, written, trace: list, plan: list) -> None:
             """The numerics with the definedness of every lane beside them (defined.py)."""
             if not steps:
                 steps.extend(defined.rule_of(i, d, r, footprints, k)
                              for k, (i, d, r) in enumerate(zip(instrs, decls, runs)))
+                outs.extend(defined.writes_of(i) for i in instrs)
             sh = defined.Shadow(np.where(written[ub_key], np.uint8(0), defined.U), rf)
             footprints.state = {}
-            for k, sc in trace:
-                steps[k](rf, sh, bases, sc)
-                runs[k](rf, mem, bases, *sc)
+            # registers whose shadow may hold an undefined byte (a fresh shadow has none): a pure rule
+            # whose operands and destinations are all clean would write all-defined results, so it is
+            # skipped (FAST; the same shadow bytes either way)
+            dirty: set = set()
+            with quiet():
+                for (k, sc), (f, _) in zip(trace, plan):
+                    st = steps[k]
+                    reads = getattr(st, "reads", None) if FAST else None
+                    if reads is None or not dirty.isdisjoint(reads):
+                        st(rf, sh, bases, sc)
+                        for kind, uid in outs[k]:
+                            if defined.still_undefined(sh, kind, uid):
+                                dirty.add((kind, uid))
+                            else:
+                                dirty.discard((kind, uid))
+                    f(rf, mem, bases, *sc)
             armed.done([defined.region_undefined(sh, lo, rows, rb, used) for _, lo, rows, rb, used, _ in commits])
 
         def run(defer: bool):
@@ -316,8 +406,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                     changed = scratch[a:b] != before[a:b]
                     ub[a:b][changed] = scratch[a:b][changed]
             return commit
-        return Prepared(1, max(1, work), True, tuple(accesses), (), nbytes, run, tuple(commits),
-                        k=int(round(cycles)))
+        return Prepared(1, work, True, accesses, (), nbytes, run, tuple(commits), k=cycles)
     dispatch.vf_source = source  # type: ignore[attr-defined]
     return dispatch
 

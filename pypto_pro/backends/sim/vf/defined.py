@@ -80,7 +80,8 @@ def _lane_u(sh: Shadow, r: RegRead, dt=None) -> np.ndarray:
 
 
 def _set_lanes(sh: Shadow, uid: int, u: np.ndarray, dt) -> None:
-    sh.v[uid][:] = np.repeat(u, width(dt)).astype(np.uint8) * U
+    """Every byte of lane ``i`` undefined (0xFF) when ``u[i]``, defined (0) otherwise."""
+    sh.v[uid].reshape(-1, width(dt))[:] = np.multiply(u, U, dtype=np.uint8)[:, None]
 
 
 def _regs(instr) -> list:
@@ -378,10 +379,29 @@ def rule_of(instr, decl, run: Callable, fp: Footprints, k: int) -> Step:
     if op in _MOVES and not any(d.kind == MASK for d in instr.dsts):
         return _movement(instr, run, fp, k)
     if op in _RULES:
-        return _RULES[op](instr)
+        return _pure(_RULES[op](instr), instr)
     if op != "vsts" and decl.is_lanewise(instr) and instr.dsts and "dtype" in instr.attrs:
-        return _lanewise(instr)
+        return _pure(_lanewise(instr), instr)
     return _conservative(instr, fp, k)
+
+
+def _pure(step: Step, instr) -> Step:
+    """Mark a rule whose shadow results are a function of the shadows of its register operands, its
+    predicates and (MERGING) its destinations alone, all-defined when they all are: ``step.reads``
+    lists them ((kind, uid), the destinations included), so a run can skip it while they are clean."""
+    regs = {(a.reg.kind, a.reg.uid) for a in instr.args if getattr(a, "reg", None) is not None}
+    step.reads = frozenset(regs | {(d.kind, d.uid) for d in instr.dsts})  # type: ignore[attr-defined]
+    return step
+
+
+def writes_of(instr) -> tuple:
+    """(kind, uid) of the registers an instruction writes (its vector and predicate destinations)."""
+    return tuple((d.kind, d.uid) for d in instr.dsts if d.kind in (VREG, MASK))
+
+
+def still_undefined(sh: Shadow, kind, uid: int) -> bool:
+    """Whether any byte / bit of a register's shadow is undefined."""
+    return bool((sh.v if kind == VREG else sh.m)[uid].any())
 
 
 class Armed:
@@ -426,4 +446,4 @@ def region_undefined(sh: Shadow, lo: int, rows: int, row_bytes: int, used: int) 
     return (lo + r * row_bytes + c).astype(np.int64)
 
 
-__all__ = ["Shadow", "Footprints", "Armed", "rule_of", "region_undefined"]
+__all__ = ["Shadow", "Footprints", "Armed", "rule_of", "region_undefined", "writes_of", "still_undefined"]
