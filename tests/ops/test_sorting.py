@@ -186,23 +186,31 @@ def test_mrgsort_block_len_must_hold_whole_records():
         pl.jit(k).compile()
 
 
-def test_mrgsort_leaves_the_tail_past_the_last_group_of_four_blocks_untouched():
-    # 1x256 fp32 = 128 records; block_len=48 (24 records): one group of 4 blocks (192 elements), and the
-    # chip repeats cols // (4 * block_len) = 1 time, so dst[192:] keeps what it held (here -7), not src.
+def _mrgsort_over_filled_dst(block_len: int, src_valid_cols: int = 256):
+    """A [1, 256] fp32 mrgsort whose ``dst`` is pre-filled with -7 (to see what the op leaves alone),
+    from a source whose valid columns are ``src_valid_cols``."""
+    src_type = pl.TileType(shape=[1, 256], dtype=pl.DT_FP32, target_memory=VEC, valid_shape=[1, src_valid_cols])
+
     @pl.jit
     def kernel(src: pl.Tensor[[1, 256], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
-        s = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0000, size=1024)
+        s = pl.make_tile(src_type, addr=0x0000, size=1024)
         d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
         with pl.section_vector():
             pl.load(s, src, [0, 0])
             pl.expands(d, -7.0)
             pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
             pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.mrgsort(d, s, block_len=48)
+            pl.mrgsort(d, s, block_len=block_len)
             pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
             pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
             pl.store(out, d, [0, 0])
+    return kernel
 
+
+def test_mrgsort_leaves_the_tail_past_the_last_group_of_four_blocks_untouched():
+    # 1x256 fp32 = 128 records; block_len=48 (24 records): one group of 4 blocks (192 elements), and the
+    # chip repeats cols // (4 * block_len) = 1 time, so dst[192:] keeps what it held (here -7), not src.
+    kernel = _mrgsort_over_filled_dst(48)
     rng = np.random.default_rng(3)
     vals = rng.integers(0, 9, 128).astype(np.float32)
     idx = np.arange(128, dtype=np.uint32)
@@ -221,44 +229,11 @@ def test_mrgsort_leaves_the_tail_past_the_last_group_of_four_blocks_untouched():
     np.testing.assert_array_equal(got[192:], np.full(64, -7.0, np.float32))
 
 
-def test_mrgsort_with_fewer_than_four_blocks_writes_nothing():
-    @pl.jit
-    def kernel(src: pl.Tensor[[1, 256], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
-        s = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0000, size=1024)
-        d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
-        with pl.section_vector():
-            pl.load(s, src, [0, 0])
-            pl.expands(d, -7.0)
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.mrgsort(d, s, block_len=128)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            pl.store(out, d, [0, 0])
-
+@pytest.mark.parametrize("block_len,src_valid_cols", [
+    (128, 256),  # fewer than four blocks: nothing is written
+    (64, 192),   # src valid [1, 192]: 192 // 256 = 0 repeats (a5 counts src's valid columns), dst untouched
+], ids=["fewer_than_four_blocks", "groups_counted_from_src_valid_columns"])
+def test_mrgsort_without_a_whole_group_writes_nothing(block_len, src_valid_cols):
     out = torch.zeros(1, 256)
-    kernel(torch.arange(256, dtype=torch.float32).reshape(1, 256), out)
-    np.testing.assert_array_equal(out.numpy()[0], np.full(256, -7.0, np.float32))
-
-
-def test_mrgsort_counts_groups_from_src_valid_columns():
-    # src valid [1, 192] with block_len=64: 192 // 256 = 0 repeats on the chip (a5 reads src's valid
-    # columns), so dst (valid over all 256 columns) is left as it was.
-    @pl.jit
-    def kernel(src: pl.Tensor[[1, 256], pl.DT_FP32], out: pl.Tensor[[1, 256], pl.DT_FP32]):
-        s = pl.make_tile(pl.TileType(shape=[1, 256], dtype=pl.DT_FP32, target_memory=VEC, valid_shape=[1, 192]),
-                         addr=0x0000, size=1024)
-        d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
-        with pl.section_vector():
-            pl.load(s, src, [0, 0])
-            pl.expands(d, -7.0)
-            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.mrgsort(d, s, block_len=64)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            pl.store(out, d, [0, 0])
-
-    out = torch.zeros(1, 256)
-    kernel(torch.arange(256, dtype=torch.float32).reshape(1, 256), out)
+    _mrgsort_over_filled_dst(block_len, src_valid_cols)(torch.arange(256, dtype=torch.float32).reshape(1, 256), out)
     np.testing.assert_array_equal(out.numpy()[0], np.full(256, -7.0, np.float32))
