@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import pypto_pro.language as pl
+from pypto_pro.language import Vf as vf
 from pypto_pro.errors_sim import OutOfBoundsError, RaceError
 
 M = 16
@@ -205,3 +206,69 @@ def test_rows_past_the_outer_axis_leave_the_tensor():
     """The datacopy order test: 64 rows on an axis of 2 step past the tensor's last byte."""
     with pytest.raises(OutOfBoundsError, match="leaves the tensor .the chip's copy walks it with no bound"):
         _order_02(4, 8)(torch.zeros(2, 4, 8, 16), torch.zeros(2, 4, 8, 16))
+
+
+@pl.vector_function
+def _copy_row_vf(src, dst):
+    full = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    x = vf.load_align(src, 0)
+    vf.store_align(dst, x, full)
+
+
+def _aliased_groups(arch: str, reader: str, fix: str):
+    """The lightning indexer's UB reuse: two single-slot tile groups at the same address with different
+    ``mutex_ids`` (its ``score_u16_row_group`` over ``kscale_f16_group``). A V read of the first group's
+    slot (a VF call, or a plain op), then an MTE2 load into the second: auto_mutex locks each access on
+    its own id, so nothing orders the load after the read unless ``fix`` shares the id or adds a flag."""
+    @pl.jit(arch=arch)
+    def kernel(x: pl.Tensor[[1, 64], pl.DT_FP32], y: pl.Tensor[[1, 64], pl.DT_FP32],
+               z: pl.Tensor[[2, 64], pl.DT_FP32]):
+        with pl.section_vector():
+            if pl.get_subblock_idx() == 0:
+                row_group = pl.make_tile_group(type=pl.TileType([1, 64], pl.DT_FP32, Vec), addrs=[0], mutex_ids=[1])
+                scale_group = pl.make_tile_group(type=pl.TileType([1, 64], pl.DT_FP32, Vec), addrs=[0],
+                                                 mutex_ids=[1 if fix == "shared_id" else 2])
+                out_group = pl.make_tile_group(type=pl.TileType([1, 64], pl.DT_FP32, Vec), addrs=[0x1000],
+                                               mutex_ids=[3])
+                row = row_group.next()
+                pl.load(row, x, [0, 0])
+                out = out_group.next()
+                if reader == "vf":
+                    _copy_row_vf(row, out)
+                else:
+                    pl.muls(out, row, 1.0)
+                pl.store(z, out, [0, 0])
+                if fix == "flag":
+                    pl.system.sync_src(set_pipe=P.V, wait_pipe=P.MTE2, event_id=0)
+                    pl.system.sync_dst(set_pipe=P.V, wait_pipe=P.MTE2, event_id=0)
+                scale = scale_group.next()
+                pl.load(scale, y, [0, 0])
+                out2 = out_group.next()
+                pl.muls(out2, scale, 2.0)
+                pl.store(z, out2, [1, 0])
+    return kernel
+
+
+ALIAS_CASES = [("a5", "vf"), ("a5", "muls"), ("a2a3", "muls")]
+
+
+@pytest.mark.parametrize("arch,reader", ALIAS_CASES)
+def test_tile_groups_sharing_bytes_under_different_mutex_ids_race(arch, reader):
+    """The lightning indexer's fault: the ids, not the addresses, order auto_mutex's locks."""
+    x, y = torch.randn(1, 64), torch.randn(1, 64)
+    with pytest.raises(RaceError) as err:
+        _aliased_groups(arch, reader, "none")(x, y, torch.zeros(2, 64))
+    text = str(err.value)
+    assert "read / write (WAR)" in text and ("(scale_group)" in text or "(row_group)" in text)
+    assert ("vf_call on" if reader == "vf" else "muls on") in text and "load on" in text
+    assert "sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE2" in text
+
+
+@pytest.mark.parametrize("fix", ["shared_id", "flag"])
+@pytest.mark.parametrize("arch,reader", ALIAS_CASES)
+def test_a_shared_mutex_id_or_a_flag_orders_the_reuse(arch, reader, fix):
+    if fix == "shared_id" and arch == "a2a3":
+        pytest.skip("a2a3 has no shared buffer ids (one id per group); the flag is its fix")
+    x, y, z = torch.randn(1, 64), torch.randn(1, 64), torch.zeros(2, 64)
+    _aliased_groups(arch, reader, fix)(x, y, z)
+    torch.testing.assert_close(z, torch.cat([x, 2 * y]))
