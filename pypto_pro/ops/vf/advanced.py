@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto_pro.backends.sim.vf.regfile import active, lanes, np_of, set_active, view
+from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, np_of, set_active, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language.dtypes import DT_FP32
 from pypto_pro.ops.vf import common as c
@@ -48,13 +48,11 @@ def _declare(name: str, op: str) -> None:
         t = np_of(dt)
         n = lanes(dt)
 
-        bound: list = [None, None, None, None, None]  # rf, the sources' and results' views (registers persist)
+        views = PerRegFile(lambda rf: (view(rf.v[s0.reg.uid], s0.dtype).view(t), view(rf.v[s1.reg.uid], s1.dtype).view(t),
+                                       view(rf.v[u0], dt), view(rf.v[u1], dt)))  # the sources', the results'
 
         def run(rf, mem, bases):
-            if bound[0] is not rf:
-                bound[:] = (rf, view(rf.v[s0.reg.uid], s0.dtype).view(t), view(rf.v[s1.reg.uid], s1.dtype).view(t),
-                            view(rf.v[u0], dt), view(rf.v[u1], dt))
-            _, a, b, o0, o1 = bound
+            a, b, o0, o1 = views(rf)
             if op == "vdintlv":
                 both = np.concatenate([a, b])  # a fresh array: the results may overwrite a source
                 o0[:] = both[0::2]

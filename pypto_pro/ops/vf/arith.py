@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto_pro.backends.sim.vf.regfile import active, lanes, merge, view
+from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, merge, view
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import CastLayout
 from pypto_pro.ops.vf import common as c
@@ -193,27 +193,24 @@ def _sim_exp_sub(instr):
     dt, uid = instr.attrs["dtype"], instr.dsts[0].uid
     part = slice(1, None, 2) if instr.attrs["odd"] else slice(0, None, 2)
 
-    bound: list = [None, None, None, None, None]  # rf, src view, max view, predicate, dst (registers persist)
-
-    def bind(rf) -> None:
+    def bind(rf):  # src, max, predicate, dst
         a, b, act = view(rf.v[x.reg.uid], dt), view(rf.v[y.reg.uid], dt), active(rf.m[mk.reg.uid], dt)
         if dt is D.DT_FP16:  # 64 results from the even / odd fp16 lanes
             a, b, act = a[part], b[part], act[part]
-        bound[:] = (rf, a, b, act, view(rf.v[uid], D.DT_FP32))
+        return a, b, act, view(rf.v[uid], D.DT_FP32)
+    views = PerRegFile(bind)
 
-    def result():  # (warnings off: vf/call.py runs a body under one errstate)
-        a, b = bound[1].astype(np.float32, copy=False), bound[2].astype(np.float32, copy=False)
+    def result(a, b):  # (warnings off: vf/call.py runs a body under one errstate)
+        a, b = a.astype(np.float32, copy=False), b.astype(np.float32, copy=False)
         return np.exp((a - b).astype(np.float64)).astype(np.float32)  # fp32 difference, one rounding of exp
 
     def run(rf, mem, bases):
-        if bound[0] is not rf:
-            bind(rf)
-        merge(bound[4], result(), bound[3], False)
+        a, b, act, out = views(rf)
+        merge(out, result(a, b), act, False)
 
     def full(rf, mem, bases):  # every lane active (call.py's plan): the zeroing merge is a copy
-        if bound[0] is not rf:
-            bind(rf)
-        bound[4][:] = result()
+        a, b, _, out = views(rf)
+        out[:] = result(a, b)
     run.full, run.full_mask = full, (mk.reg.uid, dt)  # type: ignore[attr-defined]
     return run
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.backends.sim.numerics import cast as tile_cast
-from pypto_pro.backends.sim.vf.regfile import active, lanes, np_of, view
+from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, np_of, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import CastLayout, MergeMode, SaturateMode, VFRoundMode
@@ -112,13 +112,12 @@ def _sim_vcvt(instr):
     dt_np = np_of(ddt)
     sat = at.get("saturate", False)
 
-    bound: list = [None, None, None, None]  # rf, source lanes, their predicate, dst (registers persist)
-
-    def bind(rf) -> None:
+    def bind(rf):  # source lanes, their predicate, dst
         x, act = view(rf.v[src.reg.uid], sdt), active(rf.m[mk.reg.uid], sdt)
         if widen and ratio > 1:
             x, act = x[part::ratio], act[part::ratio]
-        bound[:] = (rf, x, act, view(rf.v[uid], ddt))
+        return x, act, view(rf.v[uid], ddt)
+    views = PerRegFile(bind)
 
     def put(out, res) -> None:
         if not widen and ratio > 1:
@@ -133,9 +132,7 @@ def _sim_vcvt(instr):
         return convert_sat.lanes(x, dt_np, mode, sat, convert_lanes)
 
     def run(rf, mem, bases):
-        if bound[0] is not rf:
-            bind(rf)
-        _, x, act, out = bound
+        x, act, out = views(rf)
         put(out, np.where(act, conv(x), dt_np.type(0)))
 
     # an unsaturated round-to-nearest between fp32 and fp16 / bf16 is NumPy's (ml_dtypes') own cast, which
@@ -143,9 +140,7 @@ def _sim_vcvt(instr):
     plain = not sat and mode == "rint" and (np_of(sdt), dt_np) in _PLAIN
 
     def full(rf, mem, bases):  # every source lane active (call.py's plan): no lane is zeroed
-        if bound[0] is not rf:
-            bind(rf)
-        _, x, act, out = bound
+        x, _, out = views(rf)
         put(out, x.astype(dt_np) if plain else conv(x))
     run.full, run.full_mask = full, (mk.reg.uid, sdt)  # type: ignore[attr-defined]
     return run

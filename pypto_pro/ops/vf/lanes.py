@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from pypto_pro.backends.sim.vf.regfile import active, compute_dtype, lanes, merge, np_of, view
+from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, compute_dtype, lanes, merge, np_of, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.vf import RegRead
 from pypto_pro.language import dtypes as D
@@ -43,34 +43,25 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
             return _bitwise_run(fn, d, odt, regs, mk, merging)
 
         casts = [t for r, t in zip(regs, cts) if np_of(r.dtype) != t]  # operands computed in another type
-        bound: list = [None, None, None, None]  # rf, operand views, dst view, predicate view (registers persist)
+        views = PerRegFile(lambda rf: ([view(rf.v[r.reg.uid], r.dtype) for r in regs], view(rf.v[d.uid], odt),
+                                       None if mk is None else active(rf.m[mk.reg.uid], odt)))  # ins, dst, pred
+
+        def result(ins, scalars):
+            if casts:
+                ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
+            res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
+            return res if res.dtype == ot else res.astype(ct, copy=False).astype(ot)
 
         def run(rf, mem, bases, *scalars):
-            if bound[0] is not rf:
-                bound[:] = (rf, [view(rf.v[r.reg.uid], r.dtype) for r in regs], view(rf.v[d.uid], odt),
-                            None if mk is None else active(rf.m[mk.reg.uid], odt))
-            _, ins, out, act = bound
-            if casts:
-                ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
-            res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
-            if res.dtype != ot:
-                res = res.astype(ct, copy=False).astype(ot)
+            ins, out, act = views(rf)
             if act is None:
-                out[:] = res
+                out[:] = result(ins, scalars)
             else:
-                merge(out, res, act, merging)
+                merge(out, result(ins, scalars), act, merging)
 
         def full(rf, mem, bases, *scalars):  # every lane active: the merge is a copy (call.py's plan)
-            if bound[0] is not rf:
-                run(rf, mem, bases, *scalars)
-                return
-            ins = bound[1]
-            if casts:
-                ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
-            res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
-            if res.dtype != ot:
-                res = res.astype(ct, copy=False).astype(ot)
-            bound[2][:] = res
+            ins, out, _ = views(rf)
+            out[:] = result(ins, scalars)
         if mk is not None:
             run.full, run.full_mask = full, (mk.reg.uid, odt)  # type: ignore[attr-defined]
         return run
@@ -90,17 +81,11 @@ def on_bits(fn: Numerics) -> Numerics:
 def _bitwise_run(fn: Numerics, d, odt, regs, mk, merging: bool) -> Callable:
     ut = np.dtype(f"u{np_of(odt).itemsize}")
 
-    bound: list = [None, None, None, None]  # rf, the operands' bits, dst, predicate (registers persist)
-
-    def bind(rf) -> None:
-        out = view(rf.v[d.uid], odt)
-        bound[:] = (rf, [view(rf.v[r.reg.uid], r.dtype).view(ut) for r in regs], out,
-                    None if mk is None else active(rf.m[mk.reg.uid], odt))
+    views = PerRegFile(lambda rf: ([view(rf.v[r.reg.uid], r.dtype).view(ut) for r in regs], view(rf.v[d.uid], odt),
+                                   None if mk is None else active(rf.m[mk.reg.uid], odt)))  # operand bits, dst, pred
 
     def run(rf, mem, bases, *scalars):
-        if bound[0] is not rf:
-            bind(rf)
-        _, ins, out, act = bound
+        ins, out, act = views(rf)
         res = fn(*ins)
         if act is None:
             out.view(ut)[:] = res
@@ -108,9 +93,8 @@ def _bitwise_run(fn: Numerics, d, odt, regs, mk, merging: bool) -> Callable:
             merge(out, np.asarray(res, ut).view(out.dtype), act, merging)
 
     def full(rf, mem, bases, *scalars):  # every lane active (vf/call.py's plan): the merge is a bit copy
-        if bound[0] is not rf:
-            bind(rf)
-        bound[2].view(ut)[:] = np.asarray(fn(*bound[1]), ut)
+        ins, out, _ = views(rf)
+        out.view(ut)[:] = np.asarray(fn(*ins), ut)
     if mk is not None:
         run.full, run.full_mask = full, (mk.reg.uid, odt)  # type: ignore[attr-defined]
     return run

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, np_of, set_active, view
+from pypto_pro.backends.sim.vf.regfile import VL, PerRegFile, active, lanes, np_of, set_active, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language import dtypes as D
 from pypto_pro.ops.vf import common as c
@@ -64,21 +64,17 @@ def _declare(name: str, kind: str, types: tuple) -> None:
             info = np.iinfo(t)
             low, high = info.min, info.max
 
-        bound: list = [None, None, None, None]  # rf, source blocks, their predicate, dst (registers persist)
+        views = PerRegFile(lambda rf: (view(rf.v[src.reg.uid], dt).reshape(-1, per),  # source blocks,
+                                       active(rf.m[mk.reg.uid], dt).reshape(-1, per),  # their predicate, dst
+                                       view(rf.v[uid], dt)))
 
-        def bind(rf) -> None:
-            bound[:] = (rf, view(rf.v[src.reg.uid], dt).reshape(-1, per),
-                        active(rf.m[mk.reg.uid], dt).reshape(-1, per), view(rf.v[uid], dt))
-
-        def put(res) -> None:
+        def put(dst, res) -> None:
             out = np.zeros(n, t)  # the results from lane 0 on (one per block with datablock=True)
             out[:res.size] = res.astype(t) if dt.is_float() else res.astype(np.int64).astype(t)
-            bound[3][:] = out
+            dst[:] = out
 
         def run(rf, mem, bases):
-            if bound[0] is not rf:
-                bind(rf)
-            _, x, act, _ = bound
+            x, act, dst = views(rf)
             if kind == "add":
                 with np.errstate(all="ignore"):
                     res = tree_sum(np.where(act, x, 0), acc)
@@ -87,20 +83,18 @@ def _declare(name: str, kind: str, types: tuple) -> None:
                 xs = np.where(act, x.astype(acc if not dt.is_float() else np.float32), fill)
                 res = xs.max(axis=1) if kind == "max" else xs.min(axis=1)
                 res = np.where(act.any(axis=1), res, 0)
-            put(res)
+            put(dst, res)
 
         def full(rf, mem, bases):
             """Every lane active (vf/call.py's plan): ``np.where`` would copy every source element (the
             same bytes, in a fresh contiguous array of the same shape and dtype, as below)."""
-            if bound[0] is not rf:
-                bind(rf)
-            x = bound[1]
+            x, _, dst = views(rf)
             if kind == "add":
                 res = tree_sum(np.where(True, x, 0), acc) if x.dtype != acc else tree_sum(x, acc)
             else:
                 xs = x.astype(acc if not dt.is_float() else np.float32)
                 res = xs.max(axis=1) if kind == "max" else xs.min(axis=1)
-            put(res)
+            put(dst, res)
         run.full, run.full_mask = full, (mk.reg.uid, dt)  # type: ignore[attr-defined]
         return run
 

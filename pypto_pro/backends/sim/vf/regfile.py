@@ -105,3 +105,19 @@ F32 = np.dtype(np.float32)
 def compute_dtype(t: np.dtype) -> np.dtype:
     """Where lanes of ``t`` are computed: fp32 for bf16 (one rounding back), the type itself otherwise."""
     return F32 if t == BF16 else t
+
+
+class PerRegFile:
+    """What an instruction derives from a register file (the register views it reads and writes),
+    computed at the first run on a file and kept while the same file comes back: a call site's registers
+    persist across its runs, so binding them once per file saves a lookup and a view per operand per run."""
+
+    __slots__ = ("_make", "_rf", "_views")
+
+    def __init__(self, make) -> None:
+        self._make, self._rf, self._views = make, None, None
+
+    def __call__(self, rf: RegFile):
+        if self._rf is not rf:
+            self._views, self._rf = self._make(rf), rf
+        return self._views
