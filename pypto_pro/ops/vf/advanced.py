@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto_pro.backends.sim.vf.batch import Spec
 from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, np_of, set_active, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language.dtypes import DT_FP32
@@ -62,6 +63,24 @@ def _declare(name: str, op: str) -> None:
                 mixed[0::2], mixed[1::2] = a, b
                 o0[:] = mixed[:n]
                 o1[:] = mixed[n:]
+
+        def make(bases, scs, size):  # batched (backends/sim/vf/batch.py): the same permutation of [N, lanes] stacks
+            def kernel(ins, outs, mem):
+                a, b = ins[0].view(t), ins[1].view(t)
+                if a.shape != b.shape:
+                    a, b = np.broadcast_arrays(a, b)
+                r0, r1 = outs[0].view(t), outs[1].view(t)
+                if op == "vdintlv":
+                    both = np.concatenate([a, b], axis=1)
+                    r0[...] = both[:, 0::2]
+                    r1[...] = both[:, 1::2]
+                else:
+                    mixed = np.empty((a.shape[0], 2 * n), t)
+                    mixed[:, 0::2], mixed[:, 1::2] = a, b
+                    r0[...] = mixed[:, :n]
+                    r1[...] = mixed[:, n:]
+            return kernel
+        run.batched = Spec((op, t), make)  # type: ignore[attr-defined]
         return run
 
     def build_mask(instr):

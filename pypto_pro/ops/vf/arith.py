@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, merge, view
+from pypto_pro.backends.sim.vf.batch import Spec, merge_rows
+from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, merge, np_of, view, width
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import CastLayout
 from pypto_pro.ops.vf import common as c
@@ -212,6 +213,25 @@ def _sim_exp_sub(instr):
         a, b, _, out = views(rf)
         out[:] = result(a, b)
     run.full, run.full_mask = full, (mk.reg.uid, dt)  # type: ignore[attr-defined]
+    t, w, fp16 = np_of(dt), width(dt), dt is D.DT_FP16
+
+    def batched(is_full: bool):  # backends/sim/vf/batch.py: [N, lanes] stacks, the same result()
+        def make(bases, scs, size):
+            def kernel(ins, outs, mem):
+                a, b = ins[0].view(t), ins[1].view(t)
+                if fp16:
+                    a, b = a[:, part], b[:, part]
+                out = outs[0].view(np.float32)
+                if is_full:
+                    out[...] = result(a, b)
+                else:
+                    act = ins[2][:, ::w] if w > 1 else ins[2]
+                    merge_rows(out, result(a, b), act[:, part] if fp16 else act, False)
+            return kernel
+        return make
+    key = ("vexpsub", dt, instr.attrs["odd"])
+    run.batched = Spec(key + (False,), batched(False))  # type: ignore[attr-defined]
+    full.batched = Spec(key + (True,), batched(True))  # type: ignore[attr-defined]
     return run
 
 

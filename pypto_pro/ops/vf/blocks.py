@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto_pro.backends.sim.vf.batch import Spec
 from pypto_pro.backends.sim.vf.regfile import lanes
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.expr import Const
@@ -115,6 +116,24 @@ def _sim_vsstb(instr):
             if blocks[j]:
                 at = addr + j * bs * 32
                 mem[at:at + 32] = reg[32 * j:32 * j + 32]
+
+    def make(bases, scs, size):  # N stores at once (backends/sim/vf/batch.py), when no two blocks share a byte
+        idx = np.asarray([[bases[tile] + off + j * bs * 32 for j in range(8)] for off, bs in scs], np.int64)
+        idx = idx[:, :, None] + np.arange(32)
+        if np.unique(idx).size != idx.size:
+            return None
+        n = len(scs)
+
+        def kernel(ins, outs, mem):
+            blocks = ins[1].reshape(-1, 8, 32).any(axis=2)
+            vals = ins[0].reshape(-1, 8, 32)
+            if blocks.all():
+                mem[idx] = vals
+            else:
+                pick = np.broadcast_to(blocks, (n, 8))
+                mem[idx[pick]] = np.broadcast_to(vals, (n, 8, 32))[pick]
+        return kernel
+    run.batched = Spec(("vsstb", tile), make, shared=False)  # type: ignore[attr-defined]
     return run
 
 

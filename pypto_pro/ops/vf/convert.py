@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.backends.sim.numerics import cast as tile_cast
+from pypto_pro.backends.sim.vf.batch import Spec
 from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, np_of, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language import dtypes as D
@@ -143,6 +144,22 @@ def _sim_vcvt(instr):
         x, _, out = views(rf)
         put(out, x.astype(dt_np) if plain else conv(x))
     run.full, run.full_mask = full, (mk.reg.uid, sdt)  # type: ignore[attr-defined]
+    if plain:  # batched (backends/sim/vf/batch.py): the same cast over [N, lanes] stacks
+        st = np_of(sdt)
+
+        def make(bases, scs, size):
+            def kernel(ins, outs, mem):
+                x = ins[0].view(st)
+                if widen and ratio > 1:
+                    x = x[:, part::ratio]
+                out = outs[0].view(dt_np)
+                if not widen and ratio > 1:
+                    out[...] = 0
+                    out[:, part::ratio] = x.astype(dt_np)
+                else:
+                    out[...] = x.astype(dt_np)
+            return kernel
+        full.batched = Spec(("vcvt", sdt, ddt, part, ratio, widen), make)  # type: ignore[attr-defined]
     return run
 
 

@@ -11,7 +11,8 @@ from typing import Callable
 
 import numpy as np
 
-from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, compute_dtype, lanes, merge, np_of, view
+from pypto_pro.backends.sim.vf.batch import Spec, merge_rows
+from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, compute_dtype, lanes, merge, np_of, view, width
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.vf import RegRead
 from pypto_pro.language import dtypes as D
@@ -40,7 +41,7 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
         cts = [compute_dtype(np_of(r.dtype)) for r in regs]
         ot = np_of(odt)
         if getattr(fn, "on_bits", False):  # a bitwise instruction: the lanes' bits, whatever their type
-            return _bitwise_run(fn, d, odt, regs, mk, merging)
+            return _bitwise_run(fn, d, odt, regs, mk, merging, instr)
 
         casts = [t for r, t in zip(regs, cts) if np_of(r.dtype) != t]  # operands computed in another type
         views = PerRegFile(lambda rf: ([view(rf.v[r.reg.uid], r.dtype) for r in regs], view(rf.v[d.uid], odt),
@@ -64,6 +65,7 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
             out[:] = result(ins, scalars)
         if mk is not None:
             run.full, run.full_mask = full, (mk.reg.uid, odt)  # type: ignore[attr-defined]
+        _batched(instr, run, full, regs, mk, odt, merging, result, fn)
         return run
     build.lanewise = True  # type: ignore[attr-defined]  (lane i of each operand matters only where lane i is active)
     return build
@@ -78,7 +80,7 @@ def on_bits(fn: Numerics) -> Numerics:
     return bits
 
 
-def _bitwise_run(fn: Numerics, d, odt, regs, mk, merging: bool) -> Callable:
+def _bitwise_run(fn: Numerics, d, odt, regs, mk, merging: bool, instr) -> Callable:
     ut = np.dtype(f"u{np_of(odt).itemsize}")
 
     views = PerRegFile(lambda rf: ([view(rf.v[r.reg.uid], r.dtype).view(ut) for r in regs], view(rf.v[d.uid], odt),
@@ -97,7 +99,35 @@ def _bitwise_run(fn: Numerics, d, odt, regs, mk, merging: bool) -> Callable:
         out.view(ut)[:] = np.asarray(fn(*ins), ut)
     if mk is not None:
         run.full, run.full_mask = full, (mk.reg.uid, odt)  # type: ignore[attr-defined]
+    _batched(instr, run, full, regs, mk, odt, merging, lambda xs, scalars: np.asarray(fn(*xs), ut), fn, ut)
     return run
+
+
+def _batched(instr, run, full, regs, mk, odt, merging: bool, result, fn, bits: np.dtype | None = None) -> None:
+    """The batched forms of a lane-wise instruction (``backends/sim/vf/batch.py``): the same ``result``
+    over ``[N, lanes]`` stacks of operands (bitwise: their bit patterns as ``bits``)."""
+    reads = [a for a in instr.args if isinstance(a, RegRead) and a.reg.kind in (c.VREG, c.MASK)]
+    at = [reads.index(r) for r in regs]
+    types = [bits if bits is not None else np_of(r.dtype) for r in regs]
+    mp = reads.index(mk) if mk is not None else None
+    ot, w = bits if bits is not None else np_of(odt), width(odt)
+    key = ("lanewise", instr.op, fn, odt, tuple(r.dtype for r in regs), tuple(at), mp, len(reads), merging, bits)
+
+    def make(is_full: bool):
+        def build(bases, scs, size):
+            scalars = scs[0]
+
+            def kernel(ins, outs, mem):
+                res = result([ins[j].view(t) for j, t in zip(at, types)], scalars)
+                out = outs[0].view(ot)
+                if is_full or mp is None:
+                    out[...] = res
+                else:
+                    merge_rows(out, res, ins[mp][:, ::w] if w > 1 else ins[mp], merging)
+            return kernel
+        return build
+    run.batched = Spec(key + (False,), make(False), overwrites=not merging or mk is None)  # type: ignore[attr-defined]
+    full.batched = Spec(key + (True,), make(True))  # type: ignore[attr-defined]
 
 
 def merge_mode(p, a, name: str = "mode") -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.backends.sim.kit import fault
+from pypto_pro.backends.sim.vf.batch import MemRows, Spec
 from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, merge, np_of, set_active, view, width
 from pypto_pro.frontend.scalars import is_scalar_value
 from pypto_pro.frontend.vf.values import AddrValue, RegValue
@@ -268,6 +269,7 @@ def _sim_vlds(instr):
             _aligned(instr, addr, align)
         rf.v[uids[0]][:] = mem[addr:addr + nbytes]
     if dist == "NORM":
+        norm.batched = _batched_load(tile, nbytes, None)  # type: ignore[attr-defined]
         return norm
 
     def brc(rf, mem, bases, off):  # one element broadcast to every lane
@@ -276,6 +278,7 @@ def _sim_vlds(instr):
             _aligned(instr, addr, align)
         rf.v[uids[0]].view(ut)[:] = mem[addr:addr + nbytes].view(ut)[0]
     if dist.startswith("BRC"):
+        brc.batched = _batched_load(tile, nbytes, ut)  # type: ignore[attr-defined]
         return brc
 
     def run(rf, mem, bases, off):
@@ -305,6 +308,22 @@ def _sim_vlds(instr):
             out.view(ut)[:] = src[0::2]
             rf.v[uids[1]].view(ut)[:] = src[1::2]
     return run
+
+
+def _batched_load(tile: int, nbytes: int, brc: np.dtype | None) -> Spec:
+    """NORM (``brc`` None: ``nbytes`` = 256) or BRC loads of N nodes (backends/sim/vf/batch.py): one
+    strided or gathered copy of their UB rows (the batched plan checked every address's alignment)."""
+    def make(bases, scs, size):
+        rows = MemRows([bases[tile] + sc[0] for sc in scs], nbytes, size)
+
+        def kernel(ins, outs, mem):
+            if brc is None:
+                rows.read(mem, outs[0])
+            else:
+                v = rows.view(mem)
+                outs[0].view(brc)[...] = (v if v is not None else mem[rows.idx]).view(brc)
+        return kernel
+    return Spec(("vlds", tile, nbytes, brc), make, shared=False)
 
 
 def span(arg: int, write: bool):
@@ -506,6 +525,19 @@ def _sim_vsts(instr):
         mem[addr:addr + VL] = rf.v[src.reg.uid]
     if dist in ("NORM", "NORM_B16"):
         run.full, run.full_mask = full, (mk.reg.uid, dt)  # type: ignore[attr-defined]
+
+        def batched(is_full: bool) -> Spec:  # N stores of distinct bytes (backends/sim/vf/batch.py)
+            def make(bases, scs, size):
+                rows = MemRows([bases[tile] + sc[0] for sc in scs], VL, size)
+
+                def kernel(ins, outs, mem):
+                    if is_full:
+                        rows.write(mem, ins[0])
+                    else:
+                        rows.write(mem, ins[0], t, ins[1][:, ::w] if w > 1 else ins[1])
+                return kernel
+            return Spec(("vsts", tile, dt, is_full), make, shared=False)
+        run.batched, full.batched = batched(False), batched(True)  # type: ignore[attr-defined]
     return run
 
 

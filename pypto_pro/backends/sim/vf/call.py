@@ -25,7 +25,7 @@ from pypto_pro.backends.sim.codegen import ProgramSource, var_name
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, fault
 from pypto_pro.backends.sim.scalar_math import HELPERS
 from pypto_pro.backends.sim.undefined import SelfCarry
-from pypto_pro.backends.sim.vf import defined
+from pypto_pro.backends.sim.vf import batch, defined
 from pypto_pro.backends.sim.numerics import _ignore as quiet
 from pypto_pro.backends.sim.vf.regfile import VL, RegFile, active
 from pypto_pro.ir.nodes import Stmt
@@ -258,6 +258,11 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
     load_use = _LoadUse(instrs, decls)
     masks_of = _mask_writers(instrs)
     footprints = defined.Footprints(foots, [a.st.buffer.slot_bytes for a in accs])
+    static = [batch.Static(i) for i in instrs]  # for the batched plan (batch.py)
+    for st, f in zip(static, foots):
+        if getattr(f, "stateful", False):
+            st.cls = "barrier"
+    arenas = [np.empty((0, VL), np.uint8), np.empty((0, VL), np.bool_)]  # the batched plans' register rows
     steps: list = []  # the definedness rules (defined.py), built when a run first reads undefined bytes
     outs: list = []  # per instruction: the registers it writes
     ub_key = (core, accs[0].space)
@@ -341,11 +346,14 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
             if write:
                 commits.append(((core, t.space), lo, rows, rb, used))
                 written.append((lo, lo + (rows - 1) * rb + used))
-        return (trace, _plan(trace, runs, masks_of), bases, tuple(accesses), tuple(commits), tuple(written), nbytes,
+        plan = _plan(trace, runs, masks_of)
+        batched = batch.build(trace, plan, static, foots, bases, [a.st.buffer.slot_bytes for a in accs], ub.size) \
+            if FAST else None
+        return (trace, plan, batched, bases, tuple(accesses), tuple(commits), tuple(written), nbytes,
                 max(1, work), int(round(cycles)))
 
-    def prepared(slots: tuple, trace: list, plan: list, bases: list, accesses: tuple, commits, written: tuple, nbytes: int,
-                 work: int, cycles: int) -> Prepared:
+    def prepared(slots: tuple, trace: list, plan: list, batched, bases: list, accesses: tuple, commits, written: tuple,
+                 nbytes: int, work: int, cycles: int) -> Prepared:
         masks = spr.snapshot() if spr is not None else None  # {MASK1, MASK0} as the scalar unit left them
         # the VF call carries undefined bytes on (undefined.py): the checker arms it when it reads some
         armed = defined.Armed(len(commits)) if commits else None
@@ -360,8 +368,11 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
             written = armed.take() if armed is not None else None
             if written is None:
                 with quiet():  # one errstate for the whole body (the instructions do not each enter one)
-                    for f, sc in plan:
-                        f(rf, mem, bases, *sc)
+                    if batched is not None:  # the trace's instructions grouped by depth (batch.py)
+                        batched.run(rf, mem, bases, arenas)
+                    else:
+                        for f, sc in plan:
+                            f(rf, mem, bases, *sc)
             else:
                 _run_defined(rf, mem, written, trace, plan)
             if spr is not None:
