@@ -368,7 +368,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
             written = armed.take() if armed is not None else None
             if written is None:
                 with quiet():  # one errstate for the whole body (the instructions do not each enter one)
-                    if batched is not None:  # the trace's instructions grouped by depth (batch.py)
+                    if batched is not None and batch.BATCH:  # the trace's instructions grouped by depth (batch.py)
                         batched.run(rf, mem, bases, arenas)
                     else:
                         for f, sc in plan:
