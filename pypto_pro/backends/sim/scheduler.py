@@ -63,6 +63,10 @@ class CoreScheduler:
     """Schedules one block's instruction stream on one core."""
 
     verify_cache = False  # tests: check every cached head start time against a fresh computation
+    # the heads' start times kept in a heap, and only the heads that wait for cross-core signals
+    # recomputed when such signals arrive or are consumed; False: every queue scanned at each step and
+    # every head of the core recomputed (the reference, tests/backends/sim/test_scheduler_fast.py)
+    fast = True
 
     def __init__(self, insts: list[Inst], reporter: Reporter,
                  on_start: Callable[[Inst], None] | None, block: int, checks: bool, record_flows: bool = False,
@@ -111,7 +115,8 @@ class CoreScheduler:
         self.lock_pos: dict[int, int] = {m: 0 for m in self.lock_queues}
         self.events: list[tuple] = []  # (end time, seq, inst, vc snapshot, commit) in time order
         self.event_seq = 0
-        self.dirty: list[bool] = [True] * nq  # heads whose cached start time must be recomputed (see run)
+        self.dirty: set[int] = set(range(nq))  # queues whose head's cached start time must be recomputed (see run)
+        self.ready: list[tuple] = []  # (start time, seq, queue) of heads that can start; stale entries skipped
         self.end_time = 0.0
         self.port_free = 0.0
         self._cache: list | None = None
@@ -208,9 +213,11 @@ class CoreScheduler:
         Each head's start time is cached and recomputed only when something it depends on changed:
         its own pipe (a new head), the GM port (heads that use it), a flag set for its pipe (a flag
         is waited on only by its destination pipe), a buffer id released that it is next in line
-        for, a cross-core signal to its core, or consumed cross-core signals (every head). Starting
-        one head cannot make another's cached time stale: a buffer id is granted to one instruction
-        at a time, and flags and signals are consumed only by the heads that wait for them.
+        for, a cross-core signal to its core or consumed cross-core signals (the heads that wait for
+        such signals: no other head's start time reads them). Starting one head cannot make another's
+        cached time stale otherwise: a buffer id is granted to one instruction at a time, and flags are
+        consumed only by the heads that wait for them. The heads that can start sit in a heap by (start
+        time, seq); an entry whose head has started or been recomputed since is dropped when it surfaces.
         """
         self._loop(None)
         return self._finish_run()
@@ -220,7 +227,7 @@ class CoreScheduler:
         ``live.py``); each queue keeps dispatch order."""
         for inst in insts:
             self.queues[inst.pipe].append(inst)
-            self.dirty[inst.pipe] = True
+            self.dirty.add(inst.pipe)
             after = self.after_read.get(inst.pipe // NPIPES)
             if after is not None and inst.pipe not in after[1]:  # the first of its queue after the read
                 after[1].add(inst.pipe)
@@ -243,7 +250,6 @@ class CoreScheduler:
     def _loop(self, until: Callable[[], bool] | None) -> bool:
         queues, heads = self.queues, self.heads
         pending = sum(len(q) - h for q, h in zip(queues, heads))
-        active = [p for p in range(self.nq) if queues[p]]
         start_time = self.start_time
         events = self.events
         steps = self.steps
@@ -251,29 +257,42 @@ class CoreScheduler:
             self._cache = [None] * self.nq      # start time of each pipe's head; None: cannot start yet
             self._uses_port = [False] * self.nq
         cache, uses_port = self._cache, self._uses_port
-        dirty = self.dirty
+        dirty, ready = self.dirty, self.ready
+        fast = self.fast
+        push, pop = heapq.heappush, heapq.heappop
         while True:
-            best = None
-            best_t = 0.0
-            for p in active:
-                if dirty[p]:
-                    dirty[p] = False
+            if dirty:  # recompute the heads whose inputs changed; the others keep their cached times
+                for p in dirty:
                     h = heads[p]
                     q = queues[p]
                     if h < len(q):
                         head = q[h]
                         uses_port[p] = bool(head.port)
                         t = cache[p] = start_time(head)
+                        if t is not None and fast:
+                            push(ready, (t, head.seq, p))
                     else:
                         t = cache[p] = None
-                else:
+                dirty.clear()
+            best = None
+            best_t = 0.0
+            if fast:  # the earliest (time, seq) of the heads that can start: the heap's first live entry
+                while ready:
+                    t, seq, p = ready[0]
+                    h = heads[p]
+                    if cache[p] == t and h < len(queues[p]) and queues[p][h].seq == seq:
+                        best, best_t = queues[p][h], t
+                        break
+                    pop(ready)  # an entry of a head that started, or whose start time changed
+            else:  # every queue scanned (the reference the fast path is tested against)
+                for p in range(self.nq):
                     t = cache[p]
-                if t is not None and (best is None or t < best_t or (t == best_t and queues[p][heads[p]].seq < best.seq)):
-                    best, best_t = queues[p][heads[p]], t
+                    if t is not None and (best is None or t < best_t or (t == best_t and queues[p][heads[p]].seq < best.seq)):
+                        best, best_t = queues[p][heads[p]], t
             if self.verify_cache:
-                self._verify_cache(active, cache)
+                self._verify_cache(cache)
             if events and (best is None or events[0][0] <= best_t):
-                _, _, inst, snapshot, commit = heapq.heappop(events)
+                _, _, inst, snapshot, commit = pop(events)
                 if steps is not None:
                     steps.append(~inst.seq)
                 self._finish(inst, snapshot, commit)
@@ -290,11 +309,11 @@ class CoreScheduler:
             self._start(best, best_t)
             heads[p] += 1
             pending -= 1
-            dirty[p] = True
+            dirty.add(p)
             if best.port:
-                for o in active:
+                for o in range(self.nq):
                     if uses_port[o]:
-                        dirty[o] = True
+                        dirty.add(o)
             if until is not None and until():
                 return True
         return True
@@ -325,9 +344,9 @@ class CoreScheduler:
                     f"{sync_where(setter, 'set_flag', key)} (after {setter.describe()})")
         return self.end_time
 
-    def _verify_cache(self, active: list[int], cache: list) -> None:
+    def _verify_cache(self, cache: list) -> None:
         """Self-check for tests: every cached head start time equals a fresh computation."""
-        for p in active:
+        for p in range(self.nq):
             h = self.heads[p]
             fresh = self.start_time(self.queues[p][h]) if h < len(self.queues[p]) else None
             if cache[p] != fresh:
@@ -375,8 +394,8 @@ class CoreScheduler:
                             vc[:] = map(max, vc, fvc)
                         if self.flows is not None:
                             self.flows.append((setter, inst, f"cross-core {key[1]}"))
-            if ex.xwaits:  # several pipes of a core may wait on one cross-core id: recompute every head
-                self.dirty[:] = [True] * self.nq
+            if ex.xwaits:  # signals consumed: the heads that wait for cross-core signals may start later
+                self._dirty_xwaits(range(self.nq))
         if self.joins:
             after = self.joins.pop(inst.seq, None)
             if after is not None:
@@ -424,6 +443,21 @@ class CoreScheduler:
             return
         self._signal(inst, snapshot, inst.end, ex.sets, ex.releases, ex.xsets)
 
+    def _dirty_xwaits(self, qs: range) -> None:
+        """Mark for recomputation the heads among queues ``qs`` whose start time may depend on cross-core
+        signals: those that wait for one (``fast``), or every head (the reference)."""
+        if not self.fast:
+            self.dirty.update(qs)
+            return
+        queues, heads, dirty = self.queues, self.heads, self.dirty
+        for q in qs:
+            h = heads[q]
+            line = queues[q]
+            if h < len(line):
+                ex = line[h].extra
+                if ex is not None and ex.xwaits:
+                    dirty.add(q)
+
     def _signal(self, inst: Inst, snapshot: tuple[int, ...], t: float, sets: tuple, releases: tuple,
                 xsets: tuple) -> None:
         """At ``t``: set ``sets`` in order, release ``releases``, send ``xsets``. A set of a flag
@@ -435,12 +469,12 @@ class CoreScheduler:
         dirty = self.dirty
         flags = self.flags
         for i, key in enumerate(sets):
-            dirty[key[1]] = True
+            dirty.add(key[1])
             if key in flags:
                 p = inst.pipe
                 self.held[key] = p
                 self.stalled[p] = (inst, snapshot, key, (sets[i:], releases, xsets))
-                dirty[p] = True
+                dirty.add(p)
                 return
             flags[key] = (t, snapshot, inst)
         for mid in releases:
@@ -448,13 +482,13 @@ class CoreScheduler:
             self.lock_release[mid] = (t, snapshot, inst)
             line = self.lock_queues.get(mid)
             if line is not None and self.lock_pos[mid] < len(line):
-                dirty[line[self.lock_pos[mid]].pipe] = True  # the next acquirer in dispatch order
+                dirty.add(line[self.lock_pos[mid]].pipe)  # the next acquirer in dispatch order
         for key in xsets:
             core = key[0]
-            if core >= 0:
-                dirty[core * NPIPES:(core + 1) * NPIPES] = [True] * NPIPES
+            if core >= 0:  # the receiving core's heads that wait for cross-core signals
+                self._dirty_xwaits(range(core * NPIPES, (core + 1) * NPIPES))
             else:  # a sync_all barrier signal (every core waits on its own)
-                dirty[:] = [True] * self.nq
+                self._dirty_xwaits(range(self.nq))
             pend = self.xflags.setdefault(key, {}).setdefault(inst.pipe // NPIPES, [])
             if len(pend) >= XFLAG_MAX and self.checks:
                 self.reporter.report(SyncError(
@@ -471,7 +505,7 @@ class CoreScheduler:
             self.free[p] = t
         if self.end_time < t:
             self.end_time = t
-        self.dirty[p] = True
+        self.dirty.add(p)
         self._signal(inst, snapshot, t, sets, releases, xsets)
 
     def _stall_line(self, p: int) -> str:

@@ -1,0 +1,103 @@
+"""The scheduler's ready heap and narrow invalidation (``CoreScheduler.fast``) must be invisible.
+
+With ``fast`` the heads that can start sit in a heap and only the heads that wait for cross-core
+signals are recomputed when such signals arrive or are consumed; without it every queue is scanned at
+each step and every head of the receiving core recomputed. Each case runs a kernel both ways with
+every block scheduled from scratch (schedule replay off) and compares outputs (NaN payloads, signed
+zeros, subnormals and infinities in the inputs), every report field and the trace files byte for byte;
+``verify_cache`` checks every cached start time against a fresh computation at each step.
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pypto_pro.language as pl
+from pypto_pro.backends.sim import executor, scheduler
+from example_modules import load_example
+from kernels import add_fn
+
+
+def _specials(shape: tuple, rng: np.random.Generator) -> np.ndarray:
+    """fp16 values with NaN payloads of both signs, signed zeros, subnormals and infinities mixed in."""
+    x = rng.standard_normal(shape).astype(np.float16)
+    bits = x.view(np.uint16).reshape(-1)
+    special = np.array([0x7E01, 0xFC17, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x83FF], np.uint16)
+    idx = rng.choice(bits.size, size=max(1, bits.size // 64), replace=False)
+    bits[idx] = special[rng.integers(0, special.size, idx.size)]
+    return x
+
+
+def _launch(kernel, args: list[np.ndarray], blocks: int, fast: bool, trace: Path, monkeypatch,
+            check: str) -> tuple:
+    monkeypatch.setattr(scheduler.CoreScheduler, "fast", fast)
+    monkeypatch.setattr(scheduler.CoreScheduler, "verify_cache", True)
+    monkeypatch.setattr(executor.SimExecutable, "reuse_schedules", False)
+    args = [a.copy() for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        report = kernel.options(trace=str(trace), check=check)[None, blocks](*args)
+    fields = {k: v for k, v in dataclasses.asdict(report).items() if k != "trace_files"}
+    files = {p.name: p.read_bytes() for p in sorted(trace.glob("*")) if p.is_file()}
+    return [a.tobytes() for a in args], fields, files
+
+
+def _same(kernel, args, blocks, tmp_path, monkeypatch, check="raise") -> dict:
+    a = _launch(kernel, args, blocks, True, tmp_path / "fast", monkeypatch, check)
+    b = _launch(kernel, args, blocks, False, tmp_path / "scan", monkeypatch, check)
+    assert a[0] == b[0]
+    assert a[1] == b[1]
+    assert a[2] and a[2].keys() == b[2].keys()
+    for name in a[2]:  # the trace files name their directory: compare their contents without it
+        assert a[2][name].replace(b"/fast", b"/scan") == b[2][name], name
+    return a[1]
+
+
+@pytest.mark.parametrize("arch", ["a5", "a2a3"])
+@pytest.mark.parametrize("causal,preload", [(True, 1), (False, 2), (True, 0)])
+def test_flash_attention_fast_vs_scan(arch, causal, preload, tmp_path, monkeypatch):
+    fa = load_example("flash_attention")
+    rng = np.random.default_rng(7)
+    q, k, v = (_specials((1, 2, 256, 64), rng) for _ in range(3))
+    args = [q, k, v, np.zeros_like(q), fa.causal_mask(), *fa.workspaces(3, 64, preload)]
+    rep = _same(fa.make_flash_attention(arch, 64, causal, preload), args, 3, tmp_path, monkeypatch)
+    assert rep["cycles"] > 0
+
+
+@pytest.mark.parametrize("check", ["raise", "warn", "off"])
+def test_add_fast_vs_scan(check, tmp_path, monkeypatch):
+    rng = np.random.default_rng(8)
+    x = _specials((1000, 300), rng)
+    _same(pl.jit(add_fn, arch="a5"), [x, x, np.zeros_like(x)], 3, tmp_path, monkeypatch, check)
+
+
+def _catalogue_cases() -> list:
+    import test_bug_catalogue as cat  # the broken kernels of the bug catalogue (same directory)
+    return [pytest.param(cat, bug, fn, arch, id=f"{bug.kind}-{'bug' if fn is bug.fn else 'fixed'}-{arch}")
+            for bug in cat.CATALOGUE for arch in bug.archs for fn in (bug.fn, bug.fixed)]
+
+
+def _outcome(kern, args, blocks, fast: bool, monkeypatch) -> tuple:
+    monkeypatch.setattr(scheduler.CoreScheduler, "fast", fast)
+    monkeypatch.setattr(scheduler.CoreScheduler, "verify_cache", True)
+    monkeypatch.setattr(executor.SimExecutable, "reuse_schedules", False)
+    args = [a.copy() for a in args]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            report = kern.options(check="warn")[None, blocks](*args)
+        got = {k: v for k, v in dataclasses.asdict(report).items() if k != "trace_files"}
+    except Exception as exc:  # a deadlock raises even under check='warn': its message must match too
+        got = f"{type(exc).__name__}: {exc}"
+    return [a.tobytes() for a in args], got
+
+
+@pytest.mark.parametrize("cat,bug,fn,arch", _catalogue_cases())
+def test_bug_catalogue_fast_vs_scan(cat, bug, fn, arch, monkeypatch):
+    kern = cat.kernel(fn, arch)
+    args = bug.args()
+    assert _outcome(kern, args, bug.blocks, True, monkeypatch) == _outcome(kern, args, bug.blocks, False, monkeypatch)
