@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 FAMILY = "sorting"
 FLOATS = (DT_FP16, DT_FP32)
 COST = vector("cast", flops=False)  # no PTO-ISA cost row: one vector pass over the region (docs/numerics.md)
+MERGE_COST = vector("mrgsort", flops=False)  # vmrgsort4, per 256 bytes of records merged (arch/costs.py)
 
 
 # ---- pl.sort32 ---------------------------------------------------------------------------------------
@@ -143,13 +144,14 @@ def _mrgsort_sim(op, env):
         def compute(outs):
             if n:
                 outs[0][:n] = rr.mrgsort_blocks(sv[:n], block, per)
+        # priced by what vmrgsort4 merges (its repeats x 4 blocks), not by every valid column
         if not n:
-            return [], [], compute, 1, c
-        return [(1, 1, n)], [(0, 1, n)], compute, 1, c
+            return [], [], compute, 1, 0
+        return [(1, 1, n)], [(0, 1, n)], compute, 1, n
     return dispatcher(op, env, body)
 
 
-instruction("mrgsort", FAMILY, _mrgsort_sim, COST,
+instruction("mrgsort", FAMILY, _mrgsort_sim, MERGE_COST,
             lambda op, ctx, arch: [f"TMRGSORT({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {op.attrs['block_len']});"])
 declare(FAMILY, "mrgsort", "dst, src, *, block_len",
         "Merge sort one row of (value, index) records: every 4 consecutive sorted blocks of ``block_len`` elements are "
@@ -181,25 +183,49 @@ def _mrgsort2_check(p: "FunctionParser", node, a: Args) -> None:
             p.fail(a.node(name), f"pl.mrgsort2: '{name}' must be a single-row tile (TMRGSORT), has {t.tile_type.rows} rows")
     if tmp.tile_type.cols < dst.tile_type.cols:
         p.fail(a.node("tmp"), f"pl.mrgsort2: 'tmp' needs at least dst's {dst.tile_type.cols} columns")
+    # tmp is an output: the a5 / a2a3 code merges into it, then copies dst's part out (numerics.md)
     emit(p, node, a, "mrgsort2", dst, tuple(srcs) + (tmp,), (), ("dst",) + tuple(names) + ("tmp",),
-         exhausted=exhausted, tmp=True)
+         exhausted=exhausted, writes=(len(srcs),))
 
 
 def _mrgsort2_sim(op, env):
+    """PTO-ISA a5 (and a2a3) ``TMrgsort``: ``vmrgsort4`` merges every record of every list (up to the
+    stop with ``exhausted``) into ``tmp``, then ``MovUb2Ub`` copies dst's valid columns, rounded up
+    to 32-byte blocks, from ``tmp`` to ``dst`` (tmp's bytes past the merged records included)."""
     exhausted = op.attrs["exhausted"]
 
     def body(ts, slots):
-        d, srcs = ts[0], ts[1:-1]
+        d, srcs, t = ts[0], ts[1:-1], ts[-1]
+        ti = len(ts) - 1
         c = d.valid[slots[0]][1]
-        dt = d.views[slots[0]].dtype
-        per = 8 // dt.itemsize
-        lists = [t.views[sl].reshape(-1)[:t.valid[sl][1]] for t, sl in zip(srcs, slots[1:-1])]
+        item = d.views[slots[0]].dtype.itemsize
+        per = 8 // item
+        lists = [s.views[sl].reshape(-1)[:s.valid[sl][1] // per * per] for s, sl in zip(srcs, slots[1:-1])]
+        total = sum(lst.size for lst in lists)  # elements of every list's records: what tmp receives at most
+        tmp_cols = whole(t)[1]
+        if total > tmp_cols:
+            raise rr.Undefined(f"the merge writes every list's records to tmp ({total} elements, {total * item} "
+                               f"bytes) but tmp holds {tmp_cols} ({tmp_cols * item} bytes): the chip writes past tmp (PTO-ISA TMRGSORT: tmp's "
+                               f"columns must be at least the sum of the sources'; the page: tmp must hold the merge "
+                               f"of all input lists)")
+        copy = -(-c * item // 32) * 32 // item  # MovUb2Ub moves whole 32-byte blocks
+        if copy > tmp_cols:
+            raise rr.Undefined(f"dst's {c} valid columns are copied from tmp in 32-byte blocks ({copy} elements), "
+                               f"past tmp's {tmp_cols}")
 
         def compute(outs):
-            merged, _ = rr.merge_lists(lists, per, c // per, exhausted)
-            outs[0][:merged.size] = merged
-        reads = [(k + 1, 1, t.valid[sl][1]) for k, (t, sl) in enumerate(zip(srcs, slots[1:-1]))]
-        return reads, [(0, 1, c)], compute, 1, c
+            if total:
+                merged, _ = rr.merge_lists(lists, per, total // per, exhausted)
+                outs[0][:merged.size] = merged
+                staged = outs[0]
+            else:  # nothing to merge: dst gets tmp's bytes as they are
+                staged = t.views[slots[-1]].reshape(-1)
+            outs[-1][:copy] = staged[:copy]
+        reads = [(k + 1, 1, s.valid[sl][1]) for k, (s, sl) in enumerate(zip(srcs, slots[1:-1]))]
+        if c > total:  # dst's valid columns reach past the merged records: the copy brings tmp's old bytes
+            reads.append((ti, 1, c))
+        writes = ([(ti, 1, total)] if total else []) + [(0, 1, copy)]  # tmp first, as the chip writes them
+        return reads, writes, compute, 1, total
     return dispatcher(op, env, body)
 
 
@@ -215,7 +241,7 @@ def _mrgsort2_cpp(op, ctx, arch: str) -> list[str]:
             f"{tmp}, {', '.join(srcs)});"]
 
 
-instruction("mrgsort2", FAMILY, _mrgsort2_sim, COST, _mrgsort2_cpp)
+instruction("mrgsort2", FAMILY, _mrgsort2_sim, MERGE_COST, _mrgsort2_cpp)
 declare(FAMILY, "mrgsort2", "src0, src1, dst, tmp, *args, exhausted=False",
         "Merge 2-4 descending lists of (value, index) records (``src0``, ``src1`` and up to two more after ``tmp``) "
         "into ``dst``, up to its valid columns (TMRGSORT); ``exhausted`` stops when any list runs out.",

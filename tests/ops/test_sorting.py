@@ -6,6 +6,7 @@ import torch
 
 import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
+from pypto_pro.errors_sim import OutOfBoundsError, RaceError, UninitializedReadError
 
 VEC = pl.MemorySpace.Vec
 
@@ -118,28 +119,39 @@ def test_mrgsort_merges_four_sorted_blocks():
     np.testing.assert_array_equal(k, idx[order])
 
 
-def make_mrgsort2(nsrc, exhausted, dst_cols=256):
+def make_mrgsort2(nsrc, exhausted, dst_cols=256, tmp_cols=256, synced=True):
+    """Merge ``nsrc`` [1, 64] fp32 lists (32 records each) into a [1, dst_cols] dst pre-filled with -7,
+    through a [1, tmp_cols] tmp pre-filled with -3; stores dst to ``out`` and tmp to ``tmp_out``
+    (``synced`` False: tmp's store has no V -> MTE3 wait)."""
     @pl.jit
     def kernel(a: pl.Tensor[[1, 64], pl.DT_FP32], b: pl.Tensor[[1, 64], pl.DT_FP32], c: pl.Tensor[[1, 64], pl.DT_FP32],
-               out: pl.Tensor[[1, dst_cols], pl.DT_FP32]):
+               out: pl.Tensor[[1, dst_cols], pl.DT_FP32], tmp_out: pl.Tensor[[1, tmp_cols], pl.DT_FP32]):
         s0 = pl.make_tile(tt([1, 64], pl.DT_FP32), addr=0x0000, size=256)
         s1 = pl.make_tile(tt([1, 64], pl.DT_FP32), addr=0x0100, size=256)
         s2 = pl.make_tile(tt([1, 64], pl.DT_FP32), addr=0x0200, size=256)
         d = pl.make_tile(tt([1, dst_cols], pl.DT_FP32), addr=0x0400, size=dst_cols * 4)
-        t = pl.make_tile(tt([1, dst_cols], pl.DT_FP32), addr=0x1000, size=dst_cols * 4)
+        t = pl.make_tile(tt([1, tmp_cols], pl.DT_FP32), addr=0x1000, size=tmp_cols * 4)
         with pl.section_vector():
             pl.load(s0, a, [0, 0])
             pl.load(s1, b, [0, 0])
             pl.load(s2, c, [0, 0])
+            pl.expands(d, -7.0)
+            pl.expands(t, -3.0)
             pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
             pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-            pl.expands(d, -7.0)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)  # orders the fills
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)
             if nsrc == 3:
                 pl.mrgsort2(s0, s1, d, t, s2, exhausted=exhausted)
             else:
                 pl.mrgsort2(s0, s1, d, t, exhausted=exhausted)
-            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            if synced:
+                pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+                pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(tmp_out, t, [0, 0])
+            if not synced:
+                pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+                pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
             pl.store(out, d, [0, 0])
     return kernel
 
@@ -153,27 +165,86 @@ def lists(seed):
     return out
 
 
+def run_mrgsort2(ls, nsrc, exhausted, dst_cols=256, tmp_cols=256, synced=True):
+    args = [torch.from_numpy(pack(v, k, np.float32).reshape(1, 64)) for v, k in ls]
+    args += [torch.zeros(1, 64)] * (3 - len(args))
+    out, tmp = torch.zeros(1, dst_cols), torch.zeros(1, tmp_cols)
+    make_mrgsort2(nsrc, exhausted, dst_cols, tmp_cols, synced)(*args, out, tmp)
+    return out.numpy()[0], tmp.numpy()[0]
+
+
 @pytest.mark.parametrize("nsrc", [2, 3])
 def test_mrgsort2_merges_lists_earliest_list_first_on_ties(nsrc):
     ls = lists(9)[:nsrc]
-    args = [torch.from_numpy(pack(v, k, np.float32).reshape(1, 64)) for v, k in lists(9)]
-    out = torch.zeros(1, 256)
-    make_mrgsort2(nsrc, False)(*args, out)
+    out, tmp = run_mrgsort2(lists(9), nsrc, False, dst_cols=64 * nsrc, tmp_cols=64 * nsrc)
     recs = [(float(v[j]), li, j, int(k[j])) for li, (v, k) in enumerate(ls) for j in range(32)]
     recs.sort(key=lambda r: (-r[0], r[1], r[2]))
-    v, k = unpack(out.numpy()[0, :64 * nsrc], np.float32)
+    v, k = unpack(out, np.float32)
     assert v.tolist() == [r[0] for r in recs] and k.tolist() == [r[3] for r in recs]
-    assert (out.numpy()[0, 64 * nsrc:] == -7.0).all()
+    np.testing.assert_array_equal(tmp.view(np.uint32), out.view(np.uint32))  # the merge lands in tmp first
+
+
+def test_mrgsort2_tmp_receives_every_record_and_dst_copies_its_valid_part():
+    # dst [1, 64] (32 records) from 2 x 32 records: tmp (the a5 vmrgsort4 target) holds all 64 merged
+    # records, dst only the first 32 (MovUb2Ub of dst's 64 columns)
+    ls = lists(11)[:2]
+    out, tmp = run_mrgsort2(ls, 2, False, dst_cols=64, tmp_cols=128)
+    recs = sorted(((float(v[j]), li, j, int(k[j])) for li, (v, k) in enumerate(ls) for j in range(32)),
+                  key=lambda r: (-r[0], r[1], r[2]))
+    tv, tk = unpack(tmp, np.float32)
+    assert tv.tolist() == [r[0] for r in recs] and tk.tolist() == [r[3] for r in recs]
+    np.testing.assert_array_equal(out.view(np.uint32), tmp[:64].view(np.uint32))
+
+
+def test_mrgsort2_dst_past_the_merged_records_gets_tmps_old_bytes():
+    # dst [1, 256] from 2 x 32 records: the copy from tmp brings tmp's bytes past the 128 merged
+    # elements (-3 here), not dst's old -7
+    out, tmp = run_mrgsort2(lists(9), 2, False)
+    assert (out[128:] == -3.0).all() and (tmp[128:] == -3.0).all()
+    np.testing.assert_array_equal(out[:128].view(np.uint32), tmp[:128].view(np.uint32))
 
 
 def test_mrgsort2_exhausted_stops_when_a_list_runs_out():
     ls = lists(10)[:2]
     ls[0] = (np.full(32, 9.0, np.float32), ls[0][1])  # list 0 always wins: it runs out first
-    args = [torch.from_numpy(pack(v, k, np.float32).reshape(1, 64)) for v, k in ls] + [torch.zeros(1, 64)]
-    out = torch.zeros(1, 256)
-    make_mrgsort2(2, True)(*args, out)
-    v, k = unpack(out.numpy()[0], np.float32)
-    assert k[:32].tolist() == list(range(32)) and (out.numpy()[0, 64:] == -7.0).all()
+    out, tmp = run_mrgsort2(ls, 2, True)
+    v, k = unpack(out[:64], np.float32)
+    assert k.tolist() == list(range(32)) and (out[64:] == -3.0).all() and (tmp[64:] == -3.0).all()
+
+
+def test_mrgsort2_tmp_too_small_for_the_merge_is_a_located_fault():
+    # 2 x 32 records = 128 elements merged into a 64-column tmp: the chip writes past tmp
+    with pytest.raises(OutOfBoundsError, match=r"test_sorting.py:\d+: pl.mrgsort2: the merge writes every list's "
+                                               r"records to tmp \(128 elements"):
+        run_mrgsort2(lists(9)[:2], 2, False, dst_cols=64, tmp_cols=64)
+
+
+def test_mrgsort2_tmp_read_without_a_sync_is_a_race():
+    # tmp is written by the merge: storing it on MTE3 with no V -> MTE3 wait races with the V write
+    with pytest.raises(RaceError, match=r"\bt\b"):
+        run_mrgsort2(lists(9)[:2], 2, False, dst_cols=128, tmp_cols=128, synced=False)
+
+
+def test_mrgsort2_dst_wider_than_the_merge_reads_never_written_tmp_bytes():
+    @pl.jit
+    def kernel(a: pl.Tensor[[1, 64], pl.DT_FP32], b: pl.Tensor[[1, 64], pl.DT_FP32],
+               out: pl.Tensor[[1, 256], pl.DT_FP32]):
+        s0 = pl.make_tile(tt([1, 64], pl.DT_FP32), addr=0x0000, size=256)
+        s1 = pl.make_tile(tt([1, 64], pl.DT_FP32), addr=0x0100, size=256)
+        d = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x0400, size=1024)
+        t = pl.make_tile(tt([1, 256], pl.DT_FP32), addr=0x1000, size=1024)
+        with pl.section_vector():
+            pl.load(s0, a, [0, 0])
+            pl.load(s1, b, [0, 0])
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.mrgsort2(s0, s1, d, t, exhausted=False)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+    args = [torch.from_numpy(pack(v, k, np.float32).reshape(1, 64)) for v, k in lists(9)[:2]]
+    with pytest.raises(UninitializedReadError, match="bytes of t that nothing in this block wrote"):
+        kernel(*args, torch.zeros(1, 256))
 
 
 def test_mrgsort_block_len_must_hold_whole_records():
