@@ -308,3 +308,26 @@ def test_mrgsort_without_a_whole_group_writes_nothing(block_len, src_valid_cols)
     out = torch.zeros(1, 256)
     _mrgsort_over_filled_dst(block_len, src_valid_cols)(torch.arange(256, dtype=torch.float32).reshape(1, 256), out)
     np.testing.assert_array_equal(out.numpy()[0], np.full(256, -7.0, np.float32))
+
+
+def test_mrgsort_is_priced_by_the_records_it_merges():
+    # src valid [1, 256] fp32: block_len 64 merges all 256 elements (1 KiB: 4 x 256-byte repeats of the
+    # vmrgsort4 entry, 19.5 cycles each); block_len 48 merges one group of 192 (3 repeats). The
+    # expands that pre-fills dst is the same in both.
+    busy = {}
+    for block_len in (64, 48):
+        kernel = _mrgsort_over_filled_dst(block_len)
+        kernel(torch.zeros(1, 256), torch.zeros(1, 256))
+        busy[block_len] = kernel.last_report.pipe_busy["V"]
+    assert busy[64] - busy[48] == pytest.approx(19.5)
+
+
+def test_mrgsort2_is_priced_by_every_list_record_merged():
+    # 2 or 3 lists of 32 fp32 records: 512 / 768 bytes merged, 2 / 3 repeats of 19.5 cycles
+    busy = {}
+    for nsrc in (2, 3):
+        kernel = make_mrgsort2(nsrc, False, dst_cols=64, tmp_cols=192)
+        args = [torch.from_numpy(pack(v, k, np.float32).reshape(1, 64)) for v, k in lists(9)]
+        kernel(*args, torch.zeros(1, 64), torch.zeros(1, 192))
+        busy[nsrc] = kernel.last_report.pipe_busy["V"]
+    assert busy[3] - busy[2] == pytest.approx(19.5)
