@@ -45,25 +45,39 @@ def _sort32_check(p: "FunctionParser", node, a: Args) -> None:
         tmp = vec_tile(p, a, "tmp", cpp="TSORT32")
         same_dtype(p, a, tmp, "tmp", src, "src")
         srcs.append(tmp)
-    groups = -(-src.tile_type.cols // 32)
-    if dst.tile_type.cols < src.tile_type.cols * per:
+    cols = src.tile_type.cols
+    if dst.tile_type.cols < cols * per:
         p.fail(a.node("dst"), f"pl.sort32: each value becomes an 8-byte record ({per} {src.tile_type.dtype.name} "
-                              f"elements): 'dst' needs {src.tile_type.cols * per} columns, has {dst.tile_type.cols}")
-    if a["tmp"] is not None and want_tile(p, a, "tmp").tile_type.cols < 32 * groups:
-        p.fail(a.node("tmp"), f"pl.sort32: 'tmp' holds a padded copy of a source row: it needs {32 * groups} columns")
+                              f"elements): 'dst' needs {cols * per} columns, has {dst.tile_type.cols}")
+    whole_row = whole_row_limit(p.ctx.arch.name, src.tile_type.dtype.itemsize)
+    need = 32 * -(-cols // 32) if cols <= whole_row else 32
+    if a["tmp"] is not None and want_tile(p, a, "tmp").tile_type.cols < need:
+        what = "a padded copy of a source row" if cols <= whole_row else "the padded last group of a row"
+        p.fail(a.node("tmp"), f"pl.sort32: 'tmp' holds {what}: it needs {need} columns")
     emit(p, node, a, "sort32", dst, tuple(srcs), (), ("dst", "src", "idx", "tmp")[:len(srcs) + 1],
-         writes=(2,) if len(srcs) == 3 else ())
+         writes=(2,) if len(srcs) == 3 else (), whole_row=whole_row)
+
+
+def whole_row_limit(arch: str, item: int) -> int:
+    """The longest row (valid columns) TSORT32's tmp form copies whole into tmp; longer rows copy only
+    their last group (PTO-ISA ``MAX_UB_TMP`` = 8160: bytes on a5, elements on a2a3)."""
+    return 8160 // item if arch == "a5" else 8160
 
 
 def _sort32_sim(op, env):
+    whole_row = op.attrs["whole_row"]
+
     def body(ts, slots):
         d, s, i = ts[0], ts[1], ts[2]
         has_tmp = len(ts) > 3
         rows = d.valid[slots[0]][0]
         vc = s.valid[slots[1]][1]
-        groups = -(-vc // 32) if has_tmp else vc // 32
         dt = s.views[slots[1]].dtype
         per = 8 // dt.itemsize
+        # the tail path (PTO-ISA a5 TSORT32 with tmp, validCol % 32 != 0) pads the last group with -NaN in
+        # tmp; a row of whole groups is sorted from src and tmp is not touched
+        tail = has_tmp and vc % 32 != 0
+        groups = -(-vc // 32) if tail else vc // 32
         shared = i.valid[slots[2]][0] == 1
         sv = s.views[slots[1]]
         iv = i.views[slots[2]]
@@ -84,19 +98,23 @@ def _sort32_sim(op, env):
             vals = None
             for r in range(rows):
                 vals = padded(sv[r], 0)
-                if has_tmp and vc % 32:
+                if tail:
                     vals[vc:] = -np.float32(np.nan)  # the a5 kernel pads the tail group with -NaN
                 ind = padded(iv[0 if shared else r], 0)
                 rec = [rr.records(*rr.sort32_row(vals[g * 32:(g + 1) * 32], ind[g * 32:(g + 1) * 32]), dt)
                        for g in range(groups)]
                 flat = np.concatenate(rec)[:keep * per] if rec else np.zeros(0, dt)
                 dflat[r, :flat.size] = flat
-            if has_tmp and vals is not None:
-                t = outs[1].reshape(whole(ts[3]))
-                n = min(width, t.shape[1])
-                t[0, :n] = vals[:n]
-        reads = [(1, rows, min(width, whole(s)[1])), (2, 1 if shared else rows, min(width, iv.shape[1]))]
-        writes = [(0, rows, keep * per)] + ([(3, 1, min(width, whole(ts[3])[1]))] if has_tmp else [])
+            if tail and vals is not None:  # what the last row left in tmp
+                outs[1].reshape(-1)[:staged] = vals[width - staged:]
+        # the tail path's copy into tmp moves whole 32-byte blocks, but what it brings past the valid columns
+        # is overwritten by the padding: only the valid columns count as read
+        src_read = vc if tail else width
+        staged = (width if vc <= whole_row else 32) if tail else 0  # tmp gets the whole padded row, or its last group
+        if tail and staged > whole(ts[3])[1]:  # a valid shape the frontend could not see
+            raise rr.Undefined(f"tmp holds {whole(ts[3])[1]} elements; the tail path writes {staged} to it")
+        reads = [(1, rows, src_read), (2, 1 if shared else rows, min(width, iv.shape[1]))]
+        writes = [(0, rows, keep * per)] + ([(3, 1, staged)] if tail else [])
         return reads, writes, compute, rows, max(1, width)
     return dispatcher(op, env, body)
 

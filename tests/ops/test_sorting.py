@@ -331,3 +331,89 @@ def test_mrgsort2_is_priced_by_every_list_record_merged():
         kernel(*args, torch.zeros(1, 64), torch.zeros(1, 192))
         busy[nsrc] = kernel.last_report.pipe_busy["V"]
     assert busy[3] - busy[2] == pytest.approx(19.5)
+
+
+def make_sort32_tmp(dtype, cols, valid, tmp_cols):
+    """One row of ``cols`` values (valid ``valid``) sorted with a tmp pre-filled with -5; stores dst and tmp."""
+    item = dtype.itemsize
+    per = 8 // item
+    src_type = pl.TileType(shape=[1, cols], dtype=dtype, target_memory=VEC, valid_shape=[1, valid])
+
+    @pl.jit
+    def kernel(src: pl.Tensor[[1, cols], dtype], idx: pl.Tensor[[1, cols], pl.DT_UINT32],
+               out: pl.Tensor[[1, cols * per], dtype], tmp_out: pl.Tensor[[1, tmp_cols], dtype]):
+        s = pl.make_tile(src_type, addr=0x0000, size=cols * item)
+        i = pl.make_tile(tt([1, cols], pl.DT_UINT32), addr=0x4000, size=cols * 4)
+        d = pl.make_tile(tt([1, cols * per], dtype), addr=0x8000, size=cols * 8)
+        t = pl.make_tile(tt([1, tmp_cols], dtype), addr=0x10000, size=tmp_cols * item)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.load(i, idx, [0, 0])
+            pl.expands(d, 0.0)
+            pl.expands(t, -5.0)
+            pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+            pl.sort32(d, s, i, t)
+            pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+            pl.store(out, d, [0, 0])
+            pl.store(tmp_out, t, [0, 0])
+    return kernel
+
+
+def _sort32_reference(vals, idx, valid, np_dt):
+    """Records of one row: each group of 32 of the valid values descending (ties: lower index), the
+    last group padded with -NaN values that sort last."""
+    groups = -(-valid // 32)
+    v = np.full(groups * 32, 0xFFC00000, np.uint32).view(np.float32)  # -NaN, as the a5 code pads
+    v[:valid] = vals[:valid]
+    k = np.zeros(groups * 32, np.uint32)
+    k[:idx.size] = idx[:groups * 32]
+    out = []
+    for g in range(groups):
+        seg = range(32 * g, 32 * g + 32)
+        order = sorted(seg, key=lambda j: (np.isnan(v[j]), -v[j] if not np.isnan(v[j]) else 0, int(k[j])))
+        out.append(pack(v[order].astype(np_dt), k[order], np_dt))
+    return np.concatenate(out), v
+
+
+@pytest.mark.parametrize("dtype,np_dt", [(pl.DT_FP32, np.float32), (pl.DT_FP16, np.float16)])
+@pytest.mark.parametrize("cols,valid", [(64, 64), (64, 40)], ids=["whole_groups", "tail"])
+def test_sort32_with_tmp_partial_rows_and_what_tmp_holds(dtype, np_dt, cols, valid):
+    # a row of whole groups is sorted from src: tmp keeps its -5 (PTO-ISA a5: tmp is used only when
+    # validCol % 32 != 0); a tail row is copied to tmp and padded there with -NaN
+    per = 8 // np.dtype(np_dt).itemsize
+    rng = np.random.default_rng(cols + valid)
+    vals = rng.integers(-3, 3, cols).astype(np_dt)
+    idx = rng.permutation(cols).astype(np.uint32)
+    out, tmp = torch.zeros(1, cols * per, dtype=getattr(torch, np.dtype(np_dt).name)), \
+        torch.zeros(1, 64, dtype=getattr(torch, np.dtype(np_dt).name))
+    make_sort32_tmp(dtype, cols, valid, 64)(torch.from_numpy(vals.reshape(1, cols)),
+                                            torch.from_numpy(idx.view(np.int32).reshape(1, cols)), out, tmp)
+    want, padded = _sort32_reference(vals.astype(np.float32), idx, valid, np_dt)
+    got = out.numpy()[0]
+    np.testing.assert_array_equal(unpack(got[:want.size], np_dt)[1], unpack(want, np_dt)[1])
+    np.testing.assert_array_equal(unpack(got[:want.size], np_dt)[0], unpack(want, np_dt)[0])
+    t = tmp.numpy()[0].astype(np.float32)
+    if valid % 32 == 0:
+        assert (t == -5.0).all()
+    else:
+        np.testing.assert_array_equal(t[:valid], vals[:valid].astype(np.float32))
+        assert np.isnan(t[valid:64]).all() and np.signbit(t[valid:64]).all()
+
+
+def test_sort32_long_tail_row_stages_only_its_last_group_in_tmp():
+    # fp32 row of 2050 valid values (8200 bytes > PTO-ISA's 8160-byte MAX_UB_TMP): the a5 code sorts the
+    # whole groups from src and copies only the 2-value tail group to tmp, so a 32-column tmp is enough
+    cols, valid = 2080, 2050
+    rng = np.random.default_rng(5)
+    vals = rng.standard_normal(cols).astype(np.float32)
+    idx = np.arange(cols, dtype=np.uint32)
+    out, tmp = torch.zeros(1, cols * 2), torch.zeros(1, 32)
+    make_sort32_tmp(pl.DT_FP32, cols, valid, 32)(torch.from_numpy(vals.reshape(1, cols)),
+                                                  torch.from_numpy(idx.view(np.int32).reshape(1, cols)), out, tmp)
+    want, _ = _sort32_reference(vals, idx, valid, np.float32)
+    np.testing.assert_array_equal(out.numpy()[0][:want.size].view(np.uint32), want.view(np.uint32))
+    t = tmp.numpy()[0]
+    np.testing.assert_array_equal(t[:2], vals[2048:2050])
+    assert np.isnan(t[2:]).all()
