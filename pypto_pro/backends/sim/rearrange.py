@@ -99,9 +99,11 @@ def gathermask(src: np.ndarray, mode: int) -> np.ndarray:
 
 
 def scatter(dst_flat: np.ndarray, src: np.ndarray, idx: np.ndarray) -> None:
-    """``dst_flat[idx[i, j]] = src[i, j]`` (TSCATTER). Out-of-range indices and two writes to one
-    element are undefined on the chip."""
-    i = idx.astype(np.int64).reshape(-1)
+    """``dst_flat[idx[i, j]] = src[i, j]`` (TSCATTER) over a ``dst_flat`` zeroed first: the a5 code
+    clears the whole destination tile (``InitUBBuffer<DstTile::Numel>``) before it scatters. Indices
+    are read unsigned (the a5 index register is uint16 / uint32). Out-of-range indices and two writes
+    to one element are undefined on the chip."""
+    i = idx.view(f"u{idx.dtype.itemsize}").astype(np.int64).reshape(-1)
     bad = (i < 0) | (i >= dst_flat.size)
     if bad.any():
         k = int(np.argmax(bad))
@@ -111,6 +113,7 @@ def scatter(dst_flat: np.ndarray, src: np.ndarray, idx: np.ndarray) -> None:
     if (counts > 1).any():
         raise Undefined(f"{int((counts > 1).sum())} destination element(s) are written twice (first: element "
                         f"{int(uniq[counts > 1][0])}); the chip's result is undefined")
+    dst_flat[...] = 0
     dst_flat[i] = src.reshape(-1)
 
 
