@@ -405,3 +405,27 @@ def test_scatter_zeroes_what_it_does_not_write_over_a_partial_index_region(dtype
     want = np.zeros(128, np_dt)
     want[idx[:2, :24].astype(np.int64).reshape(-1)] = src[:2, :24].reshape(-1)
     np.testing.assert_array_equal(out.numpy().reshape(-1), want)
+
+
+def test_gather_16_bit_indices_are_unsigned():
+    # a 64 KiB int8 source gathered with int16 indices: the a5 index register is uint16, so -1 is element
+    # 65535 and -256 element 65280 (not an out-of-range index)
+    @pl.jit
+    def kernel(src: pl.Tensor[[256, 256], pl.DT_INT8], idx: pl.Tensor[[1, 32], pl.DT_INT16],
+               out: pl.Tensor[[1, 32], pl.DT_INT8]):
+        s = pl.make_tile(tt([256, 256], pl.DT_INT8), addr=0x0000, size=65536)
+        i = pl.make_tile(tt([1, 32], pl.DT_INT16), addr=0x10000, size=64)
+        t = pl.make_tile(tt([1, 32], pl.DT_INT16), addr=0x10040, size=64)
+        d = pl.make_tile(tt([1, 32], pl.DT_INT8), addr=0x10080, size=32)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.load(i, idx, [0, 0])
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
+            pl.gather(d, s, i, t)
+            handoff(pl.PipeType.V, pl.PipeType.MTE3)
+            pl.store(out, d, [0, 0])
+    src = (np.arange(65536) % 251 - 125).astype(np.int8).reshape(256, 256)
+    idx = np.array([-1, -256, 0, 7] * 8, np.int16).reshape(1, 32)
+    out = torch.zeros(1, 32, dtype=torch.int8)
+    kernel(torch.from_numpy(src), torch.from_numpy(idx), out)
+    np.testing.assert_array_equal(out.numpy()[0], src.reshape(-1)[idx[0].view(np.uint16).astype(np.int64)])

@@ -19,12 +19,12 @@ class Undefined(Exception):
 
 def gather_index(out: np.ndarray, src_flat: np.ndarray, idx: np.ndarray) -> None:
     """``out[r, c] = src_flat[idx[r, c]]`` (TGATHER index form: flat element offsets into the whole
-    source tile)."""
-    i = idx.astype(np.int64)
+    source tile), the indices read unsigned as the a5 index register holds them (uint16 / uint32)."""
+    i = idx.view(f"u{idx.dtype.itemsize}").astype(np.int64)
     bad = (i < 0) | (i >= src_flat.size)
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise Undefined(f"index {int(idx[r, c])} at [{r}, {c}] is outside the source tile's {src_flat.size} "
+        raise Undefined(f"index {int(i[r, c])} at [{r}, {c}] is outside the source tile's {src_flat.size} "
                         "elements (undefined on the chip)")
     out[...] = src_flat[i]
 
