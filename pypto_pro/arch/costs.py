@@ -84,4 +84,8 @@ VECTOR_COSTS: dict[str, LinearCost] = {
     "col_reduce_per_row": LinearCost(14, 18, 18, "fit to PTO-ISA st TCOLSUM fp32 64x64 = 1188"),
     # broadcast of one value per row before an expand op; fit to TROWEXPAND fp32 64x64 = 933 (measured)
     "row_broadcast_per_row": LinearCost(0, 14.3, 18, "fit to PTO-ISA st TROWEXPAND fp32 64x64 = 933"),
+    # vmrgsort4 (TMRGSORT, both forms): 910B3 fit 78 x repeat + 20 (fp32, blockLen 64, so 128 records =
+    # 1 KiB merged per repeat), charged per 256 bytes of records merged: 78 / 4
+    "mrgsort": LinearCost(20, 19.5, 0, "PTO-ISA a2a3 cce_costmodel vmrgsort4 (bd32f495): 910B3 fit 78 x repeat + 20, "
+                                       "fp32 blockLen 64 (1 KiB of records per repeat), per 256 bytes merged"),
 }

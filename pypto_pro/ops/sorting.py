@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 FAMILY = "sorting"
 FLOATS = (DT_FP16, DT_FP32)
 COST = vector("cast", flops=False)  # no PTO-ISA cost row: one vector pass over the region (docs/numerics.md)
+MERGE_COST = vector("mrgsort", flops=False)  # vmrgsort4, per 256 bytes of records merged (arch/costs.py)
 
 
 # ---- pl.sort32 ---------------------------------------------------------------------------------------
@@ -44,25 +45,39 @@ def _sort32_check(p: "FunctionParser", node, a: Args) -> None:
         tmp = vec_tile(p, a, "tmp", cpp="TSORT32")
         same_dtype(p, a, tmp, "tmp", src, "src")
         srcs.append(tmp)
-    groups = -(-src.tile_type.cols // 32)
-    if dst.tile_type.cols < src.tile_type.cols * per:
+    cols = src.tile_type.cols
+    if dst.tile_type.cols < cols * per:
         p.fail(a.node("dst"), f"pl.sort32: each value becomes an 8-byte record ({per} {src.tile_type.dtype.name} "
-                              f"elements): 'dst' needs {src.tile_type.cols * per} columns, has {dst.tile_type.cols}")
-    if a["tmp"] is not None and want_tile(p, a, "tmp").tile_type.cols < 32 * groups:
-        p.fail(a.node("tmp"), f"pl.sort32: 'tmp' holds a padded copy of a source row: it needs {32 * groups} columns")
+                              f"elements): 'dst' needs {cols * per} columns, has {dst.tile_type.cols}")
+    whole_row = whole_row_limit(p.ctx.arch.name, src.tile_type.dtype.itemsize)
+    need = 32 * -(-cols // 32) if cols <= whole_row else 32
+    if a["tmp"] is not None and want_tile(p, a, "tmp").tile_type.cols < need:
+        what = "a padded copy of a source row" if cols <= whole_row else "the padded last group of a row"
+        p.fail(a.node("tmp"), f"pl.sort32: 'tmp' holds {what}: it needs {need} columns")
     emit(p, node, a, "sort32", dst, tuple(srcs), (), ("dst", "src", "idx", "tmp")[:len(srcs) + 1],
-         writes=(2,) if len(srcs) == 3 else ())
+         writes=(2,) if len(srcs) == 3 else (), whole_row=whole_row)
+
+
+def whole_row_limit(arch: str, item: int) -> int:
+    """The longest row (valid columns) TSORT32's tmp form copies whole into tmp; longer rows copy only
+    their last group (PTO-ISA ``MAX_UB_TMP`` = 8160: bytes on a5, elements on a2a3)."""
+    return 8160 // item if arch == "a5" else 8160
 
 
 def _sort32_sim(op, env):
+    whole_row = op.attrs["whole_row"]
+
     def body(ts, slots):
         d, s, i = ts[0], ts[1], ts[2]
         has_tmp = len(ts) > 3
         rows = d.valid[slots[0]][0]
         vc = s.valid[slots[1]][1]
-        groups = -(-vc // 32) if has_tmp else vc // 32
         dt = s.views[slots[1]].dtype
         per = 8 // dt.itemsize
+        # the tail path (PTO-ISA a5 TSORT32 with tmp, validCol % 32 != 0) pads the last group with -NaN in
+        # tmp; a row of whole groups is sorted from src and tmp is not touched
+        tail = has_tmp and vc % 32 != 0
+        groups = -(-vc // 32) if tail else vc // 32
         shared = i.valid[slots[2]][0] == 1
         sv = s.views[slots[1]]
         iv = i.views[slots[2]]
@@ -83,19 +98,23 @@ def _sort32_sim(op, env):
             vals = None
             for r in range(rows):
                 vals = padded(sv[r], 0)
-                if has_tmp and vc % 32:
+                if tail:
                     vals[vc:] = -np.float32(np.nan)  # the a5 kernel pads the tail group with -NaN
                 ind = padded(iv[0 if shared else r], 0)
                 rec = [rr.records(*rr.sort32_row(vals[g * 32:(g + 1) * 32], ind[g * 32:(g + 1) * 32]), dt)
                        for g in range(groups)]
                 flat = np.concatenate(rec)[:keep * per] if rec else np.zeros(0, dt)
                 dflat[r, :flat.size] = flat
-            if has_tmp and vals is not None:
-                t = outs[1].reshape(whole(ts[3]))
-                n = min(width, t.shape[1])
-                t[0, :n] = vals[:n]
-        reads = [(1, rows, min(width, whole(s)[1])), (2, 1 if shared else rows, min(width, iv.shape[1]))]
-        writes = [(0, rows, keep * per)] + ([(3, 1, min(width, whole(ts[3])[1]))] if has_tmp else [])
+            if tail and vals is not None:  # what the last row left in tmp
+                outs[1].reshape(-1)[:staged] = vals[width - staged:]
+        # the tail path's copy into tmp moves whole 32-byte blocks, but what it brings past the valid columns
+        # is overwritten by the padding: only the valid columns count as read
+        src_read = vc if tail else width
+        staged = (width if vc <= whole_row else 32) if tail else 0  # tmp gets the whole padded row, or its last group
+        if tail and staged > whole(ts[3])[1]:  # a valid shape the frontend could not see
+            raise rr.Undefined(f"tmp holds {whole(ts[3])[1]} elements; the tail path writes {staged} to it")
+        reads = [(1, rows, src_read), (2, 1 if shared else rows, min(width, iv.shape[1]))]
+        writes = [(0, rows, keep * per)] + ([(3, 1, staged)] if tail else [])
         return reads, writes, compute, rows, max(1, width)
     return dispatcher(op, env, body)
 
@@ -143,13 +162,14 @@ def _mrgsort_sim(op, env):
         def compute(outs):
             if n:
                 outs[0][:n] = rr.mrgsort_blocks(sv[:n], block, per)
+        # priced by what vmrgsort4 merges (its repeats x 4 blocks), not by every valid column
         if not n:
-            return [], [], compute, 1, c
-        return [(1, 1, n)], [(0, 1, n)], compute, 1, c
+            return [], [], compute, 1, 0
+        return [(1, 1, n)], [(0, 1, n)], compute, 1, n
     return dispatcher(op, env, body)
 
 
-instruction("mrgsort", FAMILY, _mrgsort_sim, COST,
+instruction("mrgsort", FAMILY, _mrgsort_sim, MERGE_COST,
             lambda op, ctx, arch: [f"TMRGSORT({ctx.tile(op.dst)}, {ctx.tile(op.srcs[0])}, {op.attrs['block_len']});"])
 declare(FAMILY, "mrgsort", "dst, src, *, block_len",
         "Merge sort one row of (value, index) records: every 4 consecutive sorted blocks of ``block_len`` elements are "
@@ -181,25 +201,49 @@ def _mrgsort2_check(p: "FunctionParser", node, a: Args) -> None:
             p.fail(a.node(name), f"pl.mrgsort2: '{name}' must be a single-row tile (TMRGSORT), has {t.tile_type.rows} rows")
     if tmp.tile_type.cols < dst.tile_type.cols:
         p.fail(a.node("tmp"), f"pl.mrgsort2: 'tmp' needs at least dst's {dst.tile_type.cols} columns")
+    # tmp is an output: the a5 / a2a3 code merges into it, then copies dst's part out (numerics.md)
     emit(p, node, a, "mrgsort2", dst, tuple(srcs) + (tmp,), (), ("dst",) + tuple(names) + ("tmp",),
-         exhausted=exhausted, tmp=True)
+         exhausted=exhausted, writes=(len(srcs),))
 
 
 def _mrgsort2_sim(op, env):
+    """PTO-ISA a5 (and a2a3) ``TMrgsort``: ``vmrgsort4`` merges every record of every list (up to the
+    stop with ``exhausted``) into ``tmp``, then ``MovUb2Ub`` copies dst's valid columns, rounded up
+    to 32-byte blocks, from ``tmp`` to ``dst`` (tmp's bytes past the merged records included)."""
     exhausted = op.attrs["exhausted"]
 
     def body(ts, slots):
-        d, srcs = ts[0], ts[1:-1]
+        d, srcs, t = ts[0], ts[1:-1], ts[-1]
+        ti = len(ts) - 1
         c = d.valid[slots[0]][1]
-        dt = d.views[slots[0]].dtype
-        per = 8 // dt.itemsize
-        lists = [t.views[sl].reshape(-1)[:t.valid[sl][1]] for t, sl in zip(srcs, slots[1:-1])]
+        item = d.views[slots[0]].dtype.itemsize
+        per = 8 // item
+        lists = [s.views[sl].reshape(-1)[:s.valid[sl][1] // per * per] for s, sl in zip(srcs, slots[1:-1])]
+        total = sum(lst.size for lst in lists)  # elements of every list's records: what tmp receives at most
+        tmp_cols = whole(t)[1]
+        if total > tmp_cols:
+            raise rr.Undefined(f"the merge writes every list's records to tmp ({total} elements, {total * item} "
+                               f"bytes) but tmp holds {tmp_cols} ({tmp_cols * item} bytes): the chip writes past tmp (PTO-ISA TMRGSORT: tmp's "
+                               f"columns must be at least the sum of the sources'; the page: tmp must hold the merge "
+                               f"of all input lists)")
+        copy = -(-c * item // 32) * 32 // item  # MovUb2Ub moves whole 32-byte blocks
+        if copy > tmp_cols:
+            raise rr.Undefined(f"dst's {c} valid columns are copied from tmp in 32-byte blocks ({copy} elements), "
+                               f"past tmp's {tmp_cols}")
 
         def compute(outs):
-            merged, _ = rr.merge_lists(lists, per, c // per, exhausted)
-            outs[0][:merged.size] = merged
-        reads = [(k + 1, 1, t.valid[sl][1]) for k, (t, sl) in enumerate(zip(srcs, slots[1:-1]))]
-        return reads, [(0, 1, c)], compute, 1, c
+            if total:
+                merged, _ = rr.merge_lists(lists, per, total // per, exhausted)
+                outs[0][:merged.size] = merged
+                staged = outs[0]
+            else:  # nothing to merge: dst gets tmp's bytes as they are
+                staged = t.views[slots[-1]].reshape(-1)
+            outs[-1][:copy] = staged[:copy]
+        reads = [(k + 1, 1, s.valid[sl][1]) for k, (s, sl) in enumerate(zip(srcs, slots[1:-1]))]
+        if c > total:  # dst's valid columns reach past the merged records: the copy brings tmp's old bytes
+            reads.append((ti, 1, c))
+        writes = ([(ti, 1, total)] if total else []) + [(0, 1, copy)]  # tmp first, as the chip writes them
+        return reads, writes, compute, 1, total
     return dispatcher(op, env, body)
 
 
@@ -215,7 +259,7 @@ def _mrgsort2_cpp(op, ctx, arch: str) -> list[str]:
             f"{tmp}, {', '.join(srcs)});"]
 
 
-instruction("mrgsort2", FAMILY, _mrgsort2_sim, COST, _mrgsort2_cpp)
+instruction("mrgsort2", FAMILY, _mrgsort2_sim, MERGE_COST, _mrgsort2_cpp)
 declare(FAMILY, "mrgsort2", "src0, src1, dst, tmp, *args, exhausted=False",
         "Merge 2-4 descending lists of (value, index) records (``src0``, ``src1`` and up to two more after ``tmp``) "
         "into ``dst``, up to its valid columns (TMRGSORT); ``exhausted`` stops when any list runs out.",

@@ -367,3 +367,65 @@ def test_histogram_uint16_needs_a_dn_index_column():
             handoff(pl.PipeType.MTE2, pl.PipeType.V)
             pl.histogram(d, s, i, is_msb=True)
     assert "layout=pl.DN" in str(compile_error(k))
+
+
+def make_partial_scatter(dtype, idx_dtype, valid):
+    """pl.scatter of a [4, 32] src through a [4, 32] index tile whose valid shape is ``valid``, into an
+    out pre-filled with 7."""
+    idx_type = pl.TileType(shape=[4, 32], dtype=idx_dtype, target_memory=VEC, valid_shape=valid)
+
+    @pl.jit
+    def kernel(src: pl.Tensor[[4, 32], dtype], idx: pl.Tensor[[4, 32], idx_dtype], out: pl.Tensor[[4, 32], dtype]):
+        s = pl.make_tile(tt([4, 32], dtype), addr=0x0000, size=128 * dtype.itemsize)
+        i = pl.make_tile(idx_type, addr=0x1000, size=128 * idx_dtype.itemsize)
+        d = pl.make_tile(tt([4, 32], dtype), addr=0x2000, size=128 * dtype.itemsize)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.load(i, idx, [0, 0])
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
+            pl.expands(d, 7)
+            pl.scatter(d, s, i)
+            handoff(pl.PipeType.V, pl.PipeType.MTE3)
+            pl.store(out, d, [0, 0])
+    return kernel
+
+
+@pytest.mark.parametrize("dtype,np_dt,idx_dtype,np_idx", [
+    (pl.DT_FP32, np.float32, pl.DT_INT32, np.int32), (pl.DT_INT32, np.int32, pl.DT_UINT32, np.uint32),
+    (pl.DT_FP16, np.float16, pl.DT_INT16, np.int16), (pl.DT_UINT16, np.uint16, pl.DT_UINT16, np.uint16),
+    (pl.DT_INT8, np.int8, pl.DT_INT16, np.int16), (pl.DT_UINT8, np.uint8, pl.DT_UINT16, np.uint16)])
+def test_scatter_zeroes_what_it_does_not_write_over_a_partial_index_region(dtype, np_dt, idx_dtype, np_idx):
+    # idx valid [2, 24]: 48 elements scattered; the a5 code zeroes out's whole [4, 32] tile first, so
+    # every other element is 0 (not the 7 it held)
+    rng = np.random.default_rng(21)
+    src = rng.integers(1, 100, (4, 32)).astype(np_dt)
+    idx = rng.permutation(128).reshape(4, 32).astype(np_idx)
+    out = torch.zeros(4, 32, dtype=getattr(torch, np.dtype(np_dt).name))
+    make_partial_scatter(dtype, idx_dtype, [2, 24])(torch.from_numpy(src), torch.from_numpy(idx.astype(np_idx)), out)
+    want = np.zeros(128, np_dt)
+    want[idx[:2, :24].astype(np.int64).reshape(-1)] = src[:2, :24].reshape(-1)
+    np.testing.assert_array_equal(out.numpy().reshape(-1), want)
+
+
+def test_gather_16_bit_indices_are_unsigned():
+    # a 64 KiB int8 source gathered with int16 indices: the a5 index register is uint16, so -1 is element
+    # 65535 and -256 element 65280 (not an out-of-range index)
+    @pl.jit
+    def kernel(src: pl.Tensor[[256, 256], pl.DT_INT8], idx: pl.Tensor[[1, 32], pl.DT_INT16],
+               out: pl.Tensor[[1, 32], pl.DT_INT8]):
+        s = pl.make_tile(tt([256, 256], pl.DT_INT8), addr=0x0000, size=65536)
+        i = pl.make_tile(tt([1, 32], pl.DT_INT16), addr=0x10000, size=64)
+        t = pl.make_tile(tt([1, 32], pl.DT_INT16), addr=0x10040, size=64)
+        d = pl.make_tile(tt([1, 32], pl.DT_INT8), addr=0x10080, size=32)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.load(i, idx, [0, 0])
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
+            pl.gather(d, s, i, t)
+            handoff(pl.PipeType.V, pl.PipeType.MTE3)
+            pl.store(out, d, [0, 0])
+    src = (np.arange(65536) % 251 - 125).astype(np.int8).reshape(256, 256)
+    idx = np.array([-1, -256, 0, 7] * 8, np.int16).reshape(1, 32)
+    out = torch.zeros(1, 32, dtype=torch.int8)
+    kernel(torch.from_numpy(src), torch.from_numpy(idx), out)
+    np.testing.assert_array_equal(out.numpy()[0], src.reshape(-1)[idx[0].view(np.uint16).astype(np.int64)])

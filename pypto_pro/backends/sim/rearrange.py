@@ -19,12 +19,12 @@ class Undefined(Exception):
 
 def gather_index(out: np.ndarray, src_flat: np.ndarray, idx: np.ndarray) -> None:
     """``out[r, c] = src_flat[idx[r, c]]`` (TGATHER index form: flat element offsets into the whole
-    source tile)."""
-    i = idx.astype(np.int64)
+    source tile), the indices read unsigned as the a5 index register holds them (uint16 / uint32)."""
+    i = idx.view(f"u{idx.dtype.itemsize}").astype(np.int64)
     bad = (i < 0) | (i >= src_flat.size)
     if bad.any():
         r, c = np.argwhere(bad)[0]
-        raise Undefined(f"index {int(idx[r, c])} at [{r}, {c}] is outside the source tile's {src_flat.size} "
+        raise Undefined(f"index {int(i[r, c])} at [{r}, {c}] is outside the source tile's {src_flat.size} "
                         "elements (undefined on the chip)")
     out[...] = src_flat[i]
 
@@ -99,9 +99,11 @@ def gathermask(src: np.ndarray, mode: int) -> np.ndarray:
 
 
 def scatter(dst_flat: np.ndarray, src: np.ndarray, idx: np.ndarray) -> None:
-    """``dst_flat[idx[i, j]] = src[i, j]`` (TSCATTER). Out-of-range indices and two writes to one
-    element are undefined on the chip."""
-    i = idx.astype(np.int64).reshape(-1)
+    """``dst_flat[idx[i, j]] = src[i, j]`` (TSCATTER) over a ``dst_flat`` zeroed first: the a5 code
+    clears the whole destination tile (``InitUBBuffer<DstTile::Numel>``) before it scatters. Indices
+    are read unsigned (the a5 index register is uint16 / uint32). Out-of-range indices and two writes
+    to one element are undefined on the chip."""
+    i = idx.view(f"u{idx.dtype.itemsize}").astype(np.int64).reshape(-1)
     bad = (i < 0) | (i >= dst_flat.size)
     if bad.any():
         k = int(np.argmax(bad))
@@ -111,6 +113,7 @@ def scatter(dst_flat: np.ndarray, src: np.ndarray, idx: np.ndarray) -> None:
     if (counts > 1).any():
         raise Undefined(f"{int((counts > 1).sum())} destination element(s) are written twice (first: element "
                         f"{int(uniq[counts > 1][0])}); the chip's result is undefined")
+    dst_flat[...] = 0
     dst_flat[i] = src.reshape(-1)
 
 
