@@ -90,10 +90,14 @@ class VfOperands:
         from pypto_pro.ops.vf.cpp import MODE
         return MODE[bool(instr.attrs.get("merging"))]
 
-    def temp(self, ctype_: str, init: str) -> str:
-        name = self.b.names.fresh("vf_n")
-        self.pending.append(f"{ctype_} {name} = {init};")
+    def temp(self, ctype_: str, init: str | None) -> str:
+        """A local declared just before the instruction (``init`` None: default-constructed)."""
+        name = self.b.names.fresh("vf_u" if init is None else "vf_n")
+        self.pending.append(f"{ctype_} {name};" if init is None else f"{ctype_} {name} = {init};")
         return name
+
+    def ctype(self, dtype) -> str:
+        return ctype(dtype)
 
 
 class VfBodyEmitter:

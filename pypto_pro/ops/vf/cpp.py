@@ -39,7 +39,7 @@ BITS = {1: "b8", 2: "b16", 4: "b32"}
 # LoadDist -> vlds distribution ({w}: the register's element bits; None: no PTO-ISA spelling)
 LOAD_DIST = {"NORM": "NORM", "BRC": "BRC_B{w}", "BRC_B8": "BRC_B8", "BRC_B16": "BRC_B16", "BRC_B32": "BRC_B32",
              "US": "US_B{w}", "US_B8": "US_B8", "US_B16": "US_B16", "DS": "DS_B{w}", "DS_B8": "DS_B8",
-             "DS_B16": "DS_B16", "UNPK_B8": "UNPK_B8", "UNPK_B16": "UNPK_B16", "UNPK_B32": "UNPK_B32",
+             "DS_B16": "DS_B16", "UNPK": "UNPK_B{h}", "UNPK_B8": "UNPK_B8", "UNPK_B16": "UNPK_B16", "UNPK_B32": "UNPK_B32",
              "UNPK4": "UNPK4_B8", "BLK": "BLK", "E2B": "E2B_B{w}", "E2B_B16": "E2B_B16", "E2B_B32": "E2B_B32",
              "DINTLV_B8": "DINTLV_B8", "DINTLV_B16": "DINTLV_B16", "DINTLV_B32": "DINTLV_B32"}
 # StoreDist -> vsts distribution ({w}: the source register's element bits)
@@ -72,7 +72,7 @@ def _bits(dtype) -> int:
 def dist_name(table: dict, dist: str, dtype) -> str:
     """The PTO-ISA distribution enumerator of ``dist`` for registers of ``dtype``."""
     spelled = table.get(dist)
-    name = spelled.format(w=dtype.bits) if spelled else None
+    name = spelled.format(w=dtype.bits, h=dtype.bits // 2) if spelled else None
     if name not in _KNOWN_DISTS:
         raise NoCpp(f"distribution {dist} for {dtype.name} has no PTO-ISA spelling")
     return name
@@ -250,7 +250,14 @@ def _psts(i, e):
 def _vdup(i, e):
     value, m = i.args[:2]
     dt = i.attrs["dtype"]
+    if m is None:  # every lane: the unpredicated broadcast
+        return [f"vbr({e.dst(0)}, {e.scalar(value, dt)});"]
     return [f"vdup({e.dst(0)}, {e.scalar(value, dt)}, {e.reg(m)}, {e.mode(i)});"]
+
+
+def _all_lanes(e, dtype) -> str:
+    """A predicate of every lane at ``dtype``'s width, declared before the instruction."""
+    return e.temp("MaskReg", f"pset_{pred_suffix(dtype)}(PAT_ALL)")
 
 
 def _vdup_reg(i, e):
@@ -258,7 +265,8 @@ def _vdup_reg(i, e):
     pos = POS.get(bool(i.attrs.get("highest")))
     if pos is None:
         raise NoCpp("the highest-lane broadcast (POS_HIGHEST) is not in PTO-ISA's headers or docs")
-    return [f"vdup({e.dst(0)}, {e.reg(src, i.attrs['dtype'])}, {e.reg(m)}, {pos}, {e.mode(i)});"]
+    mask = e.reg(m) if m is not None else _all_lanes(e, i.attrs["dtype"])
+    return [f"vdup({e.dst(0)}, {e.reg(src, i.attrs['dtype'])}, {mask}, {pos}, {e.mode(i)});"]
 
 
 def _mem_bar(i, e):
@@ -275,7 +283,7 @@ vsts = named("vsts", _vsts)
 vstsx2 = named("vsts", _vstsx2)
 plds = named("plds", _plds)
 psts = named("psts", _psts)
-vdup = named("vdup", _vdup)
+vdup = named("vdup", _vdup, ("vbr",))
 vdup_reg = named("vdup", _vdup_reg)
 mem_bar = named("mem_bar", _mem_bar)
 
@@ -455,7 +463,35 @@ def _vmov(i, e):
 
 vmov = named("vmov", _vmov)
 
+def _vldus(i, e):
+    """An unaligned load primes its own alignment register from the same address (``vldas`` then
+    ``vldus``), as the real backend's unified ``vf.load`` does; ``vf.load_unalign_pre`` adds nothing."""
+    dt = i.attrs["dtype"]
+    ptr, off = e.ptr(i.args[0], dt)
+    u = e.temp("UnalignReg", None)
+    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
+    return [f"vldas({u}, {at});", f"vldus({e.dst(0)}, {u}, {at});"]
+
+
+def _vstus(i, e):
+    """``vf.store_unalign`` of ``count`` elements, flushed at once (``vstus`` then ``vstas``, both
+    POST_UPDATE on a pointer of their own, as PTO-ISA's a5 headers pair them), so the sequence's
+    ``store_unalign_post`` writes nothing more. The AR-stream form (after ``vf.squeeze``) is refused."""
+    src, addr, count = i.args[:3]
+    if i.attrs.get("from_ar"):
+        raise NoCpp("the AR-stream form after vf.squeeze (vstur / vstar) is not spelled by this backend yet")
+    dt = i.attrs["dtype"]
+    ptr, off = e.ptr(addr, dt)
+    u = e.temp("UnalignReg", None)
+    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
+    return [f"vstus({u}, {e.scalar(count, None)}, {e.reg(src, dt)}, {at}, POST_UPDATE);",
+            f"vstas({u}, {at}, 0, POST_UPDATE);"]
+
+
+vldus = named("vldus", _vldus, ("vldas",))
+vstus = named("vstus", _vstus, ("vstas",))
+vstas = named("vstas", lambda i, e: ["// vf.store_unalign_post: each vstus above flushed its own alignment register"])
+
 BLOCKS_MISSING = ("the DataBlock load / store (vsldb / vsstb) stride word is not spelled by this backend yet "
                   "(PTO-ISA's docs do not give its bit layout)")
-UNALIGNED_MISSING = ("the unaligned-register sequences (vldas / vldus, vstus / vstas, pstu) are not spelled by this "
-                     "backend yet")
+UNALIGNED_MISSING = "the unaligned store of a mask register (pstu) is not spelled by this backend yet"

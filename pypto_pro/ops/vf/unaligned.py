@@ -91,7 +91,7 @@ vf_api(FAMILY, "load_unalign", "ureg, src_ptr, stride=None, post_update=False", 
        "Load a register from any UB address (vldus); with stride the pointer moves by stride elements.",
        _check_load_unalign)
 vf_instr("vldus", FAMILY, _sim_vldus, "VLDS", mem=lambda i: (lambda off, t=i.args[0].tile: ((t, off, VL, False),)),
-         cpp_missing=vcpp.UNALIGNED_MISSING)
+         cpp=vcpp.vldus)
 
 
 def _check_store_unalign(p, node, a):
@@ -181,7 +181,7 @@ def _mem_vstus(instr):
 vf_api(FAMILY, "store_unalign", "dst_ptr, src, align_reg, stride=None, post_update=False",
        "Store the first `stride` elements of src at any UB address (vstus); post_update moves the pointer.",
        _check_store_unalign, results=0)
-vf_instr("vstus", FAMILY, _sim_vstus, "VSTS", mem=_mem_vstus, cpp_missing=vcpp.UNALIGNED_MISSING)
+vf_instr("vstus", FAMILY, _sim_vstus, "VSTS", mem=_mem_vstus, cpp=vcpp.vstus)
 vf_instr("pstu", FAMILY, _sim_pstu, "VSTS",
          mem=lambda i: (lambda off, t=i.args[1].tile, n=i.attrs["nbytes"]: ((t, off, n, True),)),
          cpp_missing=vcpp.UNALIGNED_MISSING)
@@ -196,7 +196,7 @@ def _check_store_post(p, node, a):
 
 vf_api(FAMILY, "store_unalign_post", "dst_ptr, align_reg, stride=None, post_update=False",
        "Flush the alignment register of a vf.store_unalign sequence (vstas).", _check_store_post, results=0)
-vf_instr("vstas", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VSTS", cpp_missing=vcpp.UNALIGNED_MISSING)
+vf_instr("vstas", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VSTS", cpp=vcpp.vstas)
 
 
 def _check_move(p, node, a):

@@ -1,5 +1,5 @@
 """Golden tests of the PTO-ISA C++ of VF bodies (``backends/pto/vf.py``): the ``__VEC_SCOPE__`` block
-of real-style ``@pl.vector_function`` bodies (``vf_kernels.py``: a softmax row, fp16 exp_sub, a masked
+of real-style ``@pl.vector_function`` bodies (``vf_cpp_bodies.py``: a softmax row, fp16 exp_sub, a masked
 tail with compare / select, casts, reductions), located CompileErrors per op, and the a2a3 / CPU-model
 limits. Where PTO-ISA uses each spelling: ``test_vf_names.CITES`` (e.g. ``vlds(.., NORM)`` /
 ``vsts(.., NORM_B32, mask)`` / ``plt_b32(n, POST_UPDATE)`` npu/a5/TBinOp.hpp and common.hpp; ``vcmax`` /
@@ -15,7 +15,7 @@ from pypto_pro.backends.pto import emit_kernel
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-import vf_kernels as K
+import vf_cpp_bodies as K
 
 GOLDEN = {
     "softmax_row": """\
@@ -178,7 +178,7 @@ def test_call_site_binds_ub_pointers_and_scalars_before_the_scope_and_guards_the
 def test_every_instruction_line_points_at_its_vf_source_line():
     text = K.vec_scope(K.kernel_cpp(K.kernel_for(K.masked_tail)), strip_locations=False)
     instr = [ln for ln in text.splitlines() if ln.strip().startswith(("vlds(", "vsts(", "vmuls(", "vcmps_", "vsel("))]
-    assert len(instr) == 5 and all("  // vf_kernels.py:" in ln for ln in instr)
+    assert len(instr) == 5 and all("  // vf_cpp_bodies.py:" in ln for ln in instr)
 
 
 def _vf_error(body, match: str, line_of: str):

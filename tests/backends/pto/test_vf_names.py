@@ -17,6 +17,11 @@ ROOT = os.environ.get("PTO_ISA_ROOT")
 needs_pto_isa = pytest.mark.skipif(not ROOT, reason="PTO_ISA_ROOT is not set (a PTO-ISA checkout)")
 
 CITES = {
+    "vbr": "include/pto/npu/a5/Int64Binary.hpp",
+    "vldas": "include/pto/npu/a5/TExtract.hpp",
+    "vldus": "include/pto/npu/a5/TExtract.hpp",
+    "vstas": "include/pto/npu/a5/TDeInterleave.hpp",
+    "vstus": "include/pto/npu/a5/TDeInterleave.hpp",
     "BLK": "include/pto/npu/a5/TMov.hpp",
     "BRC_B16": "include/pto/npu/a5/TCmps.hpp",
     "BRC_B32": "include/pto/npu/a5/TCmps.hpp",
