@@ -16,6 +16,7 @@ from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, np_of, 
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language.dtypes import DT_FP32
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 
 FAMILY = "vf_advanced"
@@ -102,10 +103,10 @@ def _declare(name: str, op: str) -> None:
             set_active(rf.m[u1], r1, dt)
         return run
 
-    vf_instr(f"p{op[1:]}", FAMILY, build_mask, "VMASK", cpp=lambda i: f"p{op[1:]}(dst0, dst1, src0, src1)")
+    vf_instr(f"p{op[1:]}", FAMILY, build_mask, "VMASK", cpp=getattr(vcpp, f"p{op[1:]}"))
     vf_api(FAMILY, name, "src0, src1, dtype=None",
            f"{name}: two registers in, two out (see the module docstring).", check)
-    vf_instr(op, FAMILY, build, "VADD", cpp=lambda i: f"{op}(dst0, dst1, src0, src1)")
+    vf_instr(op, FAMILY, build, "VADD", cpp=vcpp.regs_call(op, 2))
 
 
 _declare("de_interleave", "vdintlv")

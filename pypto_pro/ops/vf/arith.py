@@ -16,6 +16,7 @@ from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, merge, 
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import CastLayout
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import (FLOATS, INTS, NUMERIC, accumulator, declare_binary, declare_scalar,
                                     declare_unary, merge_mode, on_bits, sim_lanewise)
@@ -100,7 +101,7 @@ def _check_prelu(p, node, a):
 vf_api(FAMILY, "prelu", "src, slope, mask, mode=None", _DOC.format("src[i] >= 0 ? src[i] : src[i] * slope[i]"),
        _check_prelu)
 vf_instr("vprelu", FAMILY, sim_lanewise(lambda a, b: np.where(a >= 0, a, a * b)), "VMUL",
-         cpp=lambda i: "vprelu(dst, src, slope, mask, MODE)")
+         cpp=vcpp.binary("vprelu"))
 
 
 # ---- shifts: a scalar or a per-lane register amount -------------------------------------------------
@@ -132,9 +133,9 @@ def _declare_shift(name: str, fn, doc: str, params: str) -> None:
             return np.zeros_like(x)
         return fn(x, x.dtype.type(bits - 1))  # an arithmetic shift by >= width keeps the sign
 
-    vf_instr(f"v{name}_s", FAMILY, sim_lanewise(scalar_fn), "VADD", cpp=lambda i: f"v{name[6:]}s(dst, src, n, mask)")
+    vf_instr(f"v{name}_s", FAMILY, sim_lanewise(scalar_fn), "VADD", **vcpp.lanewise(f"v{name}_s"))
     vf_instr(f"v{name}_v", FAMILY, sim_lanewise(lambda x, s: fn(x, s.astype(x.dtype))), "VADD",
-             cpp=lambda i: f"v{name[6:]}(dst, src, shift, mask)")
+             **vcpp.lanewise(f"v{name}_v"))
 
 
 _declare_shift("shift_left", np.left_shift, _DOC.format("src[i] << shift"), "src, shift, mask, mode=None")
@@ -148,6 +149,10 @@ _declare_shift("shift_right", np.right_shift, _DOC.format("src[i] >> shift (arit
 def _fused(fn):
     """A fused multiply-add: exact product and sum in float64, one rounding to the register type."""
     return lambda *xs: fn(*(x.astype(np.float64) if x.dtype.kind == "f" else x for x in xs))
+
+
+# the CCE accumulate-into-destination intrinsics (the real backend's EmitVFMulAddDst / MulDstAdd / Axpy)
+_ACC_CPP = {"vmul_add_dst": "vmula", "vmul_dst_add": "vmadd", "vaxpy": "vaxpy"}
 
 
 def _declare_accumulating(name: str, text: str, fn, scalar: bool = False) -> None:
@@ -168,7 +173,7 @@ def _declare_accumulating(name: str, text: str, fn, scalar: bool = False) -> Non
         c.emit(p, node, op, (acc,), args, dtype=dt, merging=merge_mode(p, a), lanes=lanes(dt), api=name)
         return acc
     vf_api(FAMILY, name, ("src, scalar" if scalar else "src0, src1") + ", mask, mode=None", _DOC.format(text), check)
-    vf_instr(op, FAMILY, sim_lanewise(_fused(fn)), "VMUL", cpp=lambda i: f"{op}(dst, src0, src1, mask)")
+    vf_instr(op, FAMILY, sim_lanewise(_fused(fn)), "VMUL", cpp=vcpp.accumulate(_ACC_CPP[op], scalar=scalar))
 
 
 _declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda d, a, b: a * b + d)
@@ -238,7 +243,7 @@ def _sim_exp_sub(instr):
 vf_api(FAMILY, "exp_sub", "src, max_val, mask, layout=None, dtype=None",  # dtype: on the page, not in _vf_api.py
        "For each active lane i: dst[i] = e^(src[i] - max_val[i]) in fp32 (fp16 sources: the even / odd lanes "
        "by layout).", _check_exp_sub)
-vf_instr("vexpsub", FAMILY, _sim_exp_sub, "VEXP", cpp=lambda i: "vexpdif(dst, src, max, mask, PART)")
+vf_instr("vexpsub", FAMILY, _sim_exp_sub, "VEXP", cpp=vcpp.vexpdif)
 
 
 def _check_mull(p, node, a):
@@ -271,4 +276,4 @@ def _sim_mull(instr):
 
 vf_api(FAMILY, "mull", "src0, src1, mask, mode=None",
        "The 64-bit product of 32-bit lanes: (low 32 bits, high 32 bits) as two registers.", _check_mull)
-vf_instr("vmull", FAMILY, _sim_mull, "VMUL", cpp=lambda i: "vmull(dst_lo, dst_hi, src0, src1, mask)")
+vf_instr("vmull", FAMILY, _sim_mull, "VMUL", cpp=vcpp.vmull)

@@ -13,7 +13,8 @@ from pypto_pro.ir.expr import Const
 from pypto_pro.language.dtypes import DT_INT64
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf.decl import vf_instr
-from pypto_pro.ops.vf.memory import FAMILY, _aligned, _cpp, _want_bool
+from pypto_pro.ops.vf import cpp as vcpp
+from pypto_pro.ops.vf.memory import FAMILY, _aligned, _want_bool
 
 
 def load_blocks(p, node, a, ptr, dt):
@@ -58,7 +59,7 @@ def _mem_vsldb(instr):
     return lambda off, bs: tuple((tile, off + j * bs * 32, 32, False) for j in range(8))
 
 
-vf_instr("vsldb", FAMILY, _sim_vsldb, "VLDS", mem=_mem_vsldb, cpp=_cpp("vsldb(dst, src, block_stride << 16, mask)"))
+vf_instr("vsldb", FAMILY, _sim_vsldb, "VLDS", mem=_mem_vsldb, cpp_missing=vcpp.BLOCKS_MISSING)
 
 
 
@@ -142,4 +143,4 @@ def _mem_vsstb(instr):
     return lambda off, bs: tuple((tile, off + j * bs * 32, 32, True) for j in range(8))
 
 
-vf_instr("vsstb", FAMILY, _sim_vsstb, "VSTS", mem=_mem_vsstb, cpp=_cpp("vsstb(src, dst, stride, mask)"))
+vf_instr("vsstb", FAMILY, _sim_vsstb, "VSTS", mem=_mem_vsstb, cpp_missing=vcpp.BLOCKS_MISSING)

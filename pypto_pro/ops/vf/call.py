@@ -1,6 +1,6 @@
 """The ``vf_call`` instruction: a call of a ``@pl.vector_function`` from a ``pl.section_vector()``
 (``ir.vf.VfCall``), one instruction of the V pipe whose simulator rule runs the VF body
-(``backends/sim/vf/call.py``) and whose cost is the body's (``arch/costs_a5_vf.py``)."""
+(``backends/sim/vf/call.py``) and whose cost is the body's (``arch/costs_a5_vf.py``) and whose C++ is a ``__VEC_SCOPE__`` block (``backends/pto/vf.py``)."""
 from __future__ import annotations
 
 from pypto_pro.language.enums import PipeType
@@ -14,6 +14,10 @@ def rule(op, env):
     return vf_rule(op, env)
 
 
-instruction("vf_call", "vf", rule, VF, pipe=PipeType.V,
-            cpp_missing="the PTO-ISA C++ backend does not emit VF bodies (__VEC_SCOPE__ micro-instructions) yet; "
-                        "run @pl.vector_function kernels on the simulator")
+def cpp(op, ctx, arch: str) -> list[str]:
+    """A ``__VEC_SCOPE__`` block of PTO-ISA a5 micro-instructions (``backends/pto/vf.py``)."""
+    from pypto_pro.backends.pto.vf import emit_vf_call
+    return emit_vf_call(op, ctx, arch)
+
+
+instruction("vf_call", "vf", rule, VF, cpp, pipe=PipeType.V)

@@ -23,6 +23,7 @@ from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import convert_b64 as b64
 from pypto_pro.ops.vf import convert_lowp as lowp
 from pypto_pro.ops.vf import convert_sat
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import NUMERIC
 
@@ -196,7 +197,7 @@ def _sim_vcvt_low(instr):
 
 vf_api(FAMILY, "astype", "src, mask, dtype=None, layout=None, round_mode=None, saturate=None, mode=None",
        "Convert the active lanes to dtype with round_mode (vcvt); layout places the narrow lanes.", _check_astype)
-vf_instr("vcvt", FAMILY, _sim_vcvt, "VCVT", cpp=lambda i: "vcvt(dst, src, mask, ROUND, SAT, PART)")
+vf_instr("vcvt", FAMILY, _sim_vcvt, "VCVT", cpp=vcpp.vcvt)
 
 
 def _check_bit_cast(p, node, a):
@@ -243,4 +244,4 @@ def _sim_muls_cast(instr):
 
 vf_api(FAMILY, "muls_cast", "src, scalar, mask, dtype=None, layout=None",
        "fp32 src * scalar rounded once to fp16 / bf16 into the even (ZERO) or odd (ONE) lanes.", _check_muls_cast)
-vf_instr("vmulscvt", FAMILY, _sim_muls_cast, "VCVT", cpp=lambda i: "vmulscvt(dst, src, scalar, mask, PART)")
+vf_instr("vmulscvt", FAMILY, _sim_muls_cast, "VCVT", cpp_missing="PTO-ISA's a5 headers and vector ISA docs give no fused multiply-and-convert intrinsic")

@@ -23,6 +23,7 @@ from pypto_pro.backends.sim.vf.regfile import active, lanes, view
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import BinType, HistType
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 
 FAMILY = "vf_sorting_and_indexing"
@@ -62,5 +63,5 @@ def _build(cumulative: bool):
 vf_api(FAMILY, "histograms", "src, mask, bin_type=None, hist_type=None",
        "Add the histogram of the active DT_UINT8 lanes of src (BIN0: values 0..127, BIN1: 128..255; ACCUMULATE: "
        "cumulative counts, FREQUENCY: per value) to the DT_UINT16 destination register.", _check)
-vf_instr("chistv2", FAMILY, _build(True), "VREDUCE", cpp=lambda i: "chistv2(dst, src, mask, BIN)")
-vf_instr("dhistv2", FAMILY, _build(False), "VREDUCE", cpp=lambda i: "dhistv2(dst, src, mask, BIN)")
+vf_instr("chistv2", FAMILY, _build(True), "VREDUCE", cpp=vcpp.chistv2)
+vf_instr("dhistv2", FAMILY, _build(False), "VREDUCE", cpp_missing="dhistv2 is not in PTO-ISA's a5 headers or vector ISA docs")

@@ -32,6 +32,7 @@ from pypto_pro.ir.expr import Const
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import IndexOrder, PackPart, SqueezeMode
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import INTS, NUMERIC
 
@@ -67,7 +68,7 @@ def _sim_vci(instr):
 vf_api(FAMILY, "arange", "start, dtype=None, index_order=None", "dst[i] = start + i (DECREASE_ORDER: start + lanes - 1 - i, "
        "counting down to start).",
        _check_arange)
-vf_instr("vci", FAMILY, _sim_vci, "VDUP", cpp=lambda i: "vci(dst, start, ORDER)")
+vf_instr("vci", FAMILY, _sim_vci, "VDUP", cpp=vcpp.vci)
 
 
 def _check_squeeze(p, node, a):
@@ -124,7 +125,7 @@ def _mem_vsqz(instr):
 vf_api(FAMILY, "squeeze", "src, mask, gather_mode=None, dtype=None",
        "The active elements packed from lane 0 (the rest 0); STORE_REG also adds their byte count to AR.",
        _check_squeeze)
-vf_instr("vsqz", FAMILY, _sim_vsqz, "VREDUCE", mem=_mem_vsqz, cpp=lambda i: "vsqz(dst, src, mask, MODE)")
+vf_instr("vsqz", FAMILY, _sim_vsqz, "VREDUCE", mem=_mem_vsqz, cpp=vcpp.vsqz)
 
 
 def _check_unsqueeze(p, node, a):
@@ -147,7 +148,7 @@ def _sim_vusqz(instr):
 
 
 vf_api(FAMILY, "unsqueeze", "mask, dtype=None", "Lane i = 1 where the mask is active, else 0.", _check_unsqueeze)
-vf_instr("vusqz", FAMILY, _sim_vusqz, "VDUP", cpp=lambda i: "vusqz(dst, mask)")
+vf_instr("vusqz", FAMILY, _sim_vusqz, "VDUP", cpp=vcpp.vusqz)
 
 
 _WIDER = {D.DT_INT8: D.DT_INT16, D.DT_UINT8: D.DT_UINT16, D.DT_INT16: D.DT_INT32, D.DT_UINT16: D.DT_UINT32,
@@ -206,10 +207,10 @@ def _declare_pack(name: str) -> None:
             rf.m[uid][:] = out
         return run
 
-    vf_instr(f"p{name}", FAMILY, build_mask, "VMASK", cpp=lambda i: f"p{name}(dst, src, PART)")
+    vf_instr(f"p{name}", FAMILY, build_mask, "VMASK", cpp=getattr(vcpp, f"p{name}"))
     vf_api(FAMILY, name, "src, dtype=None, part=None",
            f"{name}: narrow / widen the elements into / from one half of the register (PackPart).", check)
-    vf_instr(f"v{name}", FAMILY, build, "VCVT", cpp=lambda i: f"v{name}(dst, src, PART)")
+    vf_instr(f"v{name}", FAMILY, build, "VCVT", **({"cpp": vcpp.vpack} if name == "pack" else {"cpp_missing": "PTO-ISA spells the register unpack as vzunpack / vsunpack, whose operands its docs do not give"}))
 
 
 _declare_pack("pack")
@@ -314,7 +315,7 @@ def _sim_vgatherb(instr):
 
 vf_instr("vgatherb", FAMILY, _sim_vgatherb, "VLDS",
          mem=lambda i: (lambda off, t=i.args[2].tile, n=i.attrs["size"]: ((t, off, n - off, False),)),
-         cpp=lambda i: "vgatherb(dst, src, index, mask)")
+         cpp_missing="the DATA_BLOCK gather (vgatherb) is not spelled by this backend yet")
 
 
 _UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
@@ -343,10 +344,10 @@ def _sim_vgather(instr):
 vf_api(FAMILY, "gather", "src, indices, mask=None, data_copy_mode=None",
        "dst[i] = src[indices[i]] (elements of the tile) on the active lanes; of a register src: "
        "dst[i] = src[indices[i] % lanes].", _check_gather)
-vf_instr("vselr", FAMILY, _sim_vselr, "VMASK", cpp=lambda i: "vselr(dst, src, index)")
+vf_instr("vselr", FAMILY, _sim_vselr, "VMASK", cpp=vcpp.vselr)
 vf_instr("vgather", FAMILY, _sim_vgather, "VLDS",
          mem=lambda i: (lambda off, t=i.args[2].tile, n=i.attrs["size"]: ((t, off, n - off, False),)),
-         cpp=lambda i: "vgather2(dst, src, index, mask)")
+         cpp=vcpp.vgather2)
 
 
 def _check_scatter(p, node, a):
@@ -383,4 +384,4 @@ vf_api(FAMILY, "scatter", "base_ptr, src, index, mask",
        "tile[index[i]] = src[i] on the active lanes (vscatter).", _check_scatter, results=0)
 vf_instr("vscatter", FAMILY, _sim_vscatter, "VSTS",
          mem=lambda i: (lambda off, t=i.args[3].tile, n=i.attrs["size"]: ((t, off, n - off, True),)),
-         cpp=lambda i: "vscatter(src, dst, index, mask)")
+         cpp=vcpp.vscatter)

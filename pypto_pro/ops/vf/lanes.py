@@ -18,6 +18,7 @@ from pypto_pro.ir.vf import RegRead
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import MergeMode
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 
 FLOATS = (D.DT_FP16, D.DT_BF16, D.DT_FP32)
@@ -153,9 +154,9 @@ def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tupl
                lanes=lanes(dt), api=name)
         return d
     vf_api(family, name, params, doc, check)
-    vf_instr(op, family, sim_lanewise(fn), cost, cpp=lambda i, s=op: f"{s}(dst, src0, src1, mask, MODE)")
+    vf_instr(op, family, sim_lanewise(fn), cost, **vcpp.lanewise(op))
     if on_masks is not None:
-        vf_instr(pop, family, sim_mask_logic(on_masks), "VMASK", cpp=lambda i, s=pop: f"{s}(dst, src0, src1, mask)")
+        vf_instr(pop, family, sim_mask_logic(on_masks), "VMASK", **vcpp.lanewise(pop))
 
 
 def mask_logic(p, node, a, op: str, names: tuple[str, ...], api: str) -> RegValue:
@@ -195,9 +196,9 @@ def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple
                lanes=lanes(r.dtype), api=name)
         return d
     vf_api(family, name, params, doc, check)
-    vf_instr(op, family, sim_lanewise(fn), cost, cpp=lambda i, s=op: f"{s}(dst, src, mask, MODE)")
+    vf_instr(op, family, sim_lanewise(fn), cost, **vcpp.lanewise(op))
     if on_masks is not None:
-        vf_instr(pop, family, sim_mask_logic(on_masks), "VMASK", cpp=lambda i, s=pop: f"{s}(dst, src, mask)")
+        vf_instr(pop, family, sim_mask_logic(on_masks), "VMASK", **vcpp.lanewise(pop))
 
 
 def declare_scalar(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
@@ -214,7 +215,7 @@ def declare_scalar(family: str, name: str, fn: Numerics, cost: str, dtypes: tupl
                lanes=lanes(r.dtype), api=name)
         return d
     vf_api(family, name, f"src, {scalar_name}, mask, mode=None", doc, check)
-    vf_instr(op, family, sim_lanewise(fn), cost, cpp=lambda i, s=op: f"{s}(dst, src, scalar, mask, MODE)")
+    vf_instr(op, family, sim_lanewise(fn), cost, **vcpp.lanewise(op))
 
 
 def accumulator(p, node, dt) -> RegValue:

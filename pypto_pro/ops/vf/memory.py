@@ -22,13 +22,10 @@ from pypto_pro.language import dtypes as D
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64
 from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MergeMode, StoreDist)
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 
 FAMILY = "vf_data_movement"
-
-
-def _cpp(spelling: str):
-    return lambda instr: spelling
 
 
 # ---- masks -------------------------------------------------------------------------------------------
@@ -96,8 +93,8 @@ vf_api(FAMILY, "create_mask", "pattern=None, dtype=None",
 vf_api(FAMILY, "update_mask", "scalar, dtype=None",
        "A predicate whose lowest min(scalar, lanes) elements are active (plt; the scalar is not changed).",
        _check_update_mask)
-vf_instr("pset", FAMILY, _sim_pset, "VMASK", cpp=_cpp("pset_b{w}(PAT)"))
-vf_instr("plt", FAMILY, _sim_plt, "VMASK", cpp=_cpp("plt_b{w}(n, POST_UPDATE)"))
+vf_instr("pset", FAMILY, _sim_pset, "VMASK", cpp=vcpp.pset)
+vf_instr("plt", FAMILY, _sim_plt, "VMASK", cpp=vcpp.plt)
 
 
 # ---- broadcasts -----------------------------------------------------------------------------------------
@@ -155,8 +152,8 @@ def _sim_vdup_reg(instr):
 vf_api(FAMILY, "full", "scalar_or_src, mask=None, dtype=None, mode=None, pos=None",
        "Broadcast a scalar (dtype= required) or the lowest / highest element of a register into every active "
        "lane (vdup).", _check_full)
-vf_instr("vdup", FAMILY, _sim_vdup, "VDUP", cpp=_cpp("vdup(dst, value, mask, MODE)"))
-vf_instr("vdup_reg", FAMILY, _sim_vdup_reg, "VDUP", cpp=_cpp("vdup(dst, src, mask, POS, MODE)"))
+vf_instr("vdup", FAMILY, _sim_vdup, "VDUP", cpp=vcpp.vdup)
+vf_instr("vdup_reg", FAMILY, _sim_vdup_reg, "VDUP", cpp=vcpp.vdup_reg)
 
 
 # ---- loads ---------------------------------------------------------------------------------------------
@@ -341,8 +338,8 @@ vf_api(FAMILY, "load_align", "src, offset=None, dtype=None, dist=None, data_copy
        "post_update=False",
        "Load a register from a UB tile at an element offset (int, [row, col] or an address register) with a "
        "LoadDist distribution (vlds).", _check_load_align)
-vf_instr("plds", FAMILY, _sim_plds, "VLDS", mem=_mem_load, cpp=_cpp("plds(dst, src, offset, DIST)"))
-vf_instr("vlds", FAMILY, _sim_vlds, "VLDS", mem=_mem_load, cpp=_cpp("vlds(dst, src, offset, DIST)"))
+vf_instr("plds", FAMILY, _sim_plds, "VLDS", mem=_mem_load, cpp=vcpp.plds)
+vf_instr("vlds", FAMILY, _sim_vlds, "VLDS", mem=_mem_load, cpp=vcpp.vlds)
 
 
 # ---- stores --------------------------------------------------------------------------------------------
@@ -433,7 +430,7 @@ def _sim_psts(instr):
     return run
 
 
-vf_instr("psts", FAMILY, _sim_psts, "VSTS", mem=span(1, True), cpp=_cpp("psts(src, dst, offset, DIST)"))
+vf_instr("psts", FAMILY, _sim_psts, "VSTS", mem=span(1, True), cpp=vcpp.psts)
 
 
 def _store_intlv(p, node, a, ptr, even, extra, dist: str):
@@ -470,7 +467,7 @@ def _sim_vstsx2(instr):
 
 vf_instr("vstsx2", FAMILY, _sim_vstsx2, "VSTS",
          mem=lambda i: (lambda off, t=i.args[3].tile: ((t, off, 2 * VL, True),)),
-         cpp=_cpp("vstsx2(even, odd, dst, offset, INTLV, mask)"))
+         cpp=vcpp.vstsx2)
 
 
 def _want_bool(p, a, name: str) -> bool:
@@ -548,7 +545,7 @@ vf_api(FAMILY, "store_align", "dst, src, *args, dist=None, data_copy_mode=None, 
        "repeat_stride=None, post_update=False",
        "Store the active elements of a register to a UB tile: store_align(dst, src, mask[, offset]) (vsts).",
        _check_store_align, results=0)
-vf_instr("vsts", FAMILY, _sim_vsts, "VSTS", mem=_mem_store, cpp=_cpp("vsts(src, dst, offset, DIST, mask)"),
+vf_instr("vsts", FAMILY, _sim_vsts, "VSTS", mem=_mem_store, cpp=vcpp.vsts,
          lanewise=lambda i: i.attrs["dist"] in ("NORM", "NORM_B16"))
 
 
@@ -563,7 +560,7 @@ def _check_mem_bar(p, node, a):
 vf_api(FAMILY, "mem_bar", "mode=None",
        "Order the VF unit's UB accesses (the simulator executes VF instructions in program order, so it is "
        "a no-op for the numerics).", _check_mem_bar, results=0)
-vf_instr("mem_bar", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VNOP", cpp=_cpp("mem_bar(MODE)"))
+vf_instr("mem_bar", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VNOP", cpp=vcpp.mem_bar)
 
 
 def _check_addr_reg(p, node, a):

@@ -17,12 +17,17 @@ from pypto_pro.backends.sim.vf.regfile import VL, PerRegFile, active, lanes, np_
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language import dtypes as D
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import NUMERIC, merge_mode, sim_lanewise
 
 FAMILY = "vf_reduction"
 _SUM_TYPES = (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32, D.DT_FP16, D.DT_FP32)
 _MAX_TYPES = _SUM_TYPES + (D.DT_BF16,)
+
+
+# datablock=True: the per-32-byte-block reductions (PTO-ISA docs/isa/vector/reduction-ops.md)
+_GROUP_CPP = {"vcadd": "vcgadd", "vcmax": "vcgmax", "vcmin": "vcgmin"}
 
 
 def tree_sum(x: np.ndarray, acc: np.dtype) -> np.ndarray:
@@ -101,7 +106,7 @@ def _declare(name: str, kind: str, types: tuple) -> None:
     vf_api(FAMILY, name, "src, mask, datablock=False, merge_mode=None",
            f"Reduce the active lanes of src ({kind}) into element 0 (datablock=True: one result per 32-byte "
            "block, in lanes 0..7); the other lanes are 0.", check)
-    vf_instr(op, FAMILY, build, "VREDUCE", cpp=lambda i: f"{op}(dst, src, mask)")
+    vf_instr(op, FAMILY, build, "VREDUCE", cpp=vcpp.reduce(op, _GROUP_CPP[op]))
 
 
 _declare("reduce_sum", "add", _SUM_TYPES)
@@ -168,8 +173,8 @@ def _sim_cmp(instr):
 
 for _n in _CMP:
     _declare_cmp(_n)
-vf_instr("vcmp", FAMILY, _sim_cmp, "VADD", cpp=lambda i: f"vcmp_{i.attrs['cmp']}(dst, src0, src1, mask)")
-vf_instr("vcmps", FAMILY, _sim_cmp, "VADD", cpp=lambda i: f"vcmps_{i.attrs['cmp']}(dst, src, scalar, mask)")
+vf_instr("vcmp", FAMILY, _sim_cmp, "VADD", cpp=vcpp.compare(scalar=False))
+vf_instr("vcmps", FAMILY, _sim_cmp, "VADD", cpp=vcpp.compare(scalar=True))
 
 
 def _check_select(p, node, a):
@@ -208,11 +213,11 @@ def _sim_psel(instr):
     return run
 
 
-vf_instr("psel", FAMILY, _sim_psel, "VMASK", cpp=lambda i: "psel(dst, src_true, src_false, mask)")
+vf_instr("psel", FAMILY, _sim_psel, "VMASK", cpp=vcpp.regs_call("psel", 3))
 vf_api(FAMILY, "select", "src_true, src_false, mask, mode=None",
        "dst[i] = src_true[i] where the mask is active, else src_false[i] (vsel); dst has src_true's dtype and "
        "src_false of the same bit width is reinterpreted as it.", _check_select)
-vf_instr("vsel", FAMILY, _sim_select, "VADD", cpp=lambda i: "vsel(dst, src_true, src_false, mask)")
+vf_instr("vsel", FAMILY, _sim_select, "VADD", cpp=vcpp.regs_call("vsel", 3))
 
 __all__ = ["tree_sum", "sim_lanewise", "VL"]
 
@@ -243,4 +248,4 @@ def _sim_pair(instr):
 vf_api(FAMILY, "pair_reduce_sum", "src, mask, mode=None",
        "dst[i] = src[2i] + src[2i+1] in the lower half of the lanes (inactive sources count 0; the upper half 0).",
        _check_pair)
-vf_instr("vcpadd", FAMILY, _sim_pair, "VREDUCE", cpp=lambda i: "vcpadd(dst, src, mask)")
+vf_instr("vcpadd", FAMILY, _sim_pair, "VREDUCE", cpp=vcpp.reduce("vcpadd", "vcpadd"))

@@ -18,6 +18,7 @@ from pypto_pro.backends.sim.vf.regfile import active, lanes, merge, set_active, 
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import MergeMode
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 
 FAMILY = "vf_special"
@@ -65,11 +66,11 @@ def _sim_addc(instr):
 
 vf_api(FAMILY, "addc", "src0, src1, carry_in, mask, mode=None",
        "{carry, dst} = src0 + src1 + carry_in on 32-bit lanes: returns (carry mask, dst).", _check_addc)
-vf_instr("vaddc", FAMILY, _sim_addc, "VADD", cpp=lambda i: "vaddc(carry, dst, src0, src1, carry_in, mask)")
+vf_instr("vaddc", FAMILY, _sim_addc, "VADD", cpp=vcpp.vaddc)
 vf_api(FAMILY, "subc", "src0, src1, borrow_in, mask, mode=None",
        "{borrow, dst} = src0 - src1 - borrow_in on 32-bit lanes: returns (borrow mask, dst).",
        _check_carry("subc", "vsubc", True))
-vf_instr("vsubc", FAMILY, _sim_addc, "VADD", cpp=lambda i: "vsubc(borrow, dst, src0, src1, borrow_in, mask)")
+vf_instr("vsubc", FAMILY, _sim_addc, "VADD", cpp=vcpp.vaddc)
 
 
 def _check_mask_gen(p, node, a):
@@ -99,7 +100,7 @@ def _sim_pgen(instr):
 
 vf_api(FAMILY, "mask_gen_with_reg_tensor", "src, offset=None",
        "A mask from the bits of one block of a register, each bit repeated for its element width.", _check_mask_gen)
-vf_instr("pgen", FAMILY, _sim_pgen, "VMASK", cpp=lambda i: "pgen(dst, src, BLOCK)")
+vf_instr("pgen", FAMILY, _sim_pgen, "VMASK", cpp_missing="pgen is not in PTO-ISA's a5 headers or vector ISA docs")
 
 
 def _check_clear_spr(p, node, a):
@@ -125,7 +126,7 @@ def _mem_sprclr(instr):
     return foot
 
 
-vf_instr("sprclr", FAMILY, _sim_sprclr, "VNOP", mem=_mem_sprclr, cpp=lambda i: "sprclr(SPR_AR)")
+vf_instr("sprclr", FAMILY, _sim_sprclr, "VNOP", mem=_mem_sprclr, cpp=vcpp.sprclr)
 
 
 def _check_get_mask_spr(p, node, a):
@@ -152,4 +153,4 @@ vf_api(FAMILY, "get_mask_spr", "width=MaskWidth.B32",
        "The {MASK1, MASK0} vector-mask SPR (pl.set_vec_mask; all bits set at kernel start) as a mask register "
        "(MoveMask): B32 reads MASK0, a bit per 32-bit lane; B16 reads both, a bit per 16-bit lane; in counter "
        "mode (pl.set_mask_count) the first MASK0 lanes.", _check_get_mask_spr)
-vf_instr("movemask", FAMILY, _sim_movemask, "VMASK", cpp=lambda i: "movemask(dst)")
+vf_instr("movemask", FAMILY, _sim_movemask, "VMASK", cpp_missing="PTO-ISA's a5 headers and vector ISA docs give no read of the MASK special registers into a predicate")

@@ -24,6 +24,7 @@ from pypto_pro.ir.vf import VReg
 from pypto_pro.language.dtypes import DT_INT64
 from pypto_pro.language.enums import MergeMode
 from pypto_pro.ops.vf import common as c
+from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 
 FAMILY = "vf_data_movement"
@@ -90,7 +91,7 @@ vf_api(FAMILY, "load_unalign", "ureg, src_ptr, stride=None, post_update=False", 
        "Load a register from any UB address (vldus); with stride the pointer moves by stride elements.",
        _check_load_unalign)
 vf_instr("vldus", FAMILY, _sim_vldus, "VLDS", mem=lambda i: (lambda off, t=i.args[0].tile: ((t, off, VL, False),)),
-         cpp=lambda i: "vldus(dst, ureg, src)")
+         cpp=vcpp.vldus)
 
 
 def _check_store_unalign(p, node, a):
@@ -180,10 +181,10 @@ def _mem_vstus(instr):
 vf_api(FAMILY, "store_unalign", "dst_ptr, src, align_reg, stride=None, post_update=False",
        "Store the first `stride` elements of src at any UB address (vstus); post_update moves the pointer.",
        _check_store_unalign, results=0)
-vf_instr("vstus", FAMILY, _sim_vstus, "VSTS", mem=_mem_vstus, cpp=lambda i: "vstus(ureg, count, src, dst, POST_UPDATE)")
+vf_instr("vstus", FAMILY, _sim_vstus, "VSTS", mem=_mem_vstus, cpp=vcpp.vstus)
 vf_instr("pstu", FAMILY, _sim_pstu, "VSTS",
          mem=lambda i: (lambda off, t=i.args[1].tile, n=i.attrs["nbytes"]: ((t, off, n, True),)),
-         cpp=lambda i: "pstu(ureg, src, dst)")
+         cpp_missing=vcpp.UNALIGNED_MISSING)
 
 
 def _check_store_post(p, node, a):
@@ -195,7 +196,7 @@ def _check_store_post(p, node, a):
 
 vf_api(FAMILY, "store_unalign_post", "dst_ptr, align_reg, stride=None, post_update=False",
        "Flush the alignment register of a vf.store_unalign sequence (vstas).", _check_store_post, results=0)
-vf_instr("vstas", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VSTS", cpp=lambda i: "vstas(ureg, dst, 0)")
+vf_instr("vstas", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VSTS", cpp=vcpp.vstas)
 
 
 def _check_move(p, node, a):
@@ -237,8 +238,8 @@ def _sim_pmov(instr):
 
 vf_api(FAMILY, "move", "src, mask=None, mode=None", "Copy a register (the active lanes, by mode) or a mask.",
        _check_move)
-vf_instr("vmov", FAMILY, _sim_vmov, "VDUP", cpp=lambda i: "vmov(dst, src, mask)")
-vf_instr("pmov", FAMILY, _sim_pmov, "VMASK", cpp=lambda i: "pmov(dst, src)")
+vf_instr("vmov", FAMILY, _sim_vmov, "VDUP", cpp=vcpp.vmov)
+vf_instr("pmov", FAMILY, _sim_pmov, "VMASK", cpp_missing="PTO-ISA's a5 headers and vector ISA docs have no predicate move (pmov)")
 
 
 def _check_load(p, node, a):

@@ -1,0 +1,497 @@
+"""C++ spellings of VF instructions: PTO-ISA's a5 vector micro-instructions (CCE intrinsics).
+
+Each ``vf_instr(..., cpp=...)`` declaration names its spelling with one of the builders here, so
+adding a spelling touches the op's one declaration. A spelling is ``spell(instr, e) -> [lines]``:
+``e`` is the VF body emitter's operand writer (``backends/pto/vf.py``: ``e.dst(k)``, ``e.reg(arg[,
+dtype])``, ``e.ptr(memref, dtype)``, ``e.scalar(expr, dtype)``, ``e.mode(instr)``); a case PTO-ISA has
+no form for raises :class:`pypto_pro.ops.cpp.NoCpp` (a located CompileError naming the op).
+
+Every identifier a spelling can write (intrinsics and enumerators) is registered in :data:`NAMES`;
+``tests/backends/pto/test_vf_names.py`` checks each one against PTO-ISA's a5 headers
+(``include/pto/npu/a5/*.hpp``) and vector ISA docs (``docs/isa/{vector,scalar}/**``), and
+``tests/backends/pto/test_vf_emit.py`` cites, per name, one place PTO-ISA uses it.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from pypto_pro.ops.cpp import NoCpp
+
+NAMES: set[str] = set()
+
+Spelling = Callable[..., list[str]]
+
+# ---- enumerators ----------------------------------------------------------------------------------
+
+MODE = {False: "MODE_ZEROING", True: "MODE_MERGING"}            # MergeMode of a lane-wise op
+PATTERN = {"ALL": "PAT_ALL", "ALLF": "PAT_ALLF", "VL1": "PAT_VL1", "VL2": "PAT_VL2", "VL3": "PAT_VL3",
+           "VL4": "PAT_VL4", "VL8": "PAT_VL8", "VL16": "PAT_VL16", "VL32": "PAT_VL32", "VL128": "PAT_VL128",
+           "M3": "PAT_M3", "M4": "PAT_M4", "H": "PAT_H", "Q": "PAT_Q"}   # pset patterns (VL64: not in PTO-ISA)
+ROUND = {"rint": "ROUND_R", "round": "ROUND_A", "floor": "ROUND_F", "ceil": "ROUND_C", "trunc": "ROUND_Z",
+         "odd": "ROUND_O"}
+SAT = {False: "RS_DISABLE", True: "RS_ENABLE"}
+PART = {0: "PART_EVEN", 1: "PART_ODD"}
+HALF = {False: "LOWER", True: "HIGHER"}
+MEMBAR = ("VST_VLD", "VLD_VST", "VST_VST", "VV_ALL")
+POS = {False: "POS_LOWEST"}                                   # vdup from a register lane (highest: no spelling)
+ORDER = {False: "INC_ORDER", True: "DEC_ORDER"}
+BITS = {1: "b8", 2: "b16", 4: "b32"}
+# LoadDist -> vlds distribution ({w}: the register's element bits; None: no PTO-ISA spelling)
+LOAD_DIST = {"NORM": "NORM", "BRC": "BRC_B{w}", "BRC_B8": "BRC_B8", "BRC_B16": "BRC_B16", "BRC_B32": "BRC_B32",
+             "US": "US_B{w}", "US_B8": "US_B8", "US_B16": "US_B16", "DS": "DS_B{w}", "DS_B8": "DS_B8",
+             "DS_B16": "DS_B16", "UNPK": "UNPK_B{h}", "UNPK_B8": "UNPK_B8", "UNPK_B16": "UNPK_B16", "UNPK_B32": "UNPK_B32",
+             "UNPK4": "UNPK4_B8", "BLK": "BLK", "E2B": "E2B_B{w}", "E2B_B16": "E2B_B16", "E2B_B32": "E2B_B32",
+             "DINTLV_B8": "DINTLV_B8", "DINTLV_B16": "DINTLV_B16", "DINTLV_B32": "DINTLV_B32"}
+# StoreDist -> vsts distribution ({w}: the source register's element bits)
+STORE_DIST = {"NORM": "NORM_B{w}", "NORM_B16": "NORM_B16", "FIRST_ELEMENT": "ONEPT_B{w}", "PACK": "PK_B{w}",
+              "PACK4": "PK4_B32", "INTLV": "INTLV_B{w}", "INTLV_B32": "INTLV_B32"}
+MASK_DIST = {"NORM": "NORM", "US": "US", "DS": "DS", "PACK": "PK"}   # plds / psts
+
+# dist spellings that expand to names PTO-ISA does not have (ONEPT_B8 / _B16, *_B64 ...) are refused
+_KNOWN_DISTS = {"NORM", "BRC_B8", "BRC_B16", "BRC_B32", "US_B8", "US_B16", "DS_B8", "DS_B16", "UNPK_B8", "UNPK_B16",
+                "UNPK_B32", "UNPK4_B8", "BLK", "E2B_B16", "E2B_B32", "DINTLV_B8", "DINTLV_B16", "DINTLV_B32",
+                "NORM_B8", "NORM_B16", "NORM_B32", "ONEPT_B32", "PK_B16", "PK_B32", "PK_B64", "PK4_B32", "INTLV_B8",
+                "INTLV_B16", "INTLV_B32", "US", "DS", "PK"}
+
+for _table in (MODE, PATTERN, ROUND, SAT, PART, HALF, POS, ORDER):
+    NAMES.update(_table.values())
+NAMES.update(MEMBAR)
+NAMES.update(_KNOWN_DISTS)
+NAMES.update({"POST_UPDATE", "SPR_AR", "MODE_STORED", "Bin_N0", "Bin_N1", "RegTensor", "MaskReg", "UnalignReg",
+              "__VEC_SCOPE__", "__ubuf__"})
+
+
+def _names(*names: str) -> None:
+    NAMES.update(names)
+
+
+def _bits(dtype) -> int:
+    return max(1, dtype.bits // 8)
+
+
+def dist_name(table: dict, dist: str, dtype) -> str:
+    """The PTO-ISA distribution enumerator of ``dist`` for registers of ``dtype``."""
+    spelled = table.get(dist)
+    name = spelled.format(w=dtype.bits, h=dtype.bits // 2) if spelled else None
+    if name not in _KNOWN_DISTS:
+        raise NoCpp(f"distribution {dist} for {dtype.name} has no PTO-ISA spelling")
+    return name
+
+
+def pred_suffix(dtype) -> str:
+    """``b8`` / ``b16`` / ``b32``: the predicate granularity of a mask made for ``dtype``."""
+    w = _bits(dtype)
+    if w not in BITS:
+        raise NoCpp(f"PTO-ISA has no {dtype.bits}-bit predicate (pset_b8 / _b16 / _b32 only)")
+    return BITS[w]
+
+
+# ---- builders -------------------------------------------------------------------------------------
+
+
+def binary(name: str, merging: bool = True) -> Spelling:
+    """``name(dst, src0, src1, mask[, MODE])`` (vadd, vmul, vmax, vand ...; MODE_ZEROING / MODE_MERGING)."""
+    _names(name)
+
+    def spell(i, e):
+        dt = i.attrs.get("dtype")
+        a, b, m = i.args[:3]
+        tail = f", {e.mode(i)}" if merging else ""
+        return [f"{name}({e.dst(0)}, {e.reg(a, dt)}, {e.reg(b, dt)}, {e.reg(m)}{tail});"]
+    return spell
+
+
+def unary(name: str, merging: bool = True) -> Spelling:
+    """``name(dst, src, mask[, MODE])`` (vexp, vabs, vsqrt, vrelu, vneg, vnot ...)."""
+    _names(name)
+
+    def spell(i, e):
+        src, m = i.args[:2]
+        tail = f", {e.mode(i)}" if merging else ""
+        return [f"{name}({e.dst(0)}, {e.reg(src, i.attrs.get('dtype'))}, {e.reg(m)}{tail});"]
+    return spell
+
+
+def with_scalar(name: str, scalar_type: Callable | None = None, negate: bool = False) -> Spelling:
+    """``name(dst, src, (T)scalar, mask, MODE)`` (vadds, vmuls, vmaxs, vmins, vlrelu; vshls / vshrs take
+    an int16_t amount). ``negate``: ``vf.subs`` is ``vadds`` of ``-scalar``, as the real backend emits it."""
+    _names(name)
+
+    def spell(i, e):
+        src, m, s = i.args[:3]
+        dt = i.attrs.get("dtype")
+        val = e.scalar(s, scalar_type(dt) if scalar_type else dt)
+        val = f"-{val}" if negate else val
+        return [f"{name}({e.dst(0)}, {e.reg(src, dt)}, {val}, {e.reg(m)}, {e.mode(i)});"]
+    return spell
+
+
+def accumulate(name: str, scalar: bool = False) -> Spelling:
+    """``name(acc, src0, src1 | scalar, mask[, MODE])``: the destination is also an operand (vmula,
+    vmadd, vaxpy); the destination register is the accumulator the frontend bound (``args[0]``)."""
+    _names(name)
+
+    def spell(i, e):
+        acc, *rest = i.args
+        dt = i.attrs.get("dtype")
+        if e.reg(acc) != e.dst(0):
+            raise NoCpp("the accumulator is not the destination register")
+        if scalar:
+            src, m, s = rest
+            return [f"{name}({e.dst(0)}, {e.reg(src, dt)}, {e.scalar(s, dt)}, {e.reg(m)});"]
+        a, b, m = rest
+        return [f"{name}({e.dst(0)}, {e.reg(a, dt)}, {e.reg(b, dt)}, {e.reg(m)}, {e.mode(i)});"]
+    return spell
+
+
+def reduce(name: str, group: str) -> Spelling:
+    """``name(dst, src, mask, MODE_ZEROING)``; ``datablock=True`` is the per-32-byte-block form ``group``
+    (vcgadd / vcgmax / vcgmin)."""
+    _names(name, group)
+
+    def spell(i, e):
+        src, m = i.args[:2]
+        op = group if i.attrs.get("datablock") else name
+        return [f"{op}({e.dst(0)}, {e.reg(src, i.attrs.get('dtype'))}, {e.reg(m)}, MODE_ZEROING);"]
+    return spell
+
+
+def compare(scalar: bool) -> Spelling:
+    """``vcmp_<op>(dst_mask, src0, src1, mask)`` / ``vcmps_<op>(dst_mask, src, scalar, mask)``."""
+    ops = ("eq", "ne", "lt", "le", "gt", "ge")
+    _names(*(f"{'vcmps' if scalar else 'vcmp'}_{o}" for o in ops))
+
+    def spell(i, e):
+        dt = i.attrs.get("dtype")
+        op = f"{'vcmps' if scalar else 'vcmp'}_{i.attrs['cmp']}"
+        if scalar:
+            src, m, s = i.args[:3]
+            return [f"{op}({e.dst(0)}, {e.reg(src, dt)}, {e.scalar(s, dt)}, {e.reg(m)});"]
+        a, b, m = i.args[:3]
+        return [f"{op}({e.dst(0)}, {e.reg(a, dt)}, {e.reg(b, dt)}, {e.reg(m)});"]
+    return spell
+
+
+def regs_call(name: str, nargs_reg: int, tail: Iterable[str] = ()) -> Spelling:
+    """``name(dsts..., first nargs_reg register operands..., tail...)`` with no mode (vsel, vintlv,
+    pand, psel ...); register operands are read as the first destination's dtype."""
+    _names(name, *tail)
+    extra = list(tail)
+
+    def spell(i, e):
+        dt = i.dsts[0].dtype if i.dsts and i.dsts[0].kind == "vreg" else None
+        regs = [e.reg(a, dt if getattr(a, "reg", None) is not None and a.reg.kind == "vreg" else None)
+                for a in i.args[:nargs_reg]]
+        return [f"{name}({', '.join([*(e.dst(k) for k in range(len(i.dsts))), *regs, *extra])});"]
+    return spell
+
+
+def named(name: str, build: Callable, names: Iterable[str] = ()) -> Spelling:
+    """A spelling of its own: ``build(instr, e) -> [lines]`` writing ``name`` (and ``names``)."""
+    _names(name, *names)
+    return build
+
+
+# ---- masks, moves, memory ------------------------------------------------------------------------
+
+
+def _pset(i, e):
+    pat = PATTERN.get(i.attrs["pattern"])
+    if pat is None:
+        raise NoCpp(f"MaskPattern.{i.attrs['pattern']} has no PTO-ISA pset pattern")
+    return [f"{e.dst(0)} = pset_{pred_suffix(i.attrs['dtype'])}({pat});"]
+
+
+def _plt(i, e):
+    # plt_bN(uint32_t &n, POST_UPDATE) writes the count back: a copy keeps vf.update_mask's scalar unchanged
+    n = e.temp("uint32_t", f"static_cast<uint32_t>({e.scalar(i.args[0], None)})")
+    return [f"{e.dst(0)} = plt_{pred_suffix(i.attrs['dtype'])}({n}, POST_UPDATE);"]
+
+
+def _vlds(i, e):
+    dt = i.attrs["dtype"]
+    ptr, off = e.ptr(i.args[0], dt)
+    dist = dist_name(LOAD_DIST, i.attrs["dist"], dt)
+    dsts = ", ".join(e.dst(k) for k in range(len(i.dsts)))
+    return [f"vlds({dsts}, {ptr}, {off}, {dist});"]
+
+
+def _vsts(i, e):
+    src, m, addr = i.args
+    dt = i.attrs["dtype"]
+    ptr, off = e.ptr(addr, dt)
+    return [f"vsts({e.reg(src, dt)}, {ptr}, {off}, {dist_name(STORE_DIST, i.attrs['dist'], dt)}, {e.reg(m)});"]
+
+
+def _vstsx2(i, e):
+    even, odd, m, addr = i.args
+    dt = i.attrs["dtype"]
+    ptr, off = e.ptr(addr, dt)
+    return [f"vsts({e.reg(even, dt)}, {e.reg(odd, dt)}, {ptr}, {off}, {dist_name(STORE_DIST, 'INTLV', dt)}, "
+            f"{e.reg(m)});"]
+
+
+def _mask_ptr(e, addr):
+    from pypto_pro.language.dtypes import DT_UINT32
+    return e.ptr(addr, DT_UINT32)
+
+
+def _plds(i, e):
+    ptr, off = _mask_ptr(e, i.args[0])
+    return [f"plds({e.dst(0)}, {ptr}, {off}, {MASK_DIST[i.attrs['dist']]});"]
+
+
+def _psts(i, e):
+    src, addr = i.args
+    ptr, off = _mask_ptr(e, addr)
+    return [f"psts({e.reg(src)}, {ptr}, {off}, {MASK_DIST[i.attrs['dist']]});"]
+
+
+def _vdup(i, e):
+    value, m = i.args[:2]
+    dt = i.attrs["dtype"]
+    if m is None:  # every lane: the unpredicated broadcast
+        return [f"vbr({e.dst(0)}, {e.scalar(value, dt)});"]
+    return [f"vdup({e.dst(0)}, {e.scalar(value, dt)}, {e.reg(m)}, {e.mode(i)});"]
+
+
+def _all_lanes(e, dtype) -> str:
+    """A predicate of every lane at ``dtype``'s width, declared before the instruction."""
+    return e.temp("MaskReg", f"pset_{pred_suffix(dtype)}(PAT_ALL)")
+
+
+def _vdup_reg(i, e):
+    src, m = i.args[:2]
+    pos = POS.get(bool(i.attrs.get("highest")))
+    if pos is None:
+        raise NoCpp("the highest-lane broadcast (POS_HIGHEST) is not in PTO-ISA's headers or docs")
+    mask = e.reg(m) if m is not None else _all_lanes(e, i.attrs["dtype"])
+    return [f"vdup({e.dst(0)}, {e.reg(src, i.attrs['dtype'])}, {mask}, {pos}, {e.mode(i)});"]
+
+
+def _mem_bar(i, e):
+    mode = i.attrs.get("mode") or "VST_VLD"
+    if mode not in MEMBAR:
+        raise NoCpp(f"MemBarMode.{mode} has no PTO-ISA mem_bar spelling")
+    return [f"mem_bar({mode});"]
+
+
+pset = named("pset_b32", _pset, ("pset_b8", "pset_b16"))
+plt = named("plt_b32", _plt, ("plt_b8", "plt_b16"))
+vlds = named("vlds", _vlds)
+vsts = named("vsts", _vsts)
+vstsx2 = named("vsts", _vstsx2)
+plds = named("plds", _plds)
+psts = named("psts", _psts)
+vdup = named("vdup", _vdup, ("vbr",))
+vdup_reg = named("vdup", _vdup_reg)
+mem_bar = named("mem_bar", _mem_bar)
+
+
+# ---- conversions, composites, indexing ---------------------------------------------------------------
+
+
+def _vcvt(i, e):
+    """``vcvt(dst, src, mask, [ROUND], [RS], [PART])``: which operands a pair takes follows PTO-ISA's
+    a5 ``TCvt.hpp`` classes (EXPAND: PART; ROUND; ROUND_SAT; ROUND_PART; ROUND_SAT_PART; SAT_PART;
+    SAT_ROUND for bf16 -> fp16). 4x width changes and the 8- / 4-bit and 64-bit floats are refused."""
+    at = i.attrs
+    src_dt, dst_dt = at["src"], at["dtype"]
+    sb, db = src_dt.bits, dst_dt.bits
+    if at.get("ratio", 1) not in (1, 2) or sb < 16 or db < 16 or \
+            (src_dt.is_float() and sb > 32) or (dst_dt.is_float() and db > 32):
+        raise NoCpp(f"astype {src_dt.name} -> {dst_dt.name} is not emitted (the 4x and 8- / 4-bit vcvt forms "
+                    "are not spelled by this backend yet)")
+    r, rs, part = ROUND[at["round"]], SAT[bool(at.get("saturate"))], PART[int(at.get("part", 0))]
+    fs, fd = src_dt.is_float(), dst_dt.is_float()
+    if fs and fd:
+        if sb < db:
+            ops = [part]
+        elif sb > db:
+            ops = [r, rs, part]
+        else:  # bf16 -> fp16 (SAT_ROUND, reversed)
+            ops = [rs, r]
+    elif fs:  # float -> int
+        ops = [r, rs] if sb == db else [r, part] if sb < db else [r, rs, part]
+        if sb < db and sb == 32:  # fp32 -> int64 (ROUND_SAT_PART, TCvt)
+            ops = [r, rs, part]
+    elif fd:  # int -> float
+        ops = [r] if sb == db else [part] if sb < db else [r, part]
+    else:  # int -> int
+        ops = [part] if sb < db else [rs, part]
+    return [f"vcvt({e.dst(0)}, {e.reg(i.args[0], src_dt)}, {e.reg(i.args[1])}, {', '.join(ops)});"]
+
+
+def _vexpdif(i, e):
+    src, mx, m = i.args[:3]
+    dt = i.attrs["dtype"]
+    part = PART[1 if i.attrs.get("odd") else 0]
+    return [f"vexpdif({e.dst(0)}, {e.reg(src, dt)}, {e.reg(mx, dt)}, {e.reg(m)}, {part});"]
+
+
+def _vci(i, e):
+    dt = i.attrs["dtype"]
+    return [f"vci({e.dst(0)}, {e.scalar(i.args[0], dt)}, {ORDER[bool(i.attrs.get('down'))]});"]
+
+
+def _vtrc(i, e):
+    src, m = i.args[:2]
+    return [f"vtrc({e.dst(0)}, {e.reg(src, i.attrs['dtype'])}, ROUND_Z, {e.reg(m)}, {e.mode(i)});"]
+
+
+def _vmull(i, e):
+    a, b, m = i.args[:3]
+    dt = i.attrs["dtype"]
+    return [f"vmull({e.dst(0)}, {e.dst(1)}, {e.reg(a, dt)}, {e.reg(b, dt)}, {e.reg(m)});"]
+
+
+def _vaddc(i, e):
+    a, b, carry_in, m = i.args[:4]
+    dt = i.attrs["dtype"]
+    op = "vsubcs" if i.attrs.get("borrow") else "vaddcs"
+    return [f"{op}({e.dst(0)}, {e.dst(1)}, {e.reg(a, dt)}, {e.reg(b, dt)}, {e.reg(carry_in)}, {e.reg(m)});"]
+
+
+def _half(name: str):
+    def spell(i, e):
+        return [f"{name}({e.dst(0)}, {e.reg(i.args[0])}, {HALF[bool(i.attrs.get('upper'))]});"]
+    return spell
+
+
+def _pintlv(name: str):
+    def spell(i, e):
+        w = pred_suffix(i.attrs["dtype"])
+        a, b = i.args[:2]
+        return [f"{name}_{w}({e.dst(0)}, {e.dst(1)}, {e.reg(a)}, {e.reg(b)});"]
+    return spell
+
+
+def _vsqz(i, e):
+    src, m = i.args[:2]
+    mode = "MODE_STORED" if i.attrs.get("store_reg") else "MODE_ZEROING"
+    return [f"vsqz({e.dst(0)}, {e.reg(src, i.attrs['dtype'])}, {e.reg(m)}, {mode});"]
+
+
+def _vselr(i, e):
+    from pypto_pro.language import dtypes as D
+    src, idx = i.args[:2]
+    dt = i.attrs["dtype"]
+    uint = {1: D.DT_UINT8, 2: D.DT_UINT16, 4: D.DT_UINT32}[_bits(dt)]
+    return [f"vselr({e.dst(0)}, {e.reg(src, dt)}, {e.reg(idx, uint)});"]
+
+
+def _gather(i, e):
+    idx, m, addr = i.args[:3]
+    dt = i.attrs["dtype"]
+    if i.attrs.get("src", dt) is not dt:
+        raise NoCpp(f"a gather of {i.attrs['src'].name} elements into {dt.name} lanes is not spelled yet")
+    ptr, off = e.ptr(addr, dt)
+    return [f"vgather2({e.dst(0)}, {ptr} + {off}, {e.reg(idx)}, {e.reg(m)});"]
+
+
+def _scatter(i, e):
+    src, idx, m, addr = i.args[:4]
+    dt = i.attrs["dtype"]
+    ptr, off = e.ptr(addr, dt)
+    return [f"vscatter({e.reg(src, dt)}, {ptr} + {off}, {e.reg(idx)}, {e.reg(m)});"]
+
+
+def _chistv2(i, e):
+    src, m = i.args[:2]
+    bin_ = "Bin_N1" if i.attrs.get("high") else "Bin_N0"
+    return [f"chistv2({e.dst(0)}, {e.reg(src)}, {e.reg(m)}, {bin_});"]
+
+
+vcvt = named("vcvt", _vcvt)
+vexpdif = named("vexpdif", _vexpdif)
+vci = named("vci", _vci)
+vtrc = named("vtrc", _vtrc)
+vmull = named("vmull", _vmull)
+vaddc = named("vaddcs", _vaddc, ("vsubcs",))
+vpack = named("vpack", _half("vpack"))
+ppack = named("ppack", _half("ppack"))
+punpack = named("punpack", _half("punpack"))
+pintlv = named("pintlv_b32", _pintlv("pintlv"), ("pintlv_b8", "pintlv_b16"))
+pdintlv = named("pdintlv_b32", _pintlv("pdintlv"), ("pdintlv_b8", "pdintlv_b16"))
+vsqz = named("vsqz", _vsqz)
+vselr = named("vselr", _vselr)
+vgather2 = named("vgather2", _gather)
+vscatter = named("vscatter", _scatter)
+chistv2 = named("chistv2", _chistv2)
+sprclr = named("sprclr", lambda i, e: ["sprclr(SPR_AR);"])
+vusqz = named("vusqz", lambda i, e: [f"vusqz({e.dst(0)}, {e.reg(i.args[0])});"])
+
+
+# ---- the lane-wise families (ops/vf/lanes.py declares them in loops: their spellings by op name) ------
+
+_SHIFT = lambda dt: __import__("pypto_pro.language.dtypes", fromlist=["DT_INT16"]).DT_INT16  # noqa: E731
+
+LANEWISE: dict[str, Spelling] = {
+    **{op: binary(op) for op in ("vadd", "vsub", "vmul", "vdiv", "vmax", "vmin", "vand", "vor", "vxor")},
+    **{op: regs_call(op, 3) for op in ("pand", "por", "pxor")},
+    "pnot": regs_call("pnot", 2),
+    **{op: unary(op) for op in ("vabs", "vneg", "vrelu", "vexp", "vln", "vsqrt", "vnot")},
+    "vlog": unary("vln"),
+    "vtrc": vtrc,
+    **{op: with_scalar(op) for op in ("vadds", "vmuls", "vmaxs", "vmins", "vlrelu")},
+    "vsubs": with_scalar("vadds", negate=True),
+    "vshift_left_s": with_scalar("vshls", _SHIFT), "vshift_right_s": with_scalar("vshrs", _SHIFT),
+    "vshift_left_v": binary("vshl"), "vshift_right_v": binary("vshr"),
+}
+LANEWISE_MISSING = {
+    "vabs_sub": "PTO-ISA's a5 headers and vector ISA docs have no absolute-difference micro-instruction",
+    "vlog2": "PTO-ISA has no log2 micro-instruction (the real backend composes vln + vmuls, two roundings, "
+             "where the simulator rounds once)",
+    "vlog10": "PTO-ISA has no log10 micro-instruction (the real backend composes vln + vmuls, two roundings, "
+              "where the simulator rounds once)",
+}
+
+
+def lanewise(op: str) -> dict:
+    """``cpp=`` / ``cpp_missing=`` of a lane-wise op declared by ``ops/vf/lanes.py``'s builders."""
+    if op in LANEWISE:
+        return {"cpp": LANEWISE[op]}
+    return {"cpp_missing": LANEWISE_MISSING.get(op, f"no PTO-ISA spelling is known for {op}")}
+
+
+def _vmov(i, e):
+    src, m = i.args[:2]
+    if m is None:
+        return [f"vmov({e.dst(0)}, {e.reg(src, i.attrs['dtype'])});"]
+    return [f"vmov({e.dst(0)}, {e.reg(src, i.attrs['dtype'])}, {e.reg(m)}, {e.mode(i)});"]
+
+
+vmov = named("vmov", _vmov)
+
+def _vldus(i, e):
+    """An unaligned load primes its own alignment register from the same address (``vldas`` then
+    ``vldus``), as the real backend's unified ``vf.load`` does; ``vf.load_unalign_pre`` adds nothing."""
+    dt = i.attrs["dtype"]
+    ptr, off = e.ptr(i.args[0], dt)
+    u = e.temp("UnalignReg", None)
+    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
+    return [f"vldas({u}, {at});", f"vldus({e.dst(0)}, {u}, {at});"]
+
+
+def _vstus(i, e):
+    """``vf.store_unalign`` of ``count`` elements, flushed at once (``vstus`` then ``vstas``, both
+    POST_UPDATE on a pointer of their own, as PTO-ISA's a5 headers pair them), so the sequence's
+    ``store_unalign_post`` writes nothing more. The AR-stream form (after ``vf.squeeze``) is refused."""
+    src, addr, count = i.args[:3]
+    if i.attrs.get("from_ar"):
+        raise NoCpp("the AR-stream form after vf.squeeze (vstur / vstar) is not spelled by this backend yet")
+    dt = i.attrs["dtype"]
+    ptr, off = e.ptr(addr, dt)
+    u = e.temp("UnalignReg", None)
+    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
+    return [f"vstus({u}, {e.scalar(count, None)}, {e.reg(src, dt)}, {at}, POST_UPDATE);",
+            f"vstas({u}, {at}, 0, POST_UPDATE);"]
+
+
+vldus = named("vldus", _vldus, ("vldas",))
+vstus = named("vstus", _vstus, ("vstas",))
+vstas = named("vstas", lambda i, e: ["// vf.store_unalign_post: each vstus above flushed its own alignment register"])
+
+BLOCKS_MISSING = ("the DataBlock load / store (vsldb / vsstb) stride word is not spelled by this backend yet "
+                  "(PTO-ISA's docs do not give its bit layout)")
+UNALIGNED_MISSING = "the unaligned store of a mask register (pstu) is not spelled by this backend yet"
