@@ -20,7 +20,7 @@ import os
 
 from pypto_pro.backends.pto.cexpr import scalar_ctype
 from pypto_pro.backends.pto.ctypes_map import ctype
-from pypto_pro.errors import CompileError
+from pypto_pro.backends.pto.tile_ops import no_cpp
 from pypto_pro.ir.expr import BinOp, Const, Expr
 from pypto_pro.ir.nodes import Assign, Break, Continue, For, If, Stmt, While, walk_stmts
 from pypto_pro.ir.vf import ALIGN, MASK, MemRef, RegRead, VfCall, VfInstr, VReg
@@ -35,15 +35,11 @@ def _loc(s) -> str:
     return f"{os.path.basename(loc.path)}:{loc.line}" if loc else ""
 
 
-def _no_cpp(what: str, reason: str, loc) -> CompileError:
-    return CompileError(f"the PTO-ISA C++ backend cannot emit {what}: {reason}", loc, kind="unsupported")
-
-
 class VfOperands:
     """What a VF spelling (``ops/vf/cpp.py``) writes its operands with: register, pointer and scalar
     names of this call, and the declarations an instruction needs before it (``temp``)."""
 
-    def __init__(self, body: "VfBodyEmitter"):
+    def __init__(self, body: VfBodyEmitter):
         self.b = body
         self.instr: VfInstr | None = None
         self.pending: list[str] = []
@@ -121,7 +117,7 @@ class VfBodyEmitter:
         op = self.op
         vf = op.attrs.get("vf", "vector_function")
         if self.arch != "a5":
-            raise _no_cpp(f"the call of @pl.vector_function {vf}", "VF (register-level vector code) exists on "
+            raise no_cpp(f"the call of @pl.vector_function {vf}", "VF (register-level vector code) exists on "
                           "a5 only; a2a3 has no VF unit", op.loc)
         head: list[str] = []
         for k, t in enumerate(op.tiles):
@@ -177,7 +173,7 @@ class VfBodyEmitter:
                 stop = stop if isinstance(s.stop, Const) else f"(uint16_t)({stop})"
                 step = self.cexpr(s.step)
                 if isinstance(s.step, Const) and isinstance(s.step.value, int) and s.step.value < 0:
-                    raise _no_cpp("a VF loop with a negative step", "VF loops count up in uint16_t", s.loc)
+                    raise no_cpp("a VF loop with a negative step", "VF loops count up in uint16_t", s.loc)
                 incr = f"++{v}" if step == "1" else f"{v} += {step}"
                 out.append(f"{pad}for (uint16_t {v} = {self.cexpr(s.start)}; {v} < {stop}; {incr}) {{{tail}")
                 self._block(s.body, depth + 1, out)
@@ -196,7 +192,7 @@ class VfBodyEmitter:
             elif isinstance(s, (Break, Continue)):
                 out.append(f"{pad}{type(s).__name__.lower()};{tail}")
             else:
-                raise _no_cpp(f"a {type(s).__name__} statement in a VF body", "it has no C++ form",
+                raise no_cpp(f"a {type(s).__name__} statement in a VF body", "it has no C++ form",
                               getattr(s, "loc", None))
 
     def _instr(self, s: VfInstr) -> list[str]:
@@ -204,14 +200,14 @@ class VfBodyEmitter:
         d = VF_INSTRS.get(s.op)
         what = f"vf.{s.attrs.get('api', s.op)}"
         if d is None:
-            raise _no_cpp(what, f"VF instruction '{s.op}' has no declaration", s.loc)
+            raise no_cpp(what, f"VF instruction '{s.op}' has no declaration", s.loc)
         if d.cpp is None:
-            raise _no_cpp(what, d.cpp_missing, s.loc)
+            raise no_cpp(what, d.cpp_missing, s.loc)
         self.e.instr, self.e.pending = s, []
         try:
             lines = d.cpp(s, self.e)
         except NoCpp as exc:
-            raise _no_cpp(what, str(exc), s.loc) from None
+            raise no_cpp(what, str(exc), s.loc) from None
         return self.e.pending + list(lines)
 
 
