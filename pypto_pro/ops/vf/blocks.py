@@ -59,7 +59,7 @@ def _mem_vsldb(instr):
     return lambda off, bs: tuple((tile, off + j * bs * 32, 32, False) for j in range(8))
 
 
-vf_instr("vsldb", FAMILY, _sim_vsldb, "VLDS", mem=_mem_vsldb, cpp_missing=vcpp.BLOCKS_MISSING)
+vf_instr("vsldb", FAMILY, _sim_vsldb, "VLDS", mem=_mem_vsldb, cpp=vcpp.vsldb)
 
 
 
@@ -143,4 +143,4 @@ def _mem_vsstb(instr):
     return lambda off, bs: tuple((tile, off + j * bs * 32, 32, True) for j in range(8))
 
 
-vf_instr("vsstb", FAMILY, _sim_vsstb, "VSTS", mem=_mem_vsstb, cpp_missing=vcpp.BLOCKS_MISSING)
+vf_instr("vsstb", FAMILY, _sim_vsstb, "VSTS", mem=_mem_vsstb, cpp=vcpp.vsstb)

@@ -492,6 +492,36 @@ vldus = named("vldus", _vldus, ("vldas",))
 vstus = named("vstus", _vstus, ("vstas",))
 vstas = named("vstas", lambda i, e: ["// vf.store_unalign_post: each vstus above flushed its own alignment register"])
 
-BLOCKS_MISSING = ("the DataBlock load / store (vsldb / vsstb) stride word is not spelled by this backend yet "
-                  "(PTO-ISA's docs do not give its bit layout)")
+def _block_word(i, e) -> tuple[str, str, str]:
+    """The pointer, element offset and stride word of a DataBlock transfer. PTO-ISA's a5 headers
+    (``TMov.hpp``: ``cfgStride = (blockStride << 16) | repeatStride``) pack the block stride (in 32-byte
+    blocks) into the high half; the repeat stride stays 0 because our post_update is a separate
+    pointer advance. 64-bit elements have no vsldb / vsstb overload (b8 / b16 / b32 only)."""
+    dt = i.attrs["dtype"]
+    if dt.bits == 64:
+        raise NoCpp(f"vsldb / vsstb take 8-, 16- or 32-bit elements, not {dt.name}")
+    addr, bs = i.args[-2], i.args[-1]
+    ptr, off = e.ptr(addr, dt)
+    return ptr, off, f"(static_cast<uint32_t>({e.scalar(bs, None)}) << 16u)"
+
+
+def _vsldb(i, e):
+    """Block-strided load: the POST_UPDATE form on a pointer of its own (advanced by a repeat stride of
+    0, so nothing moves), which is the overload whose stride word PTO-ISA's a5 headers document."""
+    ptr, off, word = _block_word(i, e)
+    at = e.temp(f"__ubuf__ {e.ctype(i.attrs['dtype'])}*", f"{ptr} + {off}")
+    return [f"vsldb({e.dst(0)}, {at}, {word}, {e.reg(i.args[0])}, POST_UPDATE);"]
+
+
+def _vsstb(i, e):
+    """Block-strided store, spelled like ``_vsldb`` (``vsstb(value, ptr, word, mask, POST_UPDATE)`` as
+    PTO-ISA's a5 ``TMov.hpp`` / ``TExtract.hpp`` write it)."""
+    ptr, off, word = _block_word(i, e)
+    dt = i.attrs["dtype"]
+    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
+    return [f"vsstb({e.reg(i.args[0], dt)}, {at}, {word}, {e.reg(i.args[1])}, POST_UPDATE);"]
+
+
+vsldb = named("vsldb", _vsldb)
+vsstb = named("vsstb", _vsstb)
 UNALIGNED_MISSING = "the unaligned store of a mask register (pstu) is not spelled by this backend yet"

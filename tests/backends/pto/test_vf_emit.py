@@ -224,3 +224,23 @@ def test_vf_on_a2a3_is_a_located_error():
     progs = k.compile().programs
     with pytest.raises(CompileError, match="a5 only; a2a3 has no VF unit"):
         emit_kernel(progs, k.name, "a2a3")
+
+
+@pl.vector_function
+def _blocks_body(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    x = vf.load_align(src, m, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_COPY, block_stride=2)
+    vf.store_align(dst, x, m, block_stride=3, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_COPY)
+
+
+def test_datablock_copies_pack_the_block_stride_into_the_high_half_of_the_stride_word():
+    # PTO-ISA a5 TMov.hpp: cfgStride = (blockStride << 16) | repeatStride, the POST_UPDATE overload; a
+    # pointer of its own (repeat stride 0) keeps the tile pointer where the VF source left it
+    text = K.vec_scope(K.kernel_cpp(K.kernel_for(_blocks_body)))
+    lines = [ln.strip() for ln in text.splitlines()]
+    load = next(i for i, ln in enumerate(lines) if ln.startswith("vsldb("))
+    store = next(i for i, ln in enumerate(lines) if ln.startswith("vsstb("))
+    assert lines[load - 1] == "__ubuf__ float* vf_n = vf_tx + 0;"
+    assert lines[load] == "vsldb(vf_x, vf_n, (static_cast<uint32_t>(2) << 16u), vf_m, POST_UPDATE);"
+    assert lines[store - 1] == "__ubuf__ float* vf_n_1 = vf_ty + 0;"
+    assert lines[store] == "vsstb(vf_x, vf_n_1, (static_cast<uint32_t>(3) << 16u), vf_m, POST_UPDATE);"

@@ -22,6 +22,8 @@ CITES = {
     "vldus": "include/pto/npu/a5/TExtract.hpp",
     "vstas": "include/pto/npu/a5/TDeInterleave.hpp",
     "vstus": "include/pto/npu/a5/TDeInterleave.hpp",
+    "vsldb": "docs/isa/vector/ops/vector-load-store/vsldb.md",
+    "vsstb": "include/pto/npu/a5/TMov.hpp",
     "BLK": "include/pto/npu/a5/TMov.hpp",
     "BRC_B16": "include/pto/npu/a5/TCmps.hpp",
     "BRC_B32": "include/pto/npu/a5/TCmps.hpp",
