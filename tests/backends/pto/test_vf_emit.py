@@ -244,3 +244,17 @@ def test_datablock_copies_pack_the_block_stride_into_the_high_half_of_the_stride
     assert lines[load] == "vsldb(vf_x, vf_n, (static_cast<uint32_t>(2) << 16u), vf_m, POST_UPDATE);"
     assert lines[store - 1] == "__ubuf__ float* vf_n_1 = vf_ty + 0;"
     assert lines[store] == "vsstb(vf_x, vf_n_1, (static_cast<uint32_t>(3) << 16u), vf_m, POST_UPDATE);"
+
+
+@pl.vector_function
+def _blocks_b64_body(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_INT32)  # a b32 mask: no 64-bit pset
+    x = vf.load_align(src, m, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_COPY, block_stride=1)
+    vf.store_align(dst, x, m, block_stride=1, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_COPY)
+
+
+def test_datablock_copies_of_64_bit_elements_are_a_located_error():
+    i64 = pl.TileType(shape=[8, 32], dtype=pl.DT_INT64, target_memory=pl.MemorySpace.Vec)
+    k = K.kernel_for(_blocks_b64_body, i64, i64)
+    with pytest.raises(CompileError, match=r"vsldb / vsstb take 8-, 16- or 32-bit elements, not DT_INT64"):
+        K.kernel_cpp(k)
