@@ -389,6 +389,18 @@ def _gather(i, e):
     return [f"vgather2({e.dst(0)}, {ptr} + {off}, {e.reg(idx)}, {e.reg(m)});"]
 
 
+def _gatherb(i, e):
+    """DATA_BLOCK gather: ``vgatherb(dst, base, (RegTensor<uint32_t>&)offsets, mask)``, the a5 form PTO-ISA's
+    ``pto_vgatherb`` (common/arch_cce_intrinsic.hpp) forwards to from ``TGatherB.hpp``; the 8 block byte
+    offsets are 32-bit lanes (the real backend also requires UINT32 indices)."""
+    from pypto_pro.language.dtypes import DT_UINT32
+    idx, m, addr = i.args[:3]
+    if i.attrs["index"].bits != 32:
+        raise NoCpp(f"vgatherb takes 32-bit block offsets, not {i.attrs['index'].name}")
+    ptr, off = e.ptr(addr, i.attrs["dtype"])
+    return [f"vgatherb({e.dst(0)}, {ptr} + {off}, {e.reg(idx, DT_UINT32)}, {e.reg(m)});"]
+
+
 def _scatter(i, e):
     src, idx, m, addr = i.args[:4]
     dt = i.attrs["dtype"]
@@ -416,6 +428,7 @@ pdintlv = named("pdintlv_b32", _pintlv("pdintlv"), ("pdintlv_b8", "pdintlv_b16")
 vsqz = named("vsqz", _vsqz)
 vselr = named("vselr", _vselr)
 vgather2 = named("vgather2", _gather)
+vgatherb = named("vgatherb", _gatherb)
 vscatter = named("vscatter", _scatter)
 chistv2 = named("chistv2", _chistv2)
 sprclr = named("sprclr", lambda i, e: ["sprclr(SPR_AR);"])
@@ -524,4 +537,20 @@ def _vsstb(i, e):
 
 vsldb = named("vsldb", _vsldb)
 vsstb = named("vsstb", _vsstb)
-UNALIGNED_MISSING = "the unaligned store of a mask register (pstu) is not spelled by this backend yet"
+def _pstu(i, e):
+    """``vf.store_unalign`` of a mask register: ``pstu(u, mask, p); vstas(u, p, 0, POST_UPDATE);`` on a
+    pointer of its own (pstu advances it in place), flushed at once as PTO-ISA's ``TQuant.hpp`` pairs
+    them; the pointer is uint16_t / uint32_t as the mask's element width (b8 has no form)."""
+    from pypto_pro.language.dtypes import DT_UINT16, DT_UINT32
+    src, addr = i.args[:2]
+    bits = i.attrs["dtype"].bits
+    if bits not in (16, 32):
+        raise NoCpp(f"pstu stores b16 / b32 masks, not a mask of {i.attrs['dtype'].name}")
+    dt = DT_UINT16 if bits == 16 else DT_UINT32
+    ptr, off = e.ptr(addr, dt)
+    u = e.temp("UnalignReg", None)
+    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
+    return [f"pstu({u}, {e.reg(src)}, {at});", f"vstas({u}, {at}, 0, POST_UPDATE);"]
+
+
+pstu = named("pstu", _pstu, ("vstas",))

@@ -315,7 +315,7 @@ def _sim_vgatherb(instr):
 
 vf_instr("vgatherb", FAMILY, _sim_vgatherb, "VLDS",
          mem=lambda i: (lambda off, t=i.args[2].tile, n=i.attrs["size"]: ((t, off, n - off, False),)),
-         cpp_missing="the DATA_BLOCK gather (vgatherb) is not spelled by this backend yet")
+         cpp=vcpp.vgatherb)
 
 
 _UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}

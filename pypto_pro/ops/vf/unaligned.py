@@ -184,7 +184,7 @@ vf_api(FAMILY, "store_unalign", "dst_ptr, src, align_reg, stride=None, post_upda
 vf_instr("vstus", FAMILY, _sim_vstus, "VSTS", mem=_mem_vstus, cpp=vcpp.vstus)
 vf_instr("pstu", FAMILY, _sim_pstu, "VSTS",
          mem=lambda i: (lambda off, t=i.args[1].tile, n=i.attrs["nbytes"]: ((t, off, n, True),)),
-         cpp_missing=vcpp.UNALIGNED_MISSING)
+         cpp=vcpp.pstu)
 
 
 def _check_store_post(p, node, a):

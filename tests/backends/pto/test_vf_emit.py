@@ -258,3 +258,49 @@ def test_datablock_copies_of_64_bit_elements_are_a_located_error():
     k = K.kernel_for(_blocks_b64_body, i64, i64)
     with pytest.raises(CompileError, match=r"vsldb / vsstb take 8-, 16- or 32-bit elements, not DT_INT64"):
         K.kernel_cpp(k)
+
+
+@pl.vector_function
+def _gather_blocks_body(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    ix = vf.load_align(dst, 0, dtype=pl.DT_UINT32)
+    g = vf.gather(src, ix, m, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_LOAD)
+    vf.store_align(dst, g, m, 0)
+
+
+def test_block_gather_is_vgatherb_with_32_bit_block_offsets():
+    # PTO-ISA a5 TGatherB.hpp -> pto_vgatherb -> vgatherb(dst, base, idx, mask) (common/arch_cce_intrinsic.hpp)
+    text = K.vec_scope(K.kernel_cpp(K.kernel_for(_gather_blocks_body)))
+    line = next(ln.strip() for ln in text.splitlines() if "vgatherb(" in ln)
+    assert line == "vgatherb(vf_g, vf_tx + 0, vf_ix, vf_m);"
+
+
+@pl.vector_function
+def _gather_blocks_u16_body(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    ix = vf.load_align(dst, 0, dtype=pl.DT_UINT16)
+    g = vf.gather(src, ix, m, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_LOAD)
+    vf.store_align(dst, g, m, 0)
+
+
+def test_block_gather_with_16_bit_offsets_is_a_located_error():
+    _vf_error(_gather_blocks_u16_body, r"vgatherb takes 32-bit block offsets, not DT_UINT16", "vf.gather(")
+
+
+@pl.vector_function
+def _mask_store_body(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    x = vf.load_align(src, 0)
+    ge = vf.ge(x, 0.0, m)
+    u = vf.unalign_reg_for_store()
+    vf.store_unalign(dst, ge, u)
+    vf.store_unalign_post(dst, u)
+
+
+def test_mask_unaligned_store_is_pstu_flushed_by_vstas_on_a_uint32_pointer():
+    # PTO-ISA a6 TQuant.hpp: pstu(ureg, preg, (__ubuf__ uint32_t*&)ptr); vstas(ureg, ptr, 0, POST_UPDATE)
+    lines = [ln.strip() for ln in K.vec_scope(K.kernel_cpp(K.kernel_for(_mask_store_body))).splitlines()]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("pstu("))
+    assert lines[at - 2:at + 2] == [
+        "UnalignReg vf_u;", "__ubuf__ uint32_t* vf_n = (__ubuf__ uint32_t*)vf_ty + 0;",
+        "pstu(vf_u, vf_ge, vf_n);", "vstas(vf_u, vf_n, 0, POST_UPDATE);"]

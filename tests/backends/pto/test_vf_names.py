@@ -22,6 +22,8 @@ CITES = {
     "vldus": "include/pto/npu/a5/TExtract.hpp",
     "vstas": "include/pto/npu/a5/TDeInterleave.hpp",
     "vstus": "include/pto/npu/a5/TDeInterleave.hpp",
+    "vgatherb": "include/pto/common/arch_cce_intrinsic.hpp",
+    "pstu": "include/pto/npu/a6/TQuant.hpp",
     "vsldb": "docs/isa/vector/ops/vector-load-store/vsldb.md",
     "vsstb": "include/pto/npu/a5/TMov.hpp",
     "BLK": "include/pto/npu/a5/TMov.hpp",
