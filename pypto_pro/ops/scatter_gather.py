@@ -224,11 +224,18 @@ def _gathermask_sim(op, env):
     def body(ts, slots):
         d, s = ts
         r, c = s.valid[slots[1]]
+        sv = s.views[slots[1]][:r, :c]
+        if s.item == 8:  # the a5 64-bit path: rows step by out's tile columns // period (not packed)
+            oc = whole(d)[1]
+            end = rr.gathermask_b64_end(r, c, mode, oc)
+
+            def compute64(outs):
+                rr.gathermask_b64(outs[0], sv.view(outs[0].dtype) if sv.dtype != outs[0].dtype else sv, mode, oc)
+            return [(1, r, c)], [(0, *flat_rows(d, max(end, 1)))], compute64, r, c
         dr, dc = d.valid[slots[0]]
         if dc != whole(d)[1]:
             raise rr.Undefined(f"out's valid columns ({dc}) must be its full width ({whole(d)[1]}): the kept columns "
                                "are stored contiguously")
-        sv = s.views[slots[1]][:r, :c]
         n = rr.gathermask(sv, mode).size
 
         def compute(outs):

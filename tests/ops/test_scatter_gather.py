@@ -429,3 +429,78 @@ def test_gather_16_bit_indices_are_unsigned():
     out = torch.zeros(1, 32, dtype=torch.int8)
     kernel(torch.from_numpy(src), torch.from_numpy(idx), out)
     np.testing.assert_array_equal(out.numpy()[0], src.reshape(-1)[idx[0].view(np.uint16).astype(np.int64)])
+
+
+# ---- gathermask, 64-bit data: the a5 Int64GatherPattern path ------------------------------------------
+
+def make_mask64(mode, src_shape, out_shape, valid=None):
+    """gathermask of int64 data into ``out`` (passed in filled with -1); ``valid`` = src's valid
+    [rows, cols] (whole tile when None)."""
+    rows, cols = src_shape
+
+    @pl.jit
+    def kernel(src: pl.Tensor[src_shape, pl.DT_INT64], out: pl.Tensor[out_shape, pl.DT_INT64]):
+        s = pl.make_tile(tt(src_shape, pl.DT_INT64), addr=0x0000, size=rows * cols * 8)
+        d = pl.make_tile(tt(out_shape, pl.DT_INT64), addr=0x4000, size=out_shape[0] * out_shape[1] * 8)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.load(d, out, [0, 0])  # out arrives filled with -1: the elements not written show
+            handoff(pl.PipeType.MTE2, pl.PipeType.V)
+            if valid is not None:
+                pl.set_validshape(s, valid)
+            pl.gathermask(d, s, pattern_mode=mode)
+            handoff(pl.PipeType.V, pl.PipeType.MTE3)
+            pl.store(out, d, [0, 0])
+    return kernel
+
+
+def a5_b64_reference(src, mode, out_shape, rows, cols):
+    """The a5 64-bit pattern gather written out: row r keeps min(cols // period, 64) elements and writes
+    them from element r * (out_cols // period); later rows overwrite earlier ones."""
+    period, phase = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3), 7: (1, 0)}[mode]
+    flat = np.full(out_shape[0] * out_shape[1], -1, np.int64)
+    n, step = min(cols // period, 64), out_shape[1] // period
+    for r in range(rows):
+        flat[r * step:r * step + n] = [src[r, phase + k * period] for k in range(n)]
+    return flat.reshape(out_shape)
+
+
+def test_gathermask_b64_with_src_shaped_out_packs_rows_like_pto_isa_tests():
+    # PTO-ISA's own a5 test (dst tile of src's shape): rows land at out_cols // period = packed
+    src = torch.arange(4 * 16, dtype=torch.int64).reshape(4, 16) * 3 - 7
+    out = torch.full((4, 16), -1, dtype=torch.int64)
+    make_mask64(2, [4, 16], [4, 16])(src, out)
+    want = a5_b64_reference(src.numpy(), 2, (4, 16), 4, 16)
+    np.testing.assert_array_equal(out.numpy(), want)
+    np.testing.assert_array_equal(out.numpy().reshape(-1)[:32], src.numpy()[:, 1::2].reshape(-1))
+
+
+def test_gathermask_b64_drops_the_short_tail_and_steps_rows_by_out_cols():
+    # valid [3, 15], pattern 1 (even columns): the b8-b32 path keeps 8 per row; the a5 b64 path keeps
+    # 15 // 2 = 7 and steps rows by 24 // 2 = 12 (PTO-ISA case_int64_dynamic_3x15_static_4x24, pattern 1)
+    src = torch.arange(4 * 24, dtype=torch.int64).reshape(4, 24) + (1 << 40)
+    out = torch.full((4, 24), -1, dtype=torch.int64)
+    make_mask64(1, [4, 24], [4, 24], valid=[3, 15])(src, out)
+    want = a5_b64_reference(src.numpy(), 1, (4, 24), 3, 15)
+    np.testing.assert_array_equal(out.numpy(), want)
+    assert out.numpy().reshape(-1)[7] == -1 and out.numpy().reshape(-1)[12] == src[1, 0]
+
+
+def test_gathermask_b64_page_shaped_out_overlaps_rows_as_the_a5_code_does():
+    # out [R, C/2] as the page prescribes: the a5 code steps rows by (C/2) // 2, so row r+1 overwrites
+    # the second half of row r
+    src = torch.arange(4 * 32, dtype=torch.int64).reshape(4, 32)
+    out = torch.full((4, 16), -1, dtype=torch.int64)
+    make_mask64(1, [4, 32], [4, 16])(src, out)
+    want = a5_b64_reference(src.numpy(), 1, (4, 16), 4, 32)
+    np.testing.assert_array_equal(out.numpy(), want)
+    assert out.numpy().reshape(-1)[8] == src[1, 0]
+
+
+def test_gathermask_b64_keeps_at_most_64_per_row():
+    src = torch.arange(2 * 160, dtype=torch.int64).reshape(2, 160)
+    out = torch.full((2, 160), -1, dtype=torch.int64)
+    make_mask64(7, [2, 160], [2, 160])(src, out)
+    want = a5_b64_reference(src.numpy(), 7, (2, 160), 2, 160)
+    np.testing.assert_array_equal(out.numpy(), want)
+    assert (out.numpy()[:, 64:] == -1).all()

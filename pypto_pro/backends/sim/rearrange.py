@@ -93,9 +93,35 @@ def gatherb(out_bytes: np.ndarray, out_cols_bytes: int, src_bytes: np.ndarray, o
 
 
 def gathermask(src: np.ndarray, mode: int) -> np.ndarray:
-    """The kept columns of every row (``src`` is the valid region), flattened in row order."""
+    """The kept columns of every row (``src`` is the valid region), flattened in row order (the a5
+    8/16/32-bit code: ``vsqz`` + unaligned stores, packed across rows)."""
     period, phase = MASK_PATTERNS[mode]
     return src[:, phase::period].reshape(-1)
+
+
+B64_LANES = 64  # one 256-byte vector of uint32 lanes: the a5 64-bit pattern gather handles this many per row
+
+
+def gathermask_b64(out_flat: np.ndarray, src: np.ndarray, mode: int, out_cols: int) -> None:
+    """The a5 64-bit pattern gather (``Int64GatherPattern``): row ``r`` keeps ``min(valid_cols //
+    period, 64)`` elements (``src[r, phase + k * period]``; a shorter tail is dropped) and writes them
+    from element ``r * (out_cols // period)`` of out (``out_cols`` = out's tile columns), rows in
+    order, so a later row overwrites an earlier one where they overlap."""
+    period, phase = MASK_PATTERNS[mode]
+    n = min(src.shape[1] // period, B64_LANES)
+    step = out_cols // period
+    end = (src.shape[0] - 1) * step + n if src.shape[0] else 0
+    if end > out_flat.size:
+        raise Undefined(f"row {src.shape[0] - 1} of the 64-bit pattern gather ends at element {end}, past out's "
+                        f"{out_flat.size} (the a5 code writes row r from element r * {step})")
+    for r in range(src.shape[0]):
+        out_flat[r * step:r * step + n] = src[r, phase:phase + n * period:period]
+
+
+def gathermask_b64_end(rows: int, cols: int, mode: int, out_cols: int) -> int:
+    """One past the last element of out :func:`gathermask_b64` writes."""
+    period, _ = MASK_PATTERNS[mode]
+    return (rows - 1) * (out_cols // period) + min(cols // period, B64_LANES) if rows else 0
 
 
 def scatter(dst_flat: np.ndarray, src: np.ndarray, idx: np.ndarray) -> None:
