@@ -214,7 +214,8 @@ def _gathermask_check(p: "FunctionParser", node, a: Args) -> None:
     if out.tile_type.dtype.bits != src.tile_type.dtype.bits:
         p.fail(a.node("out"), f"pl.gathermask: 'out' ({out.tile_type.dtype.name}) and 'src' "
                               f"({src.tile_type.dtype.name}) must have the same element width")
-    width(p, a, "src", src, (8, 16, 32, 64))
+    # a2a3 (vreducev2) has only the 16/32-bit forms: PTO-ISA npu/a2a3/TGather.hpp static_asserts the rest
+    width(p, a, "src", src, (16, 32) if p.ctx.arch.name == "a2a3" else (8, 16, 32, 64))
     emit(p, node, a, "gathermask", out, (src,), (), ("out", "src"), pattern_mode=mode)
 
 

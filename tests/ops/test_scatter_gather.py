@@ -504,3 +504,19 @@ def test_gathermask_b64_keeps_at_most_64_per_row():
     want = a5_b64_reference(src.numpy(), 7, (2, 160), 2, 160)
     np.testing.assert_array_equal(out.numpy(), want)
     assert (out.numpy()[:, 64:] == -1).all()
+
+
+@pytest.mark.parametrize("dtype", [pl.DT_INT8, pl.DT_INT64])
+def test_gathermask_a2a3_takes_16_and_32_bit_data_only(dtype):
+    n = 64
+
+    @pl.jit(arch="a2a3")
+    def k(src: pl.Tensor[[4, n], dtype], out: pl.Tensor[[4, n // 2], dtype]):
+        s = pl.make_tile(tt([4, n], dtype), addr=0x0000, size=4 * n * dtype.itemsize)
+        d = pl.make_tile(tt([4, n // 2], dtype), addr=0x1000, size=2 * n * dtype.itemsize)
+        with pl.section_vector():
+            pl.load(s, src, [0, 0])
+            pl.gathermask(d, s, pattern_mode=1)
+            pl.store(out, d, [0, 0])
+    with pytest.raises(CompileError, match=r"b16/b32 data for 'src'"):
+        k.compile()
