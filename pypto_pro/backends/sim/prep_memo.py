@@ -1,0 +1,95 @@
+"""Dispatch once per distinct call: a memo of a rule's :class:`~kit.Prepared` records.
+
+The same static instruction runs many times in a launch (once per loop iteration, per block),
+almost always with the same tile slots and valid shapes. For the rules whose dispatch is a pure
+function of
+
+* its run-time arguments (tile slots, on-chip offsets, numeric scalars), and
+* the valid shapes of its tile operands at the slots the arguments name,
+
+the :class:`~kit.Prepared` it returns can be built once and handed out again: its numerics
+(``run``) read and write the same views each time, its accesses and commits are the same tuples,
+and nothing mutates a ``Prepared`` after dispatch (only scalar reads set ``result``: those rules are
+never memoized). A dispatch that raises a fault stores nothing, so the same call raises again.
+
+Keys are exact: numeric scalars are told apart by type and bytes (``-0.0`` from ``0.0``, ``True``
+from ``1`` and ``1.0``, NaN payloads: ``batch_replay.scalar_key``); the valid shapes are copied into
+the key (they are mutable lists). The memo of a call site holds at most :data:`CAP` entries (a
+scalar that changes every call would otherwise grow it without bound; past the cap calls dispatch
+as before); it is emptied when ``batch_replay.LANES`` changes (``Prepared.batch`` depends on it).
+Rules are built per compiled program, so a recompiled kernel (other constexprs, shapes) starts with
+empty memos. ``ENABLED = False`` (or ``PYPTO_PRO_SIM_PREP_MEMO=0``) dispatches every call afresh.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Sequence
+
+from pypto_pro.backends.sim import batch_replay as _lanes
+from pypto_pro.backends.sim.batch_replay import scalar_key
+
+ENABLED = os.environ.get("PYPTO_PRO_SIM_PREP_MEMO", "1") != "0"
+CAP = 4096  # entries per call site
+
+
+class _Stats:
+    """Hits and misses of every memo (for tests and profiles)."""
+    hits = 0
+    misses = 0
+
+
+STATS = _Stats()
+
+
+def memoized(dispatch: Callable, operands: Sequence[tuple[int, list]], scalars_from: int | None = None,
+             cap: int | None = None) -> Callable:
+    """``dispatch`` with its Prepared records memoized (see the module docstring).
+
+    ``operands``: ``(argument position, valid-shape list)`` of each tile operand whose valid shape
+    the dispatch reads (``TileAccess.valid``: ``valid[slot]`` is ``[rows, cols]``); ``scalars_from``:
+    the position where numeric scalars start (keyed by type and bytes), None when there are none
+    (every argument a slot or an offset, compared as values)."""
+    cache: dict = {}
+    limit = CAP if cap is None else cap
+    seen_lanes = [_lanes.LANES]
+    ops = tuple(operands)
+    if len(ops) == 1:
+        (p0, v0), = ops
+
+        def shapes(a: tuple) -> tuple:
+            return tuple(v0[a[p0]])
+    elif len(ops) == 2:
+        (p0, v0), (p1, v1) = ops
+
+        def shapes(a: tuple) -> tuple:
+            return (*v0[a[p0]], *v1[a[p1]])
+    elif len(ops) == 3:
+        (p0, v0), (p1, v1), (p2, v2) = ops
+
+        def shapes(a: tuple) -> tuple:
+            return (*v0[a[p0]], *v1[a[p1]], *v2[a[p2]])
+    else:
+        def shapes(a: tuple) -> tuple:
+            return tuple(x for p, v in ops for x in v[a[p]])
+
+    def call(*args):
+        if not ENABLED:
+            return dispatch(*args)
+        if seen_lanes[0] != _lanes.LANES:
+            cache.clear()
+            seen_lanes[0] = _lanes.LANES
+        if scalars_from is None or len(args) <= scalars_from:
+            key = (args, shapes(args))
+        else:
+            key = (args[:scalars_from], shapes(args), scalar_key(args[scalars_from:]))
+        prep = cache.get(key)
+        if prep is not None:
+            STATS.hits += 1
+            return prep
+        STATS.misses += 1
+        prep = dispatch(*args)
+        if len(cache) < limit:
+            cache[key] = prep
+        return prep
+    call.memo = cache  # type: ignore[attr-defined]  (for tests)
+    return call
