@@ -18,6 +18,7 @@ from pypto_pro.backends.pto.ctypes_map import ctype
 from pypto_pro.backends.sim import batch_ops, batch_replay
 from pypto_pro.backends.sim.batch_replay import BatchSpec
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
+from pypto_pro.backends.sim.prep_memo import memoized
 from pypto_pro.backends.sim import gm_strided, gm_views, numerics
 from pypto_pro.backends.sim.fractal import values as fractal_values
 from pypto_pro.backends.sim.inst import ATOMIC
@@ -322,14 +323,16 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
     gmt = _Tensor(op, ref, env)
     pname, axes = ref.param.name, op.attrs["order"]
     descriptors, packed = env.gm.strides, tile.tile_type.dtype.packed
+    plain = [False]  # whether the last dispatch took the plain path (records of strided loads hold GM bytes)
 
     def dispatch(slot: int, *args: int) -> Prepared:
+        plain[0] = False
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
         strides = descriptors.get(ref.param.index)
         if strides is None and not packed and gmt.view is None:
             strides = _chip_strides(g, axes)
-        if strides is not None or packed or _rows_run_on(g, offs, r, axes):
+        if strides is not None or packed or _rows_run_on(g, offs, r, axes):  # (gathers the GM bytes now)
             src, gm_acc = gmt.strided(g, offs, r, c, axes, strides, packed, False)
             view = t.views[slot][:r, :(c + 1) // 2] if packed else t.views[slot][:r, :c]
             data = gm_strided.pack_codes(src) if packed else src
@@ -348,8 +351,14 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
         if batch_replay.LANES > 1 and (isinstance(view, np.ndarray) or getattr(view, "boxes", None) is not None):  # (a boxed tile: batch_ops)
             prep.batch = BatchSpec(("load", src.shape, src.strides, src.dtype.str), batch_ops.load_many,
                                    ((src, g, idx), view))
+        plain[0] = True
         return prep
-    return dispatch
+    if gmt.view is not None:  # a pl.make_tensor view is rebuilt from its base on every call
+        return dispatch
+    # a plain load's record: a view of this launch's tensor (the memo is emptied with the binding's arrays),
+    # keyed with the tensor's pl.set_stride descriptor
+    return memoized(dispatch, [(0, t.valid)], state=lambda: descriptors.get(ref.param.index), gm=env.gm,
+                    keep=lambda: plain[0])
 
 
 def _store_sim(op: TileOp, env: SimEnv) -> Callable:

@@ -18,7 +18,9 @@ the key (they are mutable lists). The memo of a call site holds at most :data:`C
 scalar that changes every call would otherwise grow it without bound; past the cap calls dispatch
 as before); it is emptied when ``batch_replay.LANES`` changes (``Prepared.batch`` depends on it).
 Rules are built per compiled program, so a recompiled kernel (other constexprs, shapes) starts with
-empty memos. ``ENABLED = False`` (or ``PYPTO_PRO_SIM_PREP_MEMO=0``) dispatches every call afresh.
+empty memos; a rule whose records view the launch's global tensors (a load) registers its memo with
+the program's ``GMBinding``, which empties it when a launch binds its tensors and when it releases
+them (so a compiled kernel keeps no tensor of its last launch alive). ``ENABLED = False`` (or ``PYPTO_PRO_SIM_PREP_MEMO=0``) dispatches every call afresh.
 """
 from __future__ import annotations
 
@@ -42,14 +44,22 @@ STATS = _Stats()
 
 
 def memoized(dispatch: Callable, operands: Sequence[tuple[int, list]], scalars_from: int | None = None,
-             cap: int | None = None) -> Callable:
+             cap: int | None = None, state: Callable[[], object] | None = None, gm=None,
+             keep: Callable[[], bool] | None = None) -> Callable:
     """``dispatch`` with its Prepared records memoized (see the module docstring).
 
     ``operands``: ``(argument position, valid-shape list)`` of each tile operand whose valid shape
     the dispatch reads (``TileAccess.valid``: ``valid[slot]`` is ``[rows, cols]``); ``scalars_from``:
     the position where numeric scalars start (keyed by type and bytes), None when there are none
-    (every argument a slot or an offset, compared as values)."""
+    (the other arguments, slots and offsets, are compared by value and type). ``state()``: any
+    other state the dispatch reads (a hashable value, part of the key: a tensor's ``pl.set_stride``
+    descriptor). ``gm``: the program's ``kit.GMBinding`` when the records hold views of the launch's
+    global tensors: the memo is emptied whenever the binding binds or releases them. ``keep()``,
+    asked right after a dispatch: whether its record may be kept (False for one that read memory
+    at dispatch, as a strided GM load does)."""
     cache: dict = {}
+    if gm is not None:
+        gm.memos.append(cache)
     limit = CAP if cap is None else cap
     seen_lanes = [_lanes.LANES]
     ops = tuple(operands)
@@ -79,16 +89,19 @@ def memoized(dispatch: Callable, operands: Sequence[tuple[int, list]], scalars_f
             cache.clear()
             seen_lanes[0] = _lanes.LANES
         if scalars_from is None or len(args) <= scalars_from:
-            key = (args, shapes(args))
+            key = (args, tuple(map(type, args)), shapes(args))
         else:
-            key = (args[:scalars_from], shapes(args), scalar_key(args[scalars_from:]))
+            head = args[:scalars_from]
+            key = (head, tuple(map(type, head)), shapes(args), scalar_key(args[scalars_from:]))
+        if state is not None:
+            key = (key, state())
         prep = cache.get(key)
         if prep is not None:
             STATS.hits += 1
             return prep
         STATS.misses += 1
         prep = dispatch(*args)
-        if len(cache) < limit:
+        if len(cache) < limit and (keep is None or keep()):
             cache[key] = prep
         return prep
     call.memo = cache  # type: ignore[attr-defined]  (for tests)
