@@ -246,6 +246,17 @@ def _window(op: TileOp, g: np.ndarray, offs: tuple, rows: int, cols: int, axes: 
     the tensor."""
     shape = g.shape
     a0, a1 = axes
+    if g.ndim > 1 and a0 != a1 and len(offs) == g.ndim:  # the common case, one pass: inside on every axis
+        fast_idx: list = []
+        fast_rect: list = []
+        for axis, o in enumerate(offs):
+            n = rows if axis == a0 else cols if axis == a1 else 1
+            if not (0 <= o < shape[axis] and o + n <= shape[axis]):
+                break  # (the general path below says why, or takes an empty window at the end)
+            fast_idx.append(slice(o, o + n) if axis == a0 or axis == a1 else o)
+            fast_rect.append((o, o + n))
+        else:
+            return tuple(fast_idx), tuple(fast_rect), a0 > a1
     if g.ndim == 1:
         ext = {0: cols}
     else:
