@@ -16,7 +16,9 @@ Keys are exact: numeric scalars are told apart by type and bytes (``-0.0`` from 
 from ``1`` and ``1.0``, NaN payloads: ``batch_replay.scalar_key``); the valid shapes are copied into
 the key (they are mutable lists). The memo of a call site holds at most :data:`CAP` entries (a
 scalar that changes every call would otherwise grow it without bound; past the cap calls dispatch
-as before); it is emptied when ``batch_replay.LANES`` changes (``Prepared.batch`` depends on it).
+as before), and a call site that, after :data:`TRIAL` calls, hits less than one in 8 (a load whose
+window moves with the block and the iteration, as in an elementwise kernel) stops keying altogether;
+the memo is emptied when ``batch_replay.LANES`` changes (``Prepared.batch`` depends on it).
 Rules are built per compiled program, so a recompiled kernel (other constexprs, shapes) starts with
 empty memos; a rule whose records view the launch's global tensors (a load) registers its memo with
 the program's ``GMBinding``, which empties it when a launch binds its tensors and when it releases
@@ -34,13 +36,7 @@ ENABLED = os.environ.get("PYPTO_PRO_SIM_PREP_MEMO", "1") != "0"
 CAP = 4096  # entries per call site
 
 
-class _Stats:
-    """Hits and misses of every memo (for tests and profiles)."""
-    hits = 0
-    misses = 0
-
-
-STATS = _Stats()
+TRIAL = 256  # calls after which a call site that hits less than one call in 8 stops keying its calls
 
 
 def memoized(dispatch: Callable, operands: Sequence[tuple[int, list]], scalars_from: int | None = None,
@@ -82,8 +78,10 @@ def memoized(dispatch: Callable, operands: Sequence[tuple[int, list]], scalars_f
         def shapes(a: tuple) -> tuple:
             return tuple(x for p, v in ops for x in v[a[p]])
 
+    counts = [0, 0, False]  # hits, misses, whether this call site stopped keying (it rarely hits)
+
     def call(*args):
-        if not ENABLED:
+        if not ENABLED or counts[2]:
             return dispatch(*args)
         if seen_lanes[0] != _lanes.LANES:
             cache.clear()
@@ -97,12 +95,16 @@ def memoized(dispatch: Callable, operands: Sequence[tuple[int, list]], scalars_f
             key = (key, state())
         prep = cache.get(key)
         if prep is not None:
-            STATS.hits += 1
+            counts[0] += 1
             return prep
-        STATS.misses += 1
+        counts[1] += 1
+        if counts[1] + counts[0] >= TRIAL and counts[0] * 8 < counts[1] + counts[0]:  # (each block its own windows)
+            counts[2] = True
+            cache.clear()
+            return dispatch(*args)
         prep = dispatch(*args)
         if len(cache) < limit and (keep is None or keep()):
             cache[key] = prep
         return prep
-    call.memo = cache  # type: ignore[attr-defined]  (for tests)
+    call.memo, call.counts = cache, counts  # type: ignore[attr-defined]  (for tests and profiles)
     return call

@@ -312,3 +312,25 @@ def test_keep_and_the_gm_binding(monkeypatch):
     memo(0)
     gm.release()
     assert not memo.memo
+
+
+def test_a_site_that_rarely_hits_stops_keying(monkeypatch):
+    monkeypatch.setattr(prep_memo, "ENABLED", True)
+    monkeypatch.setattr(prep_memo, "TRIAL", 16)
+    valid = [[1, 1]]
+    dispatch, calls = _counting(valid)
+    memo = prep_memo.memoized(dispatch, [(0, valid)], scalars_from=1)
+    for s in range(15):  # every call another scalar: no hit
+        memo(0, float(s))
+    assert len(memo.memo) == 15 and not memo.counts[2]
+    assert memo(0, 1.0) is memo(0, 1.0)  # two hits, then a miss after TRIAL calls with 2 hits in 18
+    memo(0, 99.0)
+    assert memo.counts[2] and not memo.memo
+    n = len(calls)
+    assert memo(0, 1.0) is not memo(0, 1.0) and len(calls) == n + 2  # every call dispatched afresh
+    # a site that hits stays on
+    dispatch, calls = _counting(valid)
+    memo = prep_memo.memoized(dispatch, [(0, valid)], scalars_from=1)
+    for i in range(64):
+        memo(0, float(i % 4))
+    assert not memo.counts[2] and len(calls) == 4
