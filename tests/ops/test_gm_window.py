@@ -1,4 +1,4 @@
-"""``data_movement._window``: its one-pass path for windows inside the tensor gives what the checked
+"""``gm_window.window``: its one-pass path for windows inside the tensor gives what the checked
 path gives (index, GM rect, transpose flag); windows that leave the tensor still fault, located."""
 import itertools
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pypto_pro.errors_sim import OutOfBoundsError
-from pypto_pro.ops import data_movement as dm
+from pypto_pro.ops import gm_window
 
 
 class _Op:
@@ -39,9 +39,9 @@ def test_window_matches_reference(ndim):
             want = _reference(shape, offs, rows, cols, axes)
             if want is None:
                 with pytest.raises(OutOfBoundsError, match="'x': (offset|the .* window)"):
-                    dm._window(_Op(), g, offs, rows, cols, axes, "load from", "x")
+                    gm_window.window(_Op(), g, offs, rows, cols, axes, "load from", "x")
             else:
-                got = dm._window(_Op(), g, offs, rows, cols, axes, "load from", "x")
+                got = gm_window.window(_Op(), g, offs, rows, cols, axes, "load from", "x")
                 assert got == want
                 assert g[got[0]].shape == tuple(
                     s.stop - s.start for s in got[0] if isinstance(s, slice))

@@ -298,7 +298,7 @@ def test_off_dispatches_every_call(monkeypatch):
 def test_keep_and_the_gm_binding(monkeypatch):
     monkeypatch.setattr(prep_memo, "ENABLED", True)
     valid = [[1, 1]]
-    dispatch, calls = _counting(valid)
+    dispatch, _ = _counting(valid)
     gm = GMBinding(1)
     ok = [False]
     memo = prep_memo.memoized(dispatch, [(0, valid)], gm=gm, keep=lambda: ok[0])
