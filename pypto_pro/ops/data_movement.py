@@ -18,6 +18,8 @@ from pypto_pro.backends.pto.ctypes_map import ctype
 from pypto_pro.backends.sim import batch_ops, batch_replay
 from pypto_pro.backends.sim.batch_replay import BatchSpec
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
+from pypto_pro.backends.sim.prep_memo import memoized
+from pypto_pro.ops.gm_window import window as _window
 from pypto_pro.backends.sim import gm_strided, gm_views, numerics
 from pypto_pro.backends.sim.fractal import values as fractal_values
 from pypto_pro.backends.sim.inst import ATOMIC
@@ -221,53 +223,6 @@ def _chip_strides(g: np.ndarray, axes: tuple[int, int]) -> tuple[int, int] | Non
     return (1, st[axes[1]]) if axes[0] > axes[1] else (st[axes[0]], 1)
 
 
-def _on_chip(g: np.ndarray, offs: tuple, rows: int, cols: int, axes: tuple[int, int], verb: str, pname: str) -> str:
-    """What the chip does with a window that leaves its tensor: the real codegen gives TLOAD / TSTORE the
-    window's corner, its extent and the two axes' strides, and the copy engine walks them with no bound
-    (PTO-ISA a5 TLoad / TStore: bursts of the row length at the row stride). So the elements past an
-    axis are the tensor's next ones, and past its last byte, whatever GM holds there."""
-    if g.ndim < 2 or rows <= 0 or cols <= 0 or not g.flags.c_contiguous:
-        return ""
-    st = [s // g.itemsize for s in g.strides]
-    start = sum(o * s for o, s in zip(offs, st))
-    last = start + (rows - 1) * st[axes[0]] + (cols - 1) * st[axes[1]]
-    does = "writes" if verb.startswith("store") else "reads"
-    head = f"; on the chip the copy walks the window by the tensor's strides with no per-axis bound: it {does} " \
-           "the elements that follow in memory"
-    if last < g.size:
-        return f"{head} (other elements of '{pname}')"
-    return f"{head}, up to {(last + 1 - g.size) * g.itemsize} bytes past the end of '{pname}' (whatever GM holds there)"
-
-
-def _window(op: TileOp, g: np.ndarray, offs: tuple, rows: int, cols: int, axes: tuple[int, int], verb: str,
-            pname: str) -> tuple[tuple, tuple, bool]:
-    """NumPy index, GM rect and transpose flag of a rows x cols window; a located fault when it leaves
-    the tensor."""
-    shape = g.shape
-    a0, a1 = axes
-    if g.ndim == 1:
-        ext = {0: cols}
-    else:
-        ext = {a0: rows, a1: cols}
-    for axis, o in enumerate(offs):  # an empty window (a run-time valid extent 0) may start at the end
-        if not (0 <= o < shape[axis] or o == shape[axis] and ext.get(axis, 1) == 0):
-            chip = _on_chip(g, offs, rows, cols, axes, verb, pname)
-            raise fault(op, f"{verb} '{pname}': offset {o} on axis {axis} is outside the tensor's shape "
-                            f"{list(shape)}{chip}", OutOfBoundsError)
-    idx: list = []
-    rect: list = []
-    for axis, o in enumerate(offs):
-        n = ext.get(axis, 1)
-        if o + n > shape[axis]:
-            chip = _on_chip(g, offs, rows, cols, axes, verb, pname)
-            raise fault(op, f"{verb} '{pname}': the {rows} x {cols} window at offsets {list(offs)} ends at {o + n} on "
-                            f"axis {axis}, past the tensor's size {shape[axis]}{chip}; set the tile's valid shape "
-                            "with pl.set_validshape for a tail block", OutOfBoundsError)
-        idx.append(slice(o, o + n) if axis in ext else o)
-        rect.append((o, o + n))
-    return tuple(idx), tuple(rect), g.ndim > 1 and a0 > a1
-
-
 class _Tensor:
     """A GM operand at dispatch: a tensor parameter's array, or a ``pl.make_tensor`` view built from its
     run-time shape, strides and byte offset (which follow the offsets in the call's arguments)."""
@@ -322,14 +277,16 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
     gmt = _Tensor(op, ref, env)
     pname, axes = ref.param.name, op.attrs["order"]
     descriptors, packed = env.gm.strides, tile.tile_type.dtype.packed
+    plain = [False]  # whether the last dispatch took the plain path (records of strided loads hold GM bytes)
 
     def dispatch(slot: int, *args: int) -> Prepared:
+        plain[0] = False
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
         strides = descriptors.get(ref.param.index)
         if strides is None and not packed and gmt.view is None:
             strides = _chip_strides(g, axes)
-        if strides is not None or packed or _rows_run_on(g, offs, r, axes):
+        if strides is not None or packed or _rows_run_on(g, offs, r, axes):  # (gathers the GM bytes now)
             src, gm_acc = gmt.strided(g, offs, r, c, axes, strides, packed, False)
             view = t.views[slot][:r, :(c + 1) // 2] if packed else t.views[slot][:r, :c]
             data = gm_strided.pack_codes(src) if packed else src
@@ -348,8 +305,14 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
         if batch_replay.LANES > 1 and (isinstance(view, np.ndarray) or getattr(view, "boxes", None) is not None):  # (a boxed tile: batch_ops)
             prep.batch = BatchSpec(("load", src.shape, src.strides, src.dtype.str), batch_ops.load_many,
                                    ((src, g, idx), view))
+        plain[0] = True
         return prep
-    return dispatch
+    if gmt.view is not None:  # a pl.make_tensor view is rebuilt from its base on every call
+        return dispatch
+    # a plain load's record: a view of this launch's tensor (the memo is emptied with the binding's arrays),
+    # keyed with the tensor's pl.set_stride descriptor
+    return memoized(dispatch, [(0, t.valid)], state=lambda: descriptors.get(ref.param.index), gm=env.gm,
+                    keep=lambda: plain[0])
 
 
 def _store_sim(op: TileOp, env: SimEnv) -> Callable:

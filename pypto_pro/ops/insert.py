@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pypto_pro.arch.layouts import BOXES
 from pypto_pro.backends.sim import fractal
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, fault, tiles
+from pypto_pro.backends.sim.prep_memo import memoized
 from pypto_pro.backends.sim.undefined import bytes_carry
 from pypto_pro.frontend.operands import Args, element_node, in_section, want_index, want_tile
 from pypto_pro.ir.expr import as_expr
@@ -194,7 +195,7 @@ def _dma_sim(bursts_of: Callable) -> Callable:
                 commits = (*commits[:-1], (*commits[-1], bytes_carry(d, sd, s, ss, bursts, item)))
             return Prepared(vr, vc, True, (s.access(ss, vr, vc, False), *writes), (),
                             sum(n for _, _, n in bursts) * item, run, commits)
-        return dispatch
+        return memoized(dispatch, [(0, d.valid), (1, s.valid)])
     return rule
 
 

@@ -16,6 +16,7 @@ from pypto_pro.backends.sim import batch_ops, batch_replay
 from pypto_pro.backends.sim.fractal import Region
 from pypto_pro.backends.sim.batch_replay import BatchSpec, padded_empty
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, tiles
+from pypto_pro.backends.sim.prep_memo import memoized
 from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
 from pypto_pro.ir.nodes import TileOp, TileRef
 from pypto_pro.backends.sim import hf8
@@ -177,7 +178,7 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
                                    (av, bv, acc_view, out_view, comp, acc_np))
         return prep
     batchable = DT_HF8 not in (lhs_dt, rhs_dt)
-    return dispatch
+    return memoized(dispatch, [(1, lhs.valid), (2, rhs.valid)] + ([(3, extra.valid)] if extra is not None else []))
 
 
 def _direct(compute: Callable[[Any], None], out_view) -> Callable[[bool], Callable | None]:

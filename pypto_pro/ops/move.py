@@ -18,6 +18,7 @@ import numpy as np
 from pypto_pro.backends.sim import batch_ops, batch_replay, numerics
 from pypto_pro.backends.sim.batch_replay import BatchSpec
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, broadcast, deferred, fault, tiles
+from pypto_pro.backends.sim.prep_memo import memoized
 from pypto_pro.backends.sim.templates import elementwise
 from pypto_pro.errors import CompileError
 from pypto_pro.frontend.operands import Args, in_section, want_enum, want_tile
@@ -222,7 +223,7 @@ def _copy_sim(op: TileOp, env: SimEnv) -> Callable:
         if batch_replay.LANES > 1 and batch_ops.copyable(src, dv):
             prep.batch = BatchSpec((id(op), sd, sa, r, c), batch_ops.copy_many, (src, dv, False))
         return prep
-    return dispatch
+    return memoized(dispatch, [(0, d.valid), (1, a.valid)])
 
 
 def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
@@ -267,7 +268,7 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
         if not packed and batch_replay.LANES > 1 and batch_ops.copyable(src, dv):
             prep.batch = BatchSpec((id(op), sd, sa, r0, c0, dr, dc), batch_ops.copy_many, (src, dv, transpose))
         return prep
-    return dispatch
+    return memoized(dispatch, [(0, d.valid), (1, a.valid)])
 
 
 def _fixpipe_part(op: TileOp, env: SimEnv, core: int, k: int | None) -> Callable:
@@ -397,8 +398,14 @@ def _fixpipe_sim(op: TileOp, env: SimEnv) -> Callable:
                            op.loc)
     mode = op.attrs["mode"]
     if mode in (AccToVecMode.SingleModeVec0, AccToVecMode.SingleModeVec1):
-        return _fixpipe_part(op, env, 0 if mode is AccToVecMode.SingleModeVec0 else 1, None)
-    return broadcast([_fixpipe_part(op, env, k, k) for k in (0, 1)])
+        dispatch = _fixpipe_part(op, env, 0 if mode is AccToVecMode.SingleModeVec0 else 1, None)
+    else:
+        dispatch = broadcast([_fixpipe_part(op, env, k, k) for k in (0, 1)])
+    if len(op.srcs) > 1 or "deq_runtime" in op.attrs:  # reads a scaling tile's words, or a run-time scale
+        return dispatch
+    # the destination's valid shape is the Cube program's own tile state (_fixpipe_part)
+    return memoized(dispatch, [(0, env.states[op.dst.buffer.uid].valid),  # type: ignore[union-attr]
+                               (1, env.states[op.srcs[0].buffer.uid].valid)])  # type: ignore[union-attr]
 
 
 def _to_table_sim(op: TileOp, env: SimEnv) -> Callable:

@@ -36,11 +36,14 @@ class GMBinding:
         self.arrays: list[np.ndarray | None] = [None] * (count + max(0, extra))
         self.objs: list[int] = list(range(len(self.arrays)))
         self.strides: dict[int, tuple[int, int]] = {}  # pl.set_stride descriptors of this program (gm_strided)
+        self.memos: list[dict] = []  # rules' memos of records that view these arrays (prep_memo): emptied with them
 
     def bind(self, arrays: list[np.ndarray | None]) -> None:
         from pypto_pro.backends.sim import gm_views
         self.arrays[:self.count] = arrays
         self.strides.clear()
+        for memo in self.memos:
+            memo.clear()
         seen: dict[tuple, int] = {}
         for i, a in enumerate(arrays):
             key = (a.__array_interface__["data"][0], a.shape, a.strides) if a is not None else ("none", i)
@@ -78,6 +81,8 @@ class GMBinding:
         """Drop the launch's arrays (called when a launch ends), so a compiled kernel does not keep
         its last launch's tensors alive."""
         self.arrays[:] = [None] * len(self.arrays)
+        for memo in self.memos:
+            memo.clear()
 
 
 @dataclass
@@ -99,7 +104,7 @@ class Prepared:
     """A dispatched tile instruction: work size, memory touched, and its numerics."""
 
     __slots__ = ("rows", "cols", "full_cols", "accesses", "gm", "nbytes", "run", "commits", "k", "priced", "result",
-                 "batch")
+                 "batch", "logged")
 
     def __init__(self, rows: int, cols: int, full_cols: bool, accesses: tuple, gm: tuple, nbytes: int,
                  run: Callable[[bool], Callable | None], commits: tuple = (), k: int = 0,
@@ -116,6 +121,7 @@ class Prepared:
         self.commits = commits    # ((core, space), lo, rows, row_bytes, used_bytes) marked written at commit
         self.result = None        # a scalar read (getval): the value, once its numerics ran
         self.batch = None         # how to run it with other blocks' (batch_replay.BatchSpec), if it can
+        self.logged = None        # (cost cache, cost entry, its id): what the recorder found for it (recorder.py)
 
 
 def fault(op, message: str, cls: type[SimulationError] = SimulationError) -> SimulationError:

@@ -262,6 +262,7 @@ class Recorder:
         if stmt.attrs.get("access_scalars"):  # run-time operands that move its on-chip window (an offset)
             nslots = None
         tokens, used, preps, windows, log = self.tokens, self.used, self.preps, self.windows, self.log
+        token, more_tokens, use, keep, log_it = tokens.append, tokens.extend, used.append, preps.append, log.append
         tracker = self.l2 if static[0] == "move" else None
         counted = tracker.windows if tracker is not None else {}
         gm_objs = self.gm_objs
@@ -269,25 +270,30 @@ class Recorder:
 
         def log_op(*args) -> None:
             prep = dispatch(*args)
-            size = (prep.rows, prep.cols, prep.full_cols, prep.k) if prep.priced is None else prep.priced
-            entry = by_size.get(size)
-            if entry is None:
-                entry = by_size[size] = entry_of(stmt, prep, static)
-            tokens.append(id(entry))  # entries live as long as the program: their ids stay unique
-            tokens.extend(args[:nslots])
-            used.append(entry)
-            preps.append(prep)
-            window = None
-            if entry[6] is not None and tracker is not None:  # a GM access the L2 model prices
-                pidx, _, rect, write = prep.gm[0]
-                window = (gm_objs[pidx], rect, bool(write))
-                seen = counted.get(window)
-                if seen is None:
-                    counted[window] = [1, entry[7]]
-                else:
-                    seen[0] += 1
-                windows.append(window)
-            log.append((k, (prep, entry, window)))
+            got = prep.logged  # a record handed out again by its rule's memo (prep_memo) knows its entry
+            if got is None or got[0] is not by_size:
+                size = (prep.rows, prep.cols, prep.full_cols, prep.k) if prep.priced is None else prep.priced
+                entry = by_size.get(size)
+                if entry is None:
+                    entry = by_size[size] = entry_of(stmt, prep, static)
+                got = prep.logged = (by_size, entry, id(entry))  # entries live as long as the program: ids unique
+            entry = got[1]
+            token(got[2])
+            more_tokens(args[:nslots])
+            use(entry)
+            keep(prep)
+            if tracker is None or entry[6] is None:
+                log_it((k, (prep, entry, None)))
+                return
+            pidx, _, rect, write = prep.gm[0]  # a GM access the L2 model prices
+            window = (gm_objs[pidx], rect, bool(write))
+            seen = counted.get(window)
+            if seen is None:
+                counted[window] = [1, entry[7]]
+            else:
+                seen[0] += 1
+            windows.append(window)
+            log_it((k, (prep, entry, window)))
         return log_op
 
     def _op_builder(self, stmt: TileOp, pipe: int) -> Callable[[tuple], None]:
@@ -388,10 +394,12 @@ class Recorder:
                     f"{'acquires' if stmt.kind == 'lock' else 'releases'} nothing"))
             return log_dynamic_id
 
+        token, log_it = tokens.append, log.append
+
         def log_sync(ev: int) -> None:
-            tokens.append(sid)
-            tokens.append(ev)
-            log.append((k, ev))
+            token(sid)
+            token(ev)
+            log_it((k, ev))
         return log_sync
 
     def _sync_builder(self, stmt: SyncOp) -> Callable[[int], None]:

@@ -28,6 +28,8 @@ def _fault(what: str, where: str) -> SimulationError:
 
 def idiv(a: int, b: int, where: str = "") -> int:
     """C ``a / b`` on integers: the quotient truncated toward zero."""
+    if type(a) is int and type(b) is int and a >= 0 and b > 0:  # (the common case: floor and truncation agree)
+        return a // b
     if b == 0:
         raise _fault("integer division by zero in scalar code", where)
     q = abs(a) // abs(b)
@@ -36,6 +38,8 @@ def idiv(a: int, b: int, where: str = "") -> int:
 
 def imod(a: int, b: int, where: str = "") -> int:
     """C ``a % b`` on integers: the remainder takes the sign of ``a``."""
+    if type(a) is int and type(b) is int and a >= 0 and b > 0:  # (the common case: Python's and C's remainders agree)
+        return a % b
     if b == 0:
         raise _fault("integer remainder by zero in scalar code", where)
     return a - b * idiv(a, b)

@@ -14,6 +14,7 @@ from pypto_pro.backends.sim import batch_replay as _lanes  # (batch specs only w
 from pypto_pro.backends.sim.batch_replay import BatchSpec, batchable, exact_width, scalar_key
 from pypto_pro.backends.sim.batch_replay import deferred as batched
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, require_valid, tiles
+from pypto_pro.backends.sim.prep_memo import memoized
 from pypto_pro.backends.sim.undefined import carriable, map_carry, reduce_carry
 from pypto_pro.ir.nodes import TileOp
 
@@ -68,7 +69,7 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
             if can_batch and _lanes.LANES > 1 and not any(v != v for v in scalars):
                 prep.batch = BatchSpec((numerics, scalar_key(scalars)), run_many, (views, out_view, scalars))
             return prep
-        return dispatch
+        return memoized(dispatch, [(i, t.valid) for i, t in enumerate(ts)], scalars_from=1 + n + unused)
     return rule
 
 
@@ -82,7 +83,7 @@ def fill(numerics: Callable[..., None]) -> Callable:
             run = deferred(lambda out: numerics(out, *scalars), d.region(sd, r, c))
             return Prepared(r, c, c * d.item == d.row_bytes, (d.access(sd, r, c, True),), (), r * c * d.item, run,
                             (d.written(sd, r, c),))
-        return dispatch
+        return memoized(dispatch, [(0, d.valid)], scalars_from=1)
     return rule
 
 
@@ -137,7 +138,7 @@ def _reduce(numerics: Callable[..., None], tmp_written: bool, per_row: bool) -> 
             if _lanes.LANES > 1 and (r if per_row else c) > 1 and batchable((av,), out_view):
                 prep.batch = BatchSpec((numerics, r, c), run_many, (av, out_view))
             return prep
-        return dispatch
+        return memoized(dispatch, [(0, d.valid), (1, a.valid)])  # (a tmp slot's valid shape is not read)
     return rule
 
 
@@ -180,5 +181,5 @@ def expand(numerics: Callable[..., None], per_row: bool, batch: bool = False) ->
                 if batchable((av, vec), out_view):
                     prep.batch = BatchSpec((numerics,), run_many, (av, vec, out_view))
             return prep
-        return dispatch
+        return memoized(dispatch, [(0, d.valid), (1, a.valid), (2, v.valid)])
     return rule
