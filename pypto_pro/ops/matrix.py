@@ -43,6 +43,11 @@ CAST_ON_COPY = (DT_FP16, DT_BF16)
 _CAST_ON_COPY_NP = tuple(np.dtype(d.np_dtype) for d in CAST_ON_COPY)
 # the real parse-time builders' operand names (ir/op/block_ops.py _ir_matmul / _ir_matmul_acc): ``pl.matmul(dst=c,
 # lhs=a, rhs=b)`` binds too; the bias has no keyword in either spelling (the real page: 4th positional only)
+# the Cube's fused float64 epilogue (compute): the accumulator added in place and the result cast to the
+# accumulator's dtype as it is stored into its (boxed) window, with no scratch in an undeferred run; the
+# same NumPy ufuncs and casts on the same layouts as the unfused path, byte for byte
+# (tests/ops/test_matrix_fused.py compares the two); False restores the unfused path
+FUSED = True
 MATMUL_ALIASES = {"dst": "dst_tile", "acc": "acc_tile", "lhs": "lhs_tile", "rhs": "rhs_tile"}
 
 
@@ -152,12 +157,17 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
 
         def compute(out: np.ndarray) -> None:
             prod = values(av, lhs_dt) @ values(bv, rhs_dt)
+            if FUSED and comp is np.float64:  # the same ufuncs on the same layouts, fewer temporaries
+                if acc_view is not None:
+                    np.add(prod, acc_view.astype(comp), out=prod)
+                out[...] = prod  # NumPy's float64 -> fp32 cast, done as the result is stored
+                return
             if acc_view is not None:
                 prod = prod + acc_view.astype(comp)
             out[...] = prod.astype(acc_np) if comp is not np.int64 else \
                 (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
         out_view = d.region(sd, m, n)
-        run = deferred(compute, out_view)
+        run = _direct(compute, out_view) if FUSED else deferred(compute, out_view)
         written = d.written(sd, m, n)
         if carry:  # padding rows / columns of the operands make only their rows / columns of C undefined
             acc = (extra, rest[0], m if accumulate else 1) if extra is not None else None
@@ -168,7 +178,23 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
                                    (av, bv, acc_view, out_view, comp, acc_np))
         return prep
     batchable = DT_HF8 not in (lhs_dt, rhs_dt)
-    return memoized(dispatch, [(1, lhs.valid), (2, rhs.valid)] + ([(3, extra.valid)] if extra is not None else []))
+    return memoized(dispatch, [(1, lhs.valid), (2, rhs.valid)] + ([(3, extra.valid)] if extra is not None else []),
+                    state=lambda: FUSED)  # (the record's run depends on it)
+
+
+def _direct(compute: Callable[[Any], None], out_view) -> Callable[[bool], Callable | None]:
+    """:func:`kit.deferred`, but an undeferred run computes straight into the destination's window (a
+    boxed Acc tile included: no scratch and second copy). Safe because ``compute`` has read every operand
+    (the accumulator too, into a float64 copy) before it stores anything, and the Cube's destination
+    (L0C) never shares bytes with its L0A / L0B operands."""
+    slow = deferred(compute, out_view)
+
+    def run(defer: bool) -> Callable | None:
+        if defer:
+            return slow(True)
+        compute(out_view)
+        return None
+    return run
 
 
 def _operand(stack: Callable, view, comp) -> np.ndarray | None:

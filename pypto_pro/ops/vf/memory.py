@@ -241,6 +241,16 @@ def _sim_plds(instr):
         _aligned(instr, at, align)
         bits = np.unpackbits(mem[at:at + nbytes], bitorder="little").astype(np.bool_)
         rf.m[uid][:] = np.repeat(bits, 2) if dist == "US" else bits[::2] if dist == "DS" else bits
+
+    def make(bases, scs, size):  # N predicate loads at once (backends/sim/vf/batch.py): the same bits per row
+        rows = MemRows([bases[tile] + sc[0] for sc in scs], nbytes, size)
+
+        def kernel(ins, outs, mem):
+            v = rows.view(mem)
+            bits = np.unpackbits(v if v is not None else mem[rows.idx], axis=1, bitorder="little").astype(np.bool_)
+            outs[0][...] = np.repeat(bits, 2, axis=1) if dist == "US" else bits[:, ::2] if dist == "DS" else bits
+        return kernel
+    run.batched = Spec(("plds", tile, dist, nbytes), make, shared=False)  # type: ignore[attr-defined]
     return run
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto_pro.backends.sim.vf.batch import Spec
 from pypto_pro.backends.sim.vf.regfile import VL, PerRegFile, active, lanes, np_of, set_active, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language import dtypes as D
@@ -201,6 +202,15 @@ def _sim_select(instr):
     def run(rf, mem, bases):
         act = active(rf.m[mk.reg.uid], dt)
         view(rf.v[uid], dt)[:] = np.where(act, view(rf.v[t_.reg.uid], dt), view(rf.v[f_.reg.uid], dt))
+
+    t, w = np_of(dt), max(1, dt.bits // 8)
+
+    def make(bases, scs, size):  # N selects at once (backends/sim/vf/batch.py), the same np.where per row
+        def kernel(ins, outs, mem):
+            act = ins[2][:, ::w] if w > 1 else ins[2]
+            outs[0].view(t)[...] = np.where(act, ins[0].view(t), ins[1].view(t))
+        return kernel
+    run.batched = Spec(("vsel", dt), make)  # type: ignore[attr-defined]
     return run
 
 

@@ -260,31 +260,25 @@ def test_datablock_copies_of_64_bit_elements_are_a_located_error():
         K.kernel_cpp(k)
 
 
-@pl.vector_function
-def _gather_blocks_body(src, dst, n: pl.DT_INT64):
-    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
-    ix = vf.load_align(dst, 0, dtype=pl.DT_UINT32)
-    g = vf.gather(src, ix, m, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_LOAD)
-    vf.store_align(dst, g, m, 0)
+def _gather_blocks(idx_dt):
+    @pl.vector_function
+    def body(src, dst, n: pl.DT_INT64):
+        m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+        ix = vf.load_align(dst, 0, dtype=idx_dt)
+        g = vf.gather(src, ix, m, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_LOAD)
+        vf.store_align(dst, g, m, 0)
+    return body
 
 
 def test_block_gather_is_vgatherb_with_32_bit_block_offsets():
     # PTO-ISA a5 TGatherB.hpp -> pto_vgatherb -> vgatherb(dst, base, idx, mask) (common/arch_cce_intrinsic.hpp)
-    text = K.vec_scope(K.kernel_cpp(K.kernel_for(_gather_blocks_body)))
+    text = K.vec_scope(K.kernel_cpp(K.kernel_for(_gather_blocks(pl.DT_UINT32))))
     line = next(ln.strip() for ln in text.splitlines() if "vgatherb(" in ln)
     assert line == "vgatherb(vf_g, vf_tx + 0, vf_ix, vf_m);"
 
 
-@pl.vector_function
-def _gather_blocks_u16_body(src, dst, n: pl.DT_INT64):
-    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
-    ix = vf.load_align(dst, 0, dtype=pl.DT_UINT16)
-    g = vf.gather(src, ix, m, data_copy_mode=pl.DataCopyMode.DATA_BLOCK_LOAD)
-    vf.store_align(dst, g, m, 0)
-
-
 def test_block_gather_with_16_bit_offsets_is_a_located_error():
-    _vf_error(_gather_blocks_u16_body, r"vgatherb takes 32-bit block offsets, not DT_UINT16", "vf.gather(")
+    _vf_error(_gather_blocks(pl.DT_UINT16), r"vgatherb takes 32-bit block offsets, not DT_UINT16", "vf.gather(")
 
 
 @pl.vector_function

@@ -235,6 +235,22 @@ def test_ids_per_core_of_a_mixed_kernel():
     assert ids[4:6, 2:].tolist() == [[2, 12], [22, 32]]        # AIV: block * 2 + subblock, two subblocks
 
 
+def test_ids_per_core_of_a_vector_only_kernel():
+    """get_subblock_num.md: an AIV-only kernel has no subblocks (1); each launched block is one AIV,
+    get_block_idx runs over [0, get_block_num())."""
+    def kernel(ids: pl.Tensor[[8, 4], pl.DT_INT32]):
+        with pl.section_vector():
+            b = pl.get_block_idx()
+            pl.setval(ids, b * 4, b)
+            pl.setval(ids, b * 4 + 1, pl.get_subblock_num())
+            pl.setval(ids, b * 4 + 2, pl.get_subblock_idx())
+            pl.setval(ids, b * 4 + 3, pl.get_block_num())
+    ids = np.full((8, 4), -1, np.int32)
+    pl.jit(kernel, arch="a5", auto_mutex=False)[None, 3](ids)
+    assert ids[:3].tolist() == [[0, 1, 0, 3], [1, 1, 0, 3], [2, 1, 0, 3]]
+    assert (ids[3:] == -1).all()
+
+
 # ---- dcci ---------------------------------------------------------------------------------------------
 
 

@@ -225,3 +225,33 @@ def test_mem_rows_read_and_write_as_row_by_row(addrs, n):
             want[a:a + n] = vals[i]
         rows.write(mem, vals)
         assert (mem == want).all()
+
+
+def select_body(dist, dt=F32):
+    """Predicate loads (plds, ``dist``) of bits from UB and selects under them, one per iteration: the
+    masked-softmax pattern of the FA bodies (both batch as groups of their own)."""
+    @pl.vector_function
+    def body(ta, tb, to):
+        full = vf.create_mask(pattern=ALL, dtype=F32)
+        for i in pl.range(0, 4):
+            pm = vf.create_mask(pattern=ALL, dtype=dt)
+            pm = vf.load_align(tb, 4 * 64 + i * 16, dist=dist)  # bits from tb's last row
+            x = vf.load_align(ta, i * 64, dtype=dt)
+            y = vf.load_align(tb, i * 64, dtype=dt)
+            z = vf.select(x, y, pm)
+            vf.store_align(to, z, full, i * 64)
+            w = vf.select(y, z, pm)
+            vf.store_align(to, w, full, (4 + i) * 64)
+    return body
+
+
+@pytest.mark.parametrize("dist,dt", [(pl.LoadDist.NORM, F32), (pl.LoadDist.US, F32), (pl.LoadDist.DS, F32),
+                                     (pl.LoadDist.NORM, F16), (pl.LoadDist.US, pl.DT_INT8)])
+def test_batched_predicate_loads_and_selects(dist, dt):
+    kernel = vf_kernel(select_body(dist, dt), [(F32, [4, 64]), (F32, [5, 64])], (F32, [8, 64]), dynamic=True)
+    args = (specials(8, (4, 64)), specials(9, (5, 64)))
+    on, ran = _run(kernel, args, torch.full((8, 64), 5.0), True)
+    off, _ = _run(kernel, args, torch.full((8, 64), 5.0), False)
+    assert ran and on == off and on[0] != "SimulationError"
+    # 33 instructions in 12 steps; without batched plds / vsel forms the trace was not worth batching at all
+    assert ran[0] <= 12
