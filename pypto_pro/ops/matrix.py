@@ -178,7 +178,8 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
                                    (av, bv, acc_view, out_view, comp, acc_np))
         return prep
     batchable = DT_HF8 not in (lhs_dt, rhs_dt)
-    return memoized(dispatch, [(1, lhs.valid), (2, rhs.valid)] + ([(3, extra.valid)] if extra is not None else []))
+    return memoized(dispatch, [(1, lhs.valid), (2, rhs.valid)] + ([(3, extra.valid)] if extra is not None else []),
+                    state=lambda: FUSED)  # (the record's run depends on it)
 
 
 def _direct(compute: Callable[[Any], None], out_view) -> Callable[[bool], Callable | None]:
