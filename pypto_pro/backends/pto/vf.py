@@ -78,6 +78,12 @@ class VfOperands:
             return inner if k == 1 else f"({inner}) * {k}"
         return f"({self.b.cexpr(nbytes)}) / {w}"
 
+    def own_ptr(self, ref: MemRef, dtype) -> str:
+        """A pointer local of its own at the UB address (``__ubuf__ T* p = ptr + off;``), for the
+        POST_UPDATE / in-place forms that move the pointer they are given."""
+        ptr, off = self.ptr(ref, dtype)
+        return self.temp(f"__ubuf__ {ctype(dtype)}*", f"{ptr} + {off}")
+
     def scalar(self, e: Expr, dtype) -> str:
         text = self.b.cexpr(e)
         return text if dtype is None else f"static_cast<{scalar_ctype(dtype)}>({text})"

@@ -479,10 +479,8 @@ vmov = named("vmov", _vmov)
 def _vldus(i, e):
     """An unaligned load primes its own alignment register from the same address (``vldas`` then
     ``vldus``), as the real backend's unified ``vf.load`` does; ``vf.load_unalign_pre`` adds nothing."""
-    dt = i.attrs["dtype"]
-    ptr, off = e.ptr(i.args[0], dt)
     u = e.temp("UnalignReg", None)
-    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
+    at = e.own_ptr(i.args[0], i.attrs["dtype"])
     return [f"vldas({u}, {at});", f"vldus({e.dst(0)}, {u}, {at});"]
 
 
@@ -494,9 +492,8 @@ def _vstus(i, e):
     if i.attrs.get("from_ar"):
         raise NoCpp("the AR-stream form after vf.squeeze (vstur / vstar) is not spelled by this backend yet")
     dt = i.attrs["dtype"]
-    ptr, off = e.ptr(addr, dt)
     u = e.temp("UnalignReg", None)
-    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
+    at = e.own_ptr(addr, dt)
     return [f"vstus({u}, {e.scalar(count, None)}, {e.reg(src, dt)}, {at}, POST_UPDATE);",
             f"vstas({u}, {at}, 0, POST_UPDATE);"]
 
@@ -505,8 +502,9 @@ vldus = named("vldus", _vldus, ("vldas",))
 vstus = named("vstus", _vstus, ("vstas",))
 vstas = named("vstas", lambda i, e: ["// vf.store_unalign_post: each vstus above flushed its own alignment register"])
 
-def _block_word(i, e) -> tuple[str, str, str]:
-    """The pointer, element offset and stride word of a DataBlock transfer. PTO-ISA's a5 headers
+
+def _block_word(i, e) -> tuple[str, str]:
+    """A pointer of its own at a DataBlock transfer's address, and its stride word. PTO-ISA's a5 headers
     (``TMov.hpp``: ``cfgStride = (blockStride << 16) | repeatStride``) pack the block stride (in 32-byte
     blocks) into the high half; the repeat stride stays 0 because our post_update is a separate
     pointer advance. 64-bit elements have no vsldb / vsstb overload (b8 / b16 / b32 only)."""
@@ -514,29 +512,27 @@ def _block_word(i, e) -> tuple[str, str, str]:
     if dt.bits == 64:
         raise NoCpp(f"vsldb / vsstb take 8-, 16- or 32-bit elements, not {dt.name}")
     addr, bs = i.args[-2], i.args[-1]
-    ptr, off = e.ptr(addr, dt)
-    return ptr, off, f"(static_cast<uint32_t>({e.scalar(bs, None)}) << 16u)"
+    return e.own_ptr(addr, dt), f"(static_cast<uint32_t>({e.scalar(bs, None)}) << 16u)"
 
 
 def _vsldb(i, e):
     """Block-strided load: the POST_UPDATE form on a pointer of its own (advanced by a repeat stride of
     0, so nothing moves), which is the overload whose stride word PTO-ISA's a5 headers document."""
-    ptr, off, word = _block_word(i, e)
-    at = e.temp(f"__ubuf__ {e.ctype(i.attrs['dtype'])}*", f"{ptr} + {off}")
+    at, word = _block_word(i, e)
     return [f"vsldb({e.dst(0)}, {at}, {word}, {e.reg(i.args[0])}, POST_UPDATE);"]
 
 
 def _vsstb(i, e):
     """Block-strided store, spelled like ``_vsldb`` (``vsstb(value, ptr, word, mask, POST_UPDATE)`` as
     PTO-ISA's a5 ``TMov.hpp`` / ``TExtract.hpp`` write it)."""
-    ptr, off, word = _block_word(i, e)
-    dt = i.attrs["dtype"]
-    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
-    return [f"vsstb({e.reg(i.args[0], dt)}, {at}, {word}, {e.reg(i.args[1])}, POST_UPDATE);"]
+    at, word = _block_word(i, e)
+    return [f"vsstb({e.reg(i.args[0], i.attrs['dtype'])}, {at}, {word}, {e.reg(i.args[1])}, POST_UPDATE);"]
 
 
 vsldb = named("vsldb", _vsldb)
 vsstb = named("vsstb", _vsstb)
+
+
 def _pstu(i, e):
     """``vf.store_unalign`` of a mask register: ``pstu(u, mask, p); vstas(u, p, 0, POST_UPDATE);`` on a
     pointer of its own (pstu advances it in place), flushed at once as PTO-ISA's ``TQuant.hpp`` pairs
@@ -546,10 +542,8 @@ def _pstu(i, e):
     bits = i.attrs["dtype"].bits
     if bits not in (16, 32):
         raise NoCpp(f"pstu stores b16 / b32 masks, not a mask of {i.attrs['dtype'].name}")
-    dt = DT_UINT16 if bits == 16 else DT_UINT32
-    ptr, off = e.ptr(addr, dt)
     u = e.temp("UnalignReg", None)
-    at = e.temp(f"__ubuf__ {e.ctype(dt)}*", f"{ptr} + {off}")
+    at = e.own_ptr(addr, DT_UINT16 if bits == 16 else DT_UINT32)
     return [f"pstu({u}, {e.reg(src)}, {at});", f"vstas({u}, {at}, 0, POST_UPDATE);"]
 
 
