@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.backends.sim.vf.batch import Spec, merge_rows
-from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, merge, np_of, view, width
+from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, active_rows, lanes, merge, np_of, view
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import CastLayout
 from pypto_pro.ops.vf import common as c
@@ -218,7 +218,7 @@ def _sim_exp_sub(instr):
         a, b, _, out = views(rf)
         out[:] = result(a, b)
     run.full, run.full_mask = full, (mk.reg.uid, dt)  # type: ignore[attr-defined]
-    t, w, fp16 = np_of(dt), width(dt), dt is D.DT_FP16
+    t, fp16 = np_of(dt), dt is D.DT_FP16
 
     def batched(is_full: bool):  # backends/sim/vf/batch.py: [N, lanes] stacks, the same result()
         def make(bases, scs, size):
@@ -230,7 +230,7 @@ def _sim_exp_sub(instr):
                 if is_full:
                     out[...] = result(a, b)
                 else:
-                    act = ins[2][:, ::w] if w > 1 else ins[2]
+                    act = active_rows(ins[2], dt)
                     merge_rows(out, result(a, b), act[:, part] if fp16 else act, False)
             return kernel
         return make

@@ -12,7 +12,8 @@ from typing import Callable
 import numpy as np
 
 from pypto_pro.backends.sim.vf.batch import Spec, merge_rows
-from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, compute_dtype, lanes, merge, np_of, view, width
+from pypto_pro.backends.sim.vf.regfile import (PerRegFile, active, active_rows, compute_dtype, lanes, merge, np_of,
+                                               view)
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.vf import RegRead
 from pypto_pro.language import dtypes as D
@@ -111,7 +112,7 @@ def _batched(instr, run, full, regs, mk, odt, merging: bool, result, fn, bits: n
     at = [reads.index(r) for r in regs]
     types = [bits if bits is not None else np_of(r.dtype) for r in regs]
     mp = reads.index(mk) if mk is not None else None
-    ot, w = bits if bits is not None else np_of(odt), width(odt)
+    ot = bits if bits is not None else np_of(odt)
     key = ("lanewise", instr.op, fn, odt, tuple(r.dtype for r in regs), tuple(at), mp, len(reads), merging, bits)
 
     def make(is_full: bool):
@@ -124,7 +125,7 @@ def _batched(instr, run, full, regs, mk, odt, merging: bool, result, fn, bits: n
                 if is_full or mp is None:
                     out[...] = res
                 else:
-                    merge_rows(out, res, ins[mp][:, ::w] if w > 1 else ins[mp], merging)
+                    merge_rows(out, res, active_rows(ins[mp], odt), merging)
             return kernel
         return build
     run.batched = Spec(key + (False,), make(False), overwrites=not merging or mk is None)  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ import numpy as np
 
 from pypto_pro.backends.sim.kit import fault
 from pypto_pro.backends.sim.vf.batch import MemRows, Spec
-from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, merge, np_of, set_active, view, width
+from pypto_pro.backends.sim.vf.regfile import VL, active, active_rows, lanes, merge, np_of, set_active, view, width
 from pypto_pro.frontend.scalars import is_scalar_value
 from pypto_pro.frontend.vf.values import AddrValue, RegValue
 from pypto_pro.ir.expr import Const, convert
@@ -541,7 +541,7 @@ def _sim_vsts(instr):
                     if is_full:
                         rows.write(mem, ins[0])
                     else:
-                        rows.write(mem, ins[0], t, ins[1][:, ::w] if w > 1 else ins[1])
+                        rows.write(mem, ins[0], t, active_rows(ins[1], dt))
                 return kernel
             return Spec(("vsts", tile, dt, is_full), make, shared=False)
         run.batched, full.batched = batched(False), batched(True)  # type: ignore[attr-defined]

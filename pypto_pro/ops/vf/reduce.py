@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.backends.sim.vf.batch import Spec
-from pypto_pro.backends.sim.vf.regfile import VL, PerRegFile, active, lanes, np_of, set_active, view
+from pypto_pro.backends.sim.vf.regfile import VL, PerRegFile, active, active_rows, lanes, np_of, set_active, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.language import dtypes as D
 from pypto_pro.ops.vf import common as c
@@ -203,12 +203,11 @@ def _sim_select(instr):
         act = active(rf.m[mk.reg.uid], dt)
         view(rf.v[uid], dt)[:] = np.where(act, view(rf.v[t_.reg.uid], dt), view(rf.v[f_.reg.uid], dt))
 
-    t, w = np_of(dt), max(1, dt.bits // 8)
+    t = np_of(dt)
 
     def make(bases, scs, size):  # N selects at once (backends/sim/vf/batch.py), the same np.where per row
         def kernel(ins, outs, mem):
-            act = ins[2][:, ::w] if w > 1 else ins[2]
-            outs[0].view(t)[...] = np.where(act, ins[0].view(t), ins[1].view(t))
+            outs[0].view(t)[...] = np.where(active_rows(ins[2], dt), ins[0].view(t), ins[1].view(t))
         return kernel
     run.batched = Spec(("vsel", dt), make)  # type: ignore[attr-defined]
     return run

@@ -79,6 +79,12 @@ def active(mask: np.ndarray, dt: DataType) -> np.ndarray:
     return mask[::w] if w > 1 else mask
 
 
+def active_rows(masks: np.ndarray, dt: DataType) -> np.ndarray:
+    """:func:`active` over an ``[N, 256]`` stack of masks (the batched plans, ``batch.py``): ``[N, lanes]``."""
+    w = width(dt)
+    return masks[:, ::w] if w > 1 else masks
+
+
 def set_active(mask: np.ndarray, act: np.ndarray, dt: DataType) -> None:
     """Write an element predicate into a mask: every bit of element ``i`` takes ``act[i]``."""
     w = width(dt)
