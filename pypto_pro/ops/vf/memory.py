@@ -239,19 +239,24 @@ def _sim_plds(instr):
     def run(rf, mem, bases, off):
         at = bases[tile] + off
         _aligned(instr, at, align)
-        bits = np.unpackbits(mem[at:at + nbytes], bitorder="little").astype(np.bool_)
-        rf.m[uid][:] = np.repeat(bits, 2) if dist == "US" else bits[::2] if dist == "DS" else bits
+        rf.m[uid][:] = _mask_bits(mem[at:at + nbytes], dist)
 
     def make(bases, scs, size):  # N predicate loads at once (backends/sim/vf/batch.py): the same bits per row
         rows = MemRows([bases[tile] + sc[0] for sc in scs], nbytes, size)
 
         def kernel(ins, outs, mem):
             v = rows.view(mem)
-            bits = np.unpackbits(v if v is not None else mem[rows.idx], axis=1, bitorder="little").astype(np.bool_)
-            outs[0][...] = np.repeat(bits, 2, axis=1) if dist == "US" else bits[:, ::2] if dist == "DS" else bits
+            outs[0][...] = _mask_bits(v if v is not None else mem[rows.idx], dist)
         return kernel
     run.batched = Spec(("plds", tile, dist, nbytes), make, shared=False)  # type: ignore[attr-defined]
     return run
+
+
+def _mask_bits(raw: np.ndarray, dist: str) -> np.ndarray:
+    """The predicate a mask load makes of its UB bytes (bit i of the bytes little-endian; US: each bit
+    twice, DS: every other bit), along the last axis (one load, or a stack of them)."""
+    bits = np.unpackbits(raw, axis=-1, bitorder="little").astype(np.bool_)
+    return np.repeat(bits, 2, axis=-1) if dist == "US" else bits[..., ::2] if dist == "DS" else bits
 
 
 def _aligned(instr, addr: int, align: int) -> None:
