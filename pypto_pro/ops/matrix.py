@@ -41,13 +41,13 @@ A5_ONLY_INPUTS = (DT_HF8, DT_FP8E4M3FN, DT_FP8E5M2)  # the 8-bit float Cube inpu
 # as it is copied out of its boxes (fractal.Region.astype) instead of being copied, then converted
 CAST_ON_COPY = (DT_FP16, DT_BF16)
 _CAST_ON_COPY_NP = tuple(np.dtype(d.np_dtype) for d in CAST_ON_COPY)
-# the real parse-time builders' operand names (ir/op/block_ops.py _ir_matmul / _ir_matmul_acc): ``pl.matmul(dst=c,
-# lhs=a, rhs=b)`` binds too; the bias has no keyword in either spelling (the real page: 4th positional only)
 # the Cube's fused float64 epilogue (compute): the accumulator added in place and the result cast to the
 # accumulator's dtype as it is stored into its (boxed) window, with no scratch in an undeferred run; the
 # same NumPy ufuncs and casts on the same layouts as the unfused path, byte for byte
 # (tests/ops/test_matrix_fused.py compares the two); False restores the unfused path
 FUSED = True
+# the real parse-time builders' operand names (ir/op/block_ops.py _ir_matmul / _ir_matmul_acc): ``pl.matmul(dst=c,
+# lhs=a, rhs=b)`` binds too; the bias has no keyword in either spelling (the real page: 4th positional only)
 MATMUL_ALIASES = {"dst": "dst_tile", "acc": "acc_tile", "lhs": "lhs_tile", "rhs": "rhs_tile"}
 
 
@@ -167,7 +167,9 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
             out[...] = prod.astype(acc_np) if comp is not np.int64 else \
                 (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
         out_view = d.region(sd, m, n)
-        run = _direct(compute, out_view) if FUSED else deferred(compute, out_view)
+        # fused: straight into the (boxed) Acc window when undeferred; safe because compute has read every
+        # operand (the accumulator too, into a float64 copy) first and L0C shares no bytes with L0A / L0B
+        run = deferred(compute, out_view, direct=FUSED)
         written = d.written(sd, m, n)
         if carry:  # padding rows / columns of the operands make only their rows / columns of C undefined
             acc = (extra, rest[0], m if accumulate else 1) if extra is not None else None
@@ -180,21 +182,6 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
     batchable = DT_HF8 not in (lhs_dt, rhs_dt)
     return memoized(dispatch, [(1, lhs.valid), (2, rhs.valid)] + ([(3, extra.valid)] if extra is not None else []),
                     state=lambda: FUSED)  # (the record's run depends on it)
-
-
-def _direct(compute: Callable[[Any], None], out_view) -> Callable[[bool], Callable | None]:
-    """:func:`kit.deferred`, but an undeferred run computes straight into the destination's window (a
-    boxed Acc tile included: no scratch and second copy). Safe because ``compute`` has read every operand
-    (the accumulator too, into a float64 copy) before it stores anything, and the Cube's destination
-    (L0C) never shares bytes with its L0A / L0B operands."""
-    slow = deferred(compute, out_view)
-
-    def run(defer: bool) -> Callable | None:
-        if defer:
-            return slow(True)
-        compute(out_view)
-        return None
-    return run
 
 
 def _operand(stack: Callable, view, comp) -> np.ndarray | None:

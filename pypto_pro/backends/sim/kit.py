@@ -209,13 +209,14 @@ def tiles(op: TileOp, env: SimEnv) -> list[TileAccess]:
     return [TileAccess(env.states[t.buffer.uid]) for t in (op.dst, *op.srcs) if isinstance(t, TileRef)]
 
 
-def deferred(compute: Callable[[np.ndarray], None], dst) -> Callable[[bool], Callable | None]:
+def deferred(compute: Callable[[np.ndarray], None], dst, direct: bool = False) -> Callable[[bool], Callable | None]:
     """Numerics with reads at start and writes at commit: compute into scratch, copy at commit
-    (a boxed tile's region is always computed into scratch and scattered into its bytes)."""
-    boxed = not isinstance(dst, np.ndarray)  # a fractal.Region
+    (a boxed tile's region is computed into scratch and scattered into its bytes, unless ``direct``:
+    a ``compute`` that reads every operand before it stores anything may write the region itself)."""
+    via_scratch = not direct and not isinstance(dst, np.ndarray)  # a fractal.Region
 
     def run(defer: bool) -> Callable | None:
-        if not defer and not boxed:
+        if not defer and not via_scratch:
             compute(dst)
             return None
         scratch = np.empty(dst.shape, dst.dtype)
