@@ -110,7 +110,7 @@ def gathermask_b64(out_flat: np.ndarray, src: np.ndarray, mode: int, out_cols: i
     period, phase = MASK_PATTERNS[mode]
     n = min(src.shape[1] // period, B64_LANES)
     step = out_cols // period
-    end = (src.shape[0] - 1) * step + n if src.shape[0] else 0
+    end = gathermask_b64_end(*src.shape, mode, out_cols)
     if end > out_flat.size:
         raise Undefined(f"row {src.shape[0] - 1} of the 64-bit pattern gather ends at element {end}, past out's "
                         f"{out_flat.size} (the a5 code writes row r from element r * {step})")
