@@ -26,13 +26,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
-import os
 import sys
 import time
 from typing import Any, Callable
 
 import numpy as np
 
+from pypto_pro import env_flags
 from pypto_pro.backends.sim.report import LaunchReport
 
 MIN_SECONDS = 1.0  # a launch at least this slow is worth remembering
@@ -40,7 +40,7 @@ FIRST_KEY_BYTES = 32 << 20  # arguments this small are keyed before the first la
 
 
 def enabled() -> bool:
-    return os.environ.get("PYPTO_PRO_SIM_MEMO", "1") not in ("0", "off", "false", "no")
+    return env_flags.flag("PYPTO_PRO_SIM_MEMO", True)
 
 
 def _digest(a: np.ndarray) -> bytes:

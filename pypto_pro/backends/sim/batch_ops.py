@@ -20,11 +20,11 @@ compares every form with the per-block path on random bit patterns with NaN payl
 subnormals and infinities."""
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import numpy as np
 
+from pypto_pro import env_flags
 from pypto_pro.backends.sim.batch_replay import copied, deferred, gm_stack, padded_empty
 from pypto_pro.backends.sim.fractal import Region
 
@@ -32,7 +32,7 @@ from pypto_pro.backends.sim.fractal import Region
 # float64 product of a 64-128 tile is bandwidth-bound, and eight blocks' operands, products and sums in
 # one call move the same bytes through a larger working set; docs/simulator.md, fifth pass), so off
 # unless PYPTO_PRO_SIM_BATCH_CUBE=1 (the tests turn it on)
-BATCH_CUBE = os.environ.get("PYPTO_PRO_SIM_BATCH_CUBE", "0") not in ("", "0")
+BATCH_CUBE = env_flags.flag("PYPTO_PRO_SIM_BATCH_CUBE", False)
 
 
 def _merged(a: np.ndarray, shape: tuple) -> np.ndarray:

@@ -32,18 +32,18 @@ from __future__ import annotations
 
 import math
 import mmap
-import os
 import struct
 from typing import Any, Callable
 
 import numpy as np
 
+from pypto_pro import env_flags
 from pypto_pro.backends.sim.kit import landing
 
 # lanes of a timed launch (blocks in one lockstep chunk at most); 1 turns batched replay off. Off by
 # default for now: with only the Vector ops batched it is not faster than block-by-block replay and its
 # lanes hold more memory (docs/simulator.md, fourth pass); ``LANES = 8`` turns it on, exactly.
-LANES = int(os.environ.get("PYPTO_PRO_SIM_LANES", "1") or 1)
+LANES = env_flags.count("PYPTO_PRO_SIM_LANES", 1)
 _PAD = 1 << 16      # lane rows: never a whole number of tile rows apart
 _GAP = 64           # padded scratch: blocks at least a cache line apart (never contiguous)
 

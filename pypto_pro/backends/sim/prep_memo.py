@@ -26,13 +26,13 @@ them (so a compiled kernel keeps no tensor of its last launch alive). ``ENABLED 
 """
 from __future__ import annotations
 
-import os
 from typing import Callable, Sequence
 
+from pypto_pro import env_flags
 from pypto_pro.backends.sim import batch_replay as _lanes
 from pypto_pro.backends.sim.batch_replay import scalar_key
 
-ENABLED = os.environ.get("PYPTO_PRO_SIM_PREP_MEMO", "1") != "0"
+ENABLED = env_flags.flag("PYPTO_PRO_SIM_PREP_MEMO", True)
 CAP = 4096  # entries per call site
 
 
