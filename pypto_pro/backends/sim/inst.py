@@ -32,7 +32,7 @@ class SyncSpec:
     """Sync effects fused into an instruction: flags waited on and buffer ids acquired before it
     starts; flags set and ids released when it ends. Keys of flags are (src pipe, dst pipe, event)."""
 
-    __slots__ = ("waits", "acquires", "sets", "releases", "xwaits", "xsets", "origins")
+    __slots__ = ("waits", "acquires", "sets", "releases", "xwaits", "xsets", "origins", "pre_at", "xat")
 
     def __init__(self, waits: tuple = (), acquires: tuple = (), sets: tuple = (), releases: tuple = (),
                  xwaits: tuple = (), xsets: tuple = ()):
@@ -43,6 +43,11 @@ class SyncSpec:
         self.xwaits = xwaits  # cross-core: ((receiver core, id), count) consumed before start
         self.xsets = xsets    # cross-core: (receiver core, id) signalled at the end
         self.origins: list = []  # (kind, key, SyncOp statement) it came from, in order (for messages)
+        # the core's dispatch index of each sync folded in before the op (wait_flag / lock /
+        # wait_cross_core, in order), and of the set_cross_core behind each entry of ``xsets``: each is an
+        # instruction of its own on the chip (the cross-core counter check, scheduler.py ``_frontier``)
+        self.pre_at: tuple = ()
+        self.xat: tuple = ()
 
     def __bool__(self) -> bool:
         return bool(self.waits or self.acquires or self.sets or self.releases or self.xwaits or self.xsets)
@@ -57,7 +62,7 @@ class Inst:
 
     __slots__ = ("seq", "pipe", "kind", "cycles", "key", "accesses", "gm", "run", "stmt", "name", "nbytes",
                  "flops", "path", "start", "end", "vc", "extra", "t_issue", "port", "l2", "head", "tail",
-                 "commits", "drained")
+                 "commits", "drained", "at")
 
     def __init__(self, seq: int, pipe: int, kind: int, cycles: float, stmt: Any, name: str,
                  key: Any = None, accesses: tuple = (), gm: tuple = (), run: Callable | None = None,
@@ -88,6 +93,7 @@ class Inst:
         self.tail = tail         # vector drain, paid when a sync flushes the pipe after it
         self.commits = commits   # on-chip regions this instruction writes (for the never-written check)
         self.drained = 0         # at its start: its pipe's instructions up to this count are known finished
+        self.at = -1             # its core's dispatch index (the scalar unit's n-th instruction; -1: unknown)
 
     @property
     def loc(self):

@@ -177,6 +177,7 @@ class Recorder:
         self.l2_insts: list[Inst] = []  # records of the L2-priced windows, in order
         self.op_insts: list[Inst] = []  # the record of each logged op, in order (preps[j] -> op_insts[j])
         self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
+        self.pending_at: list[list[float]] = [[] for _ in PIPE_INDEX]  # the dispatch index of each pending sync
         self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
         self.dispatched = 0
         self.built = 0      # log entries already built (a live block builds as it goes: live.py)
@@ -311,8 +312,11 @@ class Recorder:
                 # each consumed as soon as it can be (a flag set for this pipe must not stay pending
                 # behind the cross-core signal, as one fused record would keep it)
                 pending[pipe] = pre[:-1]
+                at = self.pending_at[pipe]
+                self.pending_at[pipe] = at[:-1]
                 self._flush(pipe)
                 pending[pipe] = pre = pre[-1:]
+                self.pending_at[pipe] = at[-1:]
             if pre:
                 if len(pre) == 1:  # the common case: one wait or one lock before the op
                     kind, k, _ = pre[0]
@@ -323,12 +327,15 @@ class Recorder:
                                     tuple(k for kind, k, _ in pre if kind == "lock"),
                                     xwaits=tuple(k for kind, k, _ in pre if kind == "xwait"))
                 spec.origins = pre  # the (kind, key, statement) triples, in order; a fresh list follows
+                spec.pre_at = tuple(self.pending_at[pipe])
                 pending[pipe] = []
+                self.pending_at[pipe] = []
                 total = cycles + len(pre) * sync_cycles
             else:
                 total = cycles
             inst = Inst(len(insts), queue, OP, total, stmt, name, None, prep.accesses, prep.gm, prep.run, nbytes,
                         flops, path, spec, port, head, tail, self.dispatched * issue, prep.commits if commits else ())
+            inst.at = self.dispatched
             if window is not None:
                 inst.l2 = (cycles, port, hit)
                 l2_insts.append(inst)
@@ -409,12 +416,14 @@ class Recorder:
         pending, last = self.pending, self.last
         if kind in _PRE:  # wait_flag, lock, xwait: fused into the next op of the pipe
             def build_before(ev: int) -> None:
+                self.pending_at[pipe].append(self.dispatched)
                 self.dispatched += 1
                 pending[pipe].append((kind, ev if key_of is None else key_of(ev), stmt))
             return build_before
         sync_cycles = self.sync_cycles
 
         def build_after(ev: int) -> None:  # set_flag, unlock, xset: fused into the previous op; barrier
+            at = self.dispatched
             self.dispatched += 1
             key = ev if key_of is None else key_of(ev)
             prev = last[pipe]
@@ -426,6 +435,7 @@ class Recorder:
                     spec.sets = spec.sets + (key,)
                 elif kind == "xset":
                     spec.xsets = spec.xsets + key
+                    spec.xat = spec.xat + (at,) * len(key)
                     for k in key:
                         spec.origins.append(("xset", k, stmt))
                 else:
@@ -439,7 +449,9 @@ class Recorder:
             spec.origins.append((kind, key, stmt))
             for k in key if kind == "xset" else ():
                 spec.origins.append(("xset", k, stmt))
-            self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec)
+            if kind == "xset":
+                spec.xat = (at,) * len(key)
+            self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec, at)
         return build_after
 
     def _drain(self, stmt: SyncOp, n: int, what: str, xsets: tuple = (), xwaits: tuple = ()) -> None:
@@ -489,21 +501,24 @@ class Recorder:
             self._drain(stmt, n, "sync_all")
         self.dispatched += 1
 
-    def _standalone(self, pipe: int, kind: int, stmt, name: str, spec: SyncSpec | None) -> Inst:
+    def _standalone(self, pipe: int, kind: int, stmt, name: str, spec: SyncSpec | None,
+                    at: float | None = None) -> Inst:
         inst = Inst(len(self.insts), self.qbase + pipe, kind, self.cost.sync, stmt, name)
         inst.extra = spec if spec else None
         inst.t_issue = self.dispatched * self.cost.issue
+        inst.at = self.dispatched if at is None else at
         self.insts.append(inst)
         self.last[pipe] = inst
         return inst
 
     def _flush(self, pipe: int) -> None:
-        for kind, key, stmt in self.pending[pipe]:
+        for (kind, key, stmt), at in zip(self.pending[pipe], self.pending_at[pipe]):
             spec = SyncSpec(waits=(key,) if kind == "wait_flag" else (), acquires=(key,) if kind == "lock" else (),
                             xwaits=(key,) if kind == "xwait" else ())
             spec.origins.append((kind, key, stmt))
-            self._standalone(pipe, SET, stmt, kind, spec)
+            self._standalone(pipe, SET, stmt, kind, spec, at)
         self.pending[pipe] = []
+        self.pending_at[pipe] = []
 
     def account(self, stats: BlockStats) -> None:
         """Add this block's logged work to the launch statistics (HBM bytes of L2-priced accesses
@@ -563,6 +578,7 @@ class Recorder:
         out.builders = [None] * len(self.plan.entries)
         out.insts, out.l2_insts, out.op_insts = [], [], []  # building state: its own
         out.pending = [[] for _ in PIPE_INDEX]
+        out.pending_at = [[] for _ in PIPE_INDEX]
         out.last = [None] * len(PIPE_INDEX)
         out.dispatched = out.barriers = out.bar_alls = 0
         for got in (self.log, self.tokens, self.preps, self.windows, self.used, self.faults):

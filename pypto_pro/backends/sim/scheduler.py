@@ -15,8 +15,7 @@ from typing import Callable
 
 from pypto_pro.backends.sim.cross_core import xid_str
 from pypto_pro.backends.sim.inst import BARRIER, CORE_NAMES, NPIPES, PIPES, Inst, queue_name, sync_where
-
-XFLAG_MAX = 15  # cross-core flag counter depth (FFTS semaphores count to 15)
+from pypto_pro.backends.sim.xcounter import XFLAG_MAX, check as check_xcounter, recheck as recheck_xcounter
 from pypto_pro.errors_sim import DeadlockError, SyncError
 
 
@@ -83,8 +82,14 @@ class CoreScheduler:
         self.landed = landed
         nq = cores * NPIPES
         self.nq = nq
-        # cross-core flags: (receiver core, id) -> sending core -> pending signals (time, vc, setter)
-        self.xflags: dict[tuple, dict[int, list[tuple[float, tuple[int, ...], Inst]]]] = {}
+        # cross-core flags: (receiver core, id) -> sending core -> pending signals (time, vc, setter,
+        # the set's dispatch index on its core)
+        self.xflags: dict[tuple, dict[int, list[tuple[float, tuple[int, ...], Inst, float]]]] = {}
+        # the counter check (xcounter.py): sender -> keys over the depth only by run-ahead (re-judged as the
+        # sender's instructions start), and the (key, sender) pairs already reported / noted
+        self.xover: dict[int, set] = {}
+        self.xreported: set = set()
+        self.xnoted: dict = {}
         self.flows: list[tuple[Inst, Inst, str]] | None = [] if record_flows else None
         self.reporter = reporter
         self.on_start = on_start
@@ -309,6 +314,8 @@ class CoreScheduler:
             self._start(best, best_t)
             heads[p] += 1
             pending -= 1
+            if self.xover:  # the frontier of its core moved (xcounter.py)
+                recheck_xcounter(self, best)
             dirty.add(p)
             if best.port:
                 for o in range(self.nq):
@@ -387,7 +394,7 @@ class CoreScheduler:
                 queues = self.xflags[key]
                 for sender, q in queues.items():
                     if q and (type(count) is not tuple or sender == count[1]):
-                        _, fvc, setter = q.pop(0)
+                        _, fvc, setter, _ = q.pop(0)
                         if fvc[p] > drained[p]:
                             drained[p] = fvc[p]
                         if fvc[setter.pipe] > vc[setter.pipe]:
@@ -483,18 +490,19 @@ class CoreScheduler:
             line = self.lock_queues.get(mid)
             if line is not None and self.lock_pos[mid] < len(line):
                 dirty.add(line[self.lock_pos[mid]].pipe)  # the next acquirer in dispatch order
-        for key in xsets:
+        ex = inst.extra
+        xat = ex.xat if ex is not None and ex.xsets is xsets else ()
+        sender = inst.pipe // NPIPES
+        for i, key in enumerate(xsets):
             core = key[0]
             if core >= 0:  # the receiving core's heads that wait for cross-core signals
                 self._dirty_xwaits(range(core * NPIPES, (core + 1) * NPIPES))
             else:  # a sync_all barrier signal (every core waits on its own)
                 self._dirty_xwaits(range(self.nq))
-            pend = self.xflags.setdefault(key, {}).setdefault(inst.pipe // NPIPES, [])
-            if len(pend) >= XFLAG_MAX and self.checks:
-                self.reporter.report(SyncError(
-                    f"cross-core event {xid_str(key[1])} to {_core_name(key[0])} is signalled {len(pend) + 1} times without "
-                    f"being waited for (the hardware counter holds {XFLAG_MAX})\n  by {inst.describe()}"))
-            pend.append((t, snapshot, inst))
+            pend = self.xflags.setdefault(key, {}).setdefault(sender, [])
+            pend.append((t, snapshot, inst, xat[i] if i < len(xat) else inst.at))
+            if len(pend) > XFLAG_MAX and self.checks:
+                check_xcounter(self, key, sender)
 
     def _resume(self, p: int, t: float) -> None:
         """The flag pipe ``p`` stalled on was cleared at ``t``: its held set lands, then the rest of
