@@ -42,8 +42,10 @@ SINGLE_OPS = frozenset({
     "vor", "vprelu", "vrelu", "vshift_left_s", "vshift_left_v", "vshift_right_s", "vshift_right_v", "vsqrt",
     "vsub", "vsubs", "vtrc", "vxor", "pand", "por", "pxor", "pnot", "psel", "pset", "plt", "pdintlv", "pintlv",
     "vexpsub", "vcvt", "vdintlv", "vintlv", "vlds", "vsts", "vsldb", "vsstb", "vdup", "vdup_reg", "vsel",
-    "vcmp", "vcmps", "vcadd", "vcmax", "vcmin", "vmov", "pmov", "vmulscvt", "vmull", "plds", "psts", "vstsx2"})
-NOPS = frozenset({"mem_bar"})  # no effect on registers or UB (the order it asks for is kept by byte ranges)
+    "vcmp", "vcmps", "vcadd", "vcmax", "vcmin", "vmov", "pmov", "vmulscvt", "vmull", "plds", "psts", "vstsx2",
+    "vstus"})  # vstus: the counted form only (an AR store, after a squeeze, reads AR: a barrier)
+NOPS = frozenset({"mem_bar", "vstas"})  # no effect on registers or UB (the order mem_bar asks for is kept by
+# byte ranges; vstas: each counted vstus wrote its bytes itself, ops/vf/unaligned.py)
 _ALIGNED = {"vlds", "vsts", "plds", "psts", "vsldb", "vsstb", "vstsx2"}  # run checks bases[tile] + sc[0]
 
 
@@ -149,7 +151,8 @@ class Static:
                       if isinstance(a, RegRead) and a.reg.kind in (VREG, MASK)]
         self.writes = [(d.kind, d.uid) for d in instr.dsts]
         aligns = any(isinstance(a, RegRead) and a.reg.kind not in (VREG, MASK) for a in instr.args)
-        simple = (instr.op in SINGLE_OPS and not aligns and all(k in (VREG, MASK) for k, _ in self.writes)
+        simple = (instr.op in SINGLE_OPS and not aligns and not instr.attrs.get("from_ar")
+                  and all(k in (VREG, MASK) for k, _ in self.writes)
                   and len(set(self.writes)) == len(self.writes))
         self.cls = "nop" if instr.op in NOPS else "single" if simple else "barrier"
         self.tile = self.align = None
@@ -298,6 +301,8 @@ def build(trace: list, plan: list, static: list, foots: list, bases: list, slot_
             continue
         if st.tile is not None and (bases[st.tile] + sc[0]) % st.align:
             return None  # the one-by-one run faults at this instruction
+        if st.cls == "single" and getattr(f, "faults", None) is not None and f.faults(*sc):
+            return None  # (vstus: a count that does not fit one register)
         if st.cls == "barrier":
             level = floor = top = top + 1
             flush = [cur[r] for r in cur if r not in synced]
