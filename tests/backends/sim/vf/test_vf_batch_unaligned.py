@@ -169,3 +169,38 @@ def test_batched_reductions_give_the_one_by_one_bytes(kind, dt, count, datablock
     off, ran_off = _run(kernel, (a,), torch.zeros((11, lanes), dtype=a.dtype), False)
     assert ran and not ran_off and isinstance(on[0], bytes) and on == off
     assert ran[0] <= 10  # 29 instructions: the eight rows' loads, reductions and stores are a group each
+
+
+_UNSIGNED = {8: (pl.DT_UINT8, torch.uint8), 16: (pl.DT_UINT16, torch.uint16), 32: (pl.DT_UINT32, torch.uint32)}
+
+
+def dist_body(dist, lanes: int, two: bool):
+    """Per pair of rows a load with ``dist`` (DINTLV: two registers), both stored: the loads of the eight
+    pairs are one group (each writes its whole destinations, so no chain through their registers)."""
+    @pl.vector_function
+    def body(ta, to):
+        full = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT32)
+        for i in pl.range(8):
+            if two:
+                x, y = vf.load_align(ta, i * 2 * lanes, dist=dist)
+            else:
+                x = vf.load_align(ta, i * 2 * lanes, dist=dist)
+                y = vf.load_align(ta, i * 2 * lanes + lanes)
+            vf.store_align(to, x, full, i * 2 * lanes)
+            vf.store_align(to, y, full, (i * 2 + 1) * lanes)
+    return body
+
+
+@pytest.mark.parametrize("dist,bits", [("DINTLV_B32", 32), ("DINTLV_B16", 16), ("DINTLV_B8", 8), ("US_B16", 16),
+                                       ("DS_B16", 16), ("US_B8", 8), ("UNPK_B16", 16), ("UNPK_B8", 8), ("UNPK4", 32),
+                                       ("BLK", 32), ("E2B_B32", 32), ("E2B_B16", 16)])
+def test_batched_load_distributions_give_the_one_by_one_bytes(dist, bits):
+    dt, tdt = _UNSIGNED[bits]
+    lanes = 256 // (bits // 8)
+    kernel = vf_kernel(dist_body(getattr(pl.LoadDist, dist), lanes, dist.startswith("DINTLV")), [(dt, [16, lanes])],
+                       (dt, [16, lanes]), dynamic=True)
+    a = specials(19, (16, 64)).view(tdt)
+    on, ran = _run(kernel, (a,), torch.zeros((16, lanes), dtype=tdt), True)
+    off, ran_off = _run(kernel, (a,), torch.zeros((16, lanes), dtype=tdt), False)
+    assert ran and not ran_off and isinstance(on[0], bytes) and on == off
+    assert ran[0] <= 5  # 1 + 8 * 4 instructions: one pset, the loads, the stores
