@@ -12,8 +12,9 @@ that reads its producers' rows in order reads a view of them), so the per-lane a
 element-wise NumPy code on the same element layout as one register at a time: the same bytes.
 
 Instructions without a batched form run one at a time on a scratch register file bound to their
-versions' rows (``SINGLE_OPS``: they touch only their register operands and their UB footprint); any
-other instruction (unaligned stores, squeeze, SPRs, ...) is a *barrier*: every register is written back
+versions' rows (``SINGLE_OPS``: they touch only their register operands and their UB footprint; an
+instruction without a batched form counts as a partial write of its destination); any other instruction
+(the AR form of an unaligned store, squeeze, SPRs, ...) is a *barrier*: every register is written back
 to the register file, it runs there in program order with everything before it done and nothing after
 it started, and its results are read back. At the end the last version of every register is written
 back, so the register file ends as a one-by-one run leaves it. A trace whose UB accesses would fault
