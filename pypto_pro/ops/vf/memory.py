@@ -24,6 +24,7 @@ from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, Mask
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
+from pypto_pro.ops.vf.load_dists import batched_dist
 
 FAMILY = "vf_data_movement"
 
@@ -320,43 +321,8 @@ def _sim_vlds(instr):
             out.view(ut)[:] = src[0::2]
             rf.v[uids[1]].view(ut)[:] = src[1::2]
     if not (dist.startswith("UNPK") and dist != "UNPK4" and 2 * dw not in _UINT):
-        run.batched = _batched_dist(tile, dist, nbytes, dw)  # type: ignore[attr-defined]
+        run.batched = batched_dist(tile, dist, nbytes, dw)  # type: ignore[attr-defined]
     return run
-
-
-def _batched_dist(tile: int, dist: str, nbytes: int, dw: int) -> Spec:
-    """N loads of one of ``run``'s distributions above (US, DS, UNPK*, BLK, E2B, DINTLV; backends/sim/vf/batch.py):
-    one copy of their ``[N, nbytes]`` UB rows, then the same bit movement along each row (the plan checked
-    every address's alignment). Every one writes its whole destination(s)."""
-    ut = _UINT[dw]
-
-    def make(bases, scs, size):
-        rows = MemRows([bases[tile] + sc[0] for sc in scs], nbytes, size)
-
-        def kernel(ins, outs, mem):
-            raw = rows.view(mem)
-            if raw is None:
-                raw = mem[rows.idx]
-            out = outs[0]
-            if dist.startswith("US"):
-                out.view(ut)[...] = np.repeat(raw.view(ut), 2, axis=-1)
-            elif dist.startswith("DS"):
-                out.view(ut)[...] = raw.view(ut)[:, ::2]
-            elif dist == "UNPK4":
-                out.view(np.uint32)[...] = raw.astype(np.uint32)
-            elif dist == "BLK":
-                out[...] = np.tile(raw, (1, VL // 32))
-            elif dist.startswith("E2B"):
-                out.view(ut)[...] = np.repeat(raw.view(ut), 32 // dw, axis=-1)
-            elif dist.startswith("UNPK"):
-                wide = _UINT[2 * dw]
-                out.view(wide)[...] = raw.view(ut).astype(wide)
-            else:  # DINTLV
-                src = raw.view(ut)
-                out.view(ut)[...] = src[:, 0::2]
-                outs[1].view(ut)[...] = src[:, 1::2]
-        return kernel
-    return Spec(("vlds", tile, dist, nbytes, dw), make, shared=False)
 
 
 def _batched_load(tile: int, nbytes: int, brc: np.dtype | None) -> Spec:
