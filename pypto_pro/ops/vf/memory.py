@@ -24,6 +24,7 @@ from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, Mask
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
+from pypto_pro.ops.vf.load_dists import batched_dist
 
 FAMILY = "vf_data_movement"
 
@@ -319,6 +320,8 @@ def _sim_vlds(instr):
             src = raw.view(ut)
             out.view(ut)[:] = src[0::2]
             rf.v[uids[1]].view(ut)[:] = src[1::2]
+    if not (dist.startswith("UNPK") and dist != "UNPK4" and 2 * dw not in _UINT):
+        run.batched = batched_dist(tile, dist, nbytes, dw)  # type: ignore[attr-defined]
     return run
 
 

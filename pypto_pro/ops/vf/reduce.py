@@ -102,12 +102,49 @@ def _declare(name: str, kind: str, types: tuple) -> None:
                 res = xs.max(axis=1) if kind == "max" else xs.min(axis=1)
             put(dst, res)
         run.full, run.full_mask = full, (mk.reg.uid, dt)  # type: ignore[attr-defined]
+        run.batched = _batched_reduce(kind, dt, per, acc, low, high, False)  # type: ignore[attr-defined]
+        full.batched = _batched_reduce(kind, dt, per, acc, low, high, True)  # type: ignore[attr-defined]
         return run
 
     vf_api(FAMILY, name, "src, mask, datablock=False, merge_mode=None",
            f"Reduce the active lanes of src ({kind}) into element 0 (datablock=True: one result per 32-byte "
            "block, in lanes 0..7); the other lanes are 0.", check)
     vf_instr(op, FAMILY, build, "VREDUCE", cpp=vcpp.reduce(op, _GROUP_CPP[op]))
+
+
+def _batched_reduce(kind: str, dt, per: int, acc: np.dtype, low, high, is_full: bool) -> Spec:
+    """N reductions at once (backends/sim/vf/batch.py): the expressions of ``run`` / ``full`` above over
+    ``[N, blocks, per]`` stacks, each row reduced along its own last axis (the axis one register reduces
+    along; adds pairwise, max / min the same ufunc reduction per row); the results from lane 0 on, the
+    other lanes 0."""
+    t = np_of(dt)
+    n = lanes(dt)
+    fill = low if kind == "max" else high
+
+    def make(bases, scs, size):
+        def kernel(ins, outs, mem):
+            x = ins[0].view(t).reshape(ins[0].shape[0], -1, per)
+            if kind == "add":
+                if is_full:
+                    res = tree_sum(np.where(True, x, 0), acc) if x.dtype != acc else tree_sum(x, acc)
+                else:
+                    act = active_rows(ins[1], dt).reshape(ins[1].shape[0], -1, per)
+                    with np.errstate(all="ignore"):
+                        res = tree_sum(np.where(act, x, 0), acc)
+            else:
+                xs = x.astype(acc if not dt.is_float() else np.float32)
+                if not is_full:
+                    act = active_rows(ins[1], dt).reshape(ins[1].shape[0], -1, per)
+                    xs = np.where(act, xs, fill)
+                res = xs.max(axis=-1) if kind == "max" else xs.min(axis=-1)
+                if not is_full:
+                    res = np.where(act.any(axis=-1), res, 0)
+            o = outs[0].view(t)
+            k = res.shape[-1]
+            o[:, k:] = 0
+            o[:, :k] = res.astype(t) if dt.is_float() else res.astype(np.int64).astype(t)
+        return kernel
+    return Spec((f"vc{kind}", dt, per, is_full), make)
 
 
 _declare("reduce_sum", "add", _SUM_TYPES)

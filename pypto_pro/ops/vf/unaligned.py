@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.backends.sim.kit import fault
+from pypto_pro.backends.sim.vf.batch import MemRows, Spec
 from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, merge, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.expr import Const
@@ -164,7 +165,34 @@ def _sim_vstus(instr):
             n = _count(instr, count, n_lanes) * w
             at = bases[tile] + off
         mem[at:at + n] = rf.v[src.reg.uid][:n]
+    if not from_ar:  # an AR store reads the squeeze count and AR: it stays a barrier (backends/sim/vf/batch.py)
+        run.faults = lambda off, count: not 0 <= count <= n_lanes  # type: ignore[attr-defined]
+        run.batched = _batched_vstus(tile, w)  # type: ignore[attr-defined]
     return run
+
+
+def _batched_vstus(tile: int, w: int) -> Spec:
+    """N counted stores (``vstus`` with a count, no AR stream) of distinct bytes (backends/sim/vf/batch.py):
+    the first ``count * w`` bytes of each register at its address, one strided or scattered copy per
+    distinct count (the plan checked every count, so none faults; a count of 0 writes nothing)."""
+    def make(bases, scs, size):
+        by: dict[int, list[int]] = {}
+        for i, (off, count) in enumerate(scs):
+            if count:
+                by.setdefault(count * w, []).append(i)
+        parts = []
+        for n, idx in by.items():
+            rows = MemRows([bases[tile] + scs[i][0] for i in idx], n, size)
+            sel = slice(idx[0], idx[0] + len(idx)) if idx == list(range(idx[0], idx[0] + len(idx))) else \
+                np.asarray(idx, np.intp)
+            parts.append((rows, sel, n))
+
+        def kernel(ins, outs, mem):
+            src = ins[0]
+            for rows, sel, n in parts:
+                rows.write(mem, src[sel, :n] if src.shape[0] > 1 else np.broadcast_to(src[0, :n], (rows.count, n)))
+        return kernel
+    return Spec(("vstus", tile, w), make, shared=False)
 
 
 def _mem_vstus(instr):

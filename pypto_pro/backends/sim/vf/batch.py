@@ -12,8 +12,9 @@ that reads its producers' rows in order reads a view of them), so the per-lane a
 element-wise NumPy code on the same element layout as one register at a time: the same bytes.
 
 Instructions without a batched form run one at a time on a scratch register file bound to their
-versions' rows (``SINGLE_OPS``: they touch only their register operands and their UB footprint); any
-other instruction (unaligned stores, squeeze, SPRs, ...) is a *barrier*: every register is written back
+versions' rows (``SINGLE_OPS``: they touch only their register operands and their UB footprint; an
+instruction without a batched form counts as a partial write of its destination); any other instruction
+(the AR form of an unaligned store, squeeze, SPRs, ...) is a *barrier*: every register is written back
 to the register file, it runs there in program order with everything before it done and nothing after
 it started, and its results are read back. At the end the last version of every register is written
 back, so the register file ends as a one-by-one run leaves it. A trace whose UB accesses would fault
@@ -42,8 +43,10 @@ SINGLE_OPS = frozenset({
     "vor", "vprelu", "vrelu", "vshift_left_s", "vshift_left_v", "vshift_right_s", "vshift_right_v", "vsqrt",
     "vsub", "vsubs", "vtrc", "vxor", "pand", "por", "pxor", "pnot", "psel", "pset", "plt", "pdintlv", "pintlv",
     "vexpsub", "vcvt", "vdintlv", "vintlv", "vlds", "vsts", "vsldb", "vsstb", "vdup", "vdup_reg", "vsel",
-    "vcmp", "vcmps", "vcadd", "vcmax", "vcmin", "vmov", "pmov", "vmulscvt", "vmull", "plds", "psts", "vstsx2"})
-NOPS = frozenset({"mem_bar"})  # no effect on registers or UB (the order it asks for is kept by byte ranges)
+    "vcmp", "vcmps", "vcadd", "vcmax", "vcmin", "vmov", "pmov", "vmulscvt", "vmull", "plds", "psts", "vstsx2",
+    "vstus"})  # vstus: the counted form only (an AR store, after a squeeze, reads AR: a barrier)
+NOPS = frozenset({"mem_bar", "vstas"})  # no effect on registers or UB (the order mem_bar asks for is kept by
+# byte ranges; vstas: each counted vstus wrote its bytes itself, ops/vf/unaligned.py)
 _ALIGNED = {"vlds", "vsts", "plds", "psts", "vsldb", "vsstb", "vstsx2"}  # run checks bases[tile] + sc[0]
 
 
@@ -149,7 +152,8 @@ class Static:
                       if isinstance(a, RegRead) and a.reg.kind in (VREG, MASK)]
         self.writes = [(d.kind, d.uid) for d in instr.dsts]
         aligns = any(isinstance(a, RegRead) and a.reg.kind not in (VREG, MASK) for a in instr.args)
-        simple = (instr.op in SINGLE_OPS and not aligns and all(k in (VREG, MASK) for k, _ in self.writes)
+        simple = (instr.op in SINGLE_OPS and not aligns and not instr.attrs.get("from_ar")
+                  and all(k in (VREG, MASK) for k, _ in self.writes)
                   and len(set(self.writes)) == len(self.writes))
         self.cls = "nop" if instr.op in NOPS else "single" if simple else "barrier"
         self.tile = self.align = None
@@ -298,6 +302,8 @@ def build(trace: list, plan: list, static: list, foots: list, bases: list, slot_
             continue
         if st.tile is not None and (bases[st.tile] + sc[0]) % st.align:
             return None  # the one-by-one run faults at this instruction
+        if st.cls == "single" and getattr(f, "faults", None) is not None and f.faults(*sc):
+            return None  # (vstus: a count that does not fit one register)
         if st.cls == "barrier":
             level = floor = top = top + 1
             flush = [cur[r] for r in cur if r not in synced]
