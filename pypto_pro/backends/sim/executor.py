@@ -212,9 +212,13 @@ class SimExecutable:
         return out
 
     def launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
-               timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
+               timing: bool = True, check: str = "raise", trace: list | None = None,
+               dispatched: Callable[[], None] | None = None) -> LaunchReport:
         """Run the launch; the device prints (pl.printf, pl.dump_data, failed pl.pto_assert) are shown
-        when it ends, per core (``debug_log``), and kept in the report."""
+        when it ends, per core (``debug_log``), and kept in the report. ``dispatched`` is called once
+        every block is dispatched and before any numerics ran (no argument byte has changed yet) in
+        launches whose blocks are scheduled after dispatch (the launch memo keys slow ones there)."""
+        self._dispatched = dispatched
         with debug_log.capture(block_num) as log:
             report = self._launch_released(block_num, arrays, scalars, timing=timing, check=check, trace=trace)
             report.device_log = log.text()
@@ -342,6 +346,8 @@ class SimExecutable:
         finally:
             for logger in loggers.values():
                 logger.release()
+        if self._dispatched is not None:
+            self._dispatched()
         fractions_of = [l2.miss_fractions([w for rec in recs for w in rec.windows], stats) for recs in logged]
         sigs = [schedule_signature(recs, f) if self.reuse_schedules else None for recs, f in zip(logged, fractions_of)]
         free = batch_replay.independent_blocks(logged, objs) if lanes is not None else set()
