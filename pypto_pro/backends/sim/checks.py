@@ -330,11 +330,17 @@ class OnChipChecker:
 
 
 def _cells(rect: tuple) -> list[tuple]:
-    if len(rect) == 2:  # the common 2-D window inside one cell: no generator machinery
+    n = len(rect)
+    if n == 2:  # the common 2-D window inside one cell: no generator machinery
         (r0, r1), (c0, c1) = rect
         i, j = r0 // GM_CELL_ROWS, c0 // GM_CELL_COLS
         if (r1 - 1) // GM_CELL_ROWS == i and (c1 - 1) // GM_CELL_COLS == j:
             return [((), i, j)]
+    elif n == 1:  # a byte range of a view's row (gm_views.row_rects) inside one cell: row 0 of the grid
+        c0, c1 = rect[0]
+        j = c0 // GM_CELL_COLS
+        if (c1 - 1) // GM_CELL_COLS == j:
+            return [((), 0, j)]
     *lead, (r0, r1), (c0, c1) = rect if len(rect) >= 2 else ((0, 1), *rect)
     lead_key = tuple(a for a, _ in lead)
     return [(lead_key, i, j) for i in range(r0 // GM_CELL_ROWS, (r1 - 1) // GM_CELL_ROWS + 1)
@@ -342,10 +348,15 @@ def _cells(rect: tuple) -> list[tuple]:
 
 
 def _overlap(a: tuple, b: tuple) -> bool:
-    if len(a) == 2:  # the common 2-D window, without generator machinery
+    n = len(a)
+    if n == 2:  # the common 2-D window, without generator machinery
         (a0, a1), (a2, a3) = a
         (b0, b1), (b2, b3) = b
         return a0 < b1 and b0 < a1 and a2 < b3 and b2 < a3
+    if n == 1:  # byte ranges of views
+        (a0, a1), = a
+        (b0, b1), = b
+        return a0 < b1 and b0 < a1
     return all(x0 < y1 and y0 < x1 for (x0, x1), (y0, y1) in zip(a, b))
 
 
