@@ -33,3 +33,16 @@ def test_byte_range_overlap_matches_the_general_formula():
     ranges = list(itertools.combinations(EDGES, 2))
     for a, b in itertools.product(ranges, ranges):
         assert checks._overlap((a,), (b,)) == _general_overlap((a,), (b,))
+
+
+def test_view_row_ranges_are_the_rows_of_the_window():
+    import numpy as np
+
+    from pypto_pro.backends.sim import gm_views
+    base = np.zeros((2, 64, 4, 16), np.float16)
+    g = base[1, :, 2, :]
+    for _ in range(2):  # the second answer comes from the cache: the same ranges
+        got = gm_views.row_rects(g, base, (slice(8, 12), slice(0, 16)))
+        start = base.ctypes.data
+        want = tuple(((g[i].ctypes.data - start, g[i].ctypes.data - start + 32),) for i in range(8, 12))
+        assert got == want
