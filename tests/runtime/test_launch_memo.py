@@ -197,7 +197,7 @@ def test_kernel_keyed_at_dispatch_matches_fresh_simulations(always_slow, monkeyp
         if i == 0:
             exe = next(iter(_scale_kernel._compiled_by_signature.values())).executable
             real = exe.launch
-            monkeypatch.setattr(exe, "launch", lambda *a, **k: (counted.append(1), real(*a, **k))[1])
+            monkeypatch.setattr(exe, "launch", lambda *a, _real=real, **k: (counted.append(1), _real(*a, **k))[1])
     assert counted == []  # launches 2 and 3 were hits
     assert all(dataclasses.asdict(r) == dataclasses.asdict(reports[0]) for r in reports)
     z.zero_()  # other bytes before the launch: simulated
