@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import pypto_pro.language as pl
-from pypto_pro.backends.sim.vf import batch
+from pypto_pro.backends.sim.vf import batch, bind
 from pypto_pro.language import Vf as vf
 from pypto_pro.ops.vf import lanes
 
@@ -71,8 +71,16 @@ def test_bound_groups_give_the_unbound_bytes(scale, monkeypatch):
     a, b = specials(21, (4, 128)), specials(22, (4, 64))
     nan = a.numpy().view(np.uint32)
     nan[:, ::3] = g.choice([0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FA00000], size=nan[:, ::3].shape)  # many NaN pairs
+    gathering = []
+    real = bind.bound_step
+
+    def spy(*args):
+        got = real(*args)
+        gathering.append(got is not None and got.__name__ == "step")  # gathers scattered operand rows
+        return got
+    monkeypatch.setattr(batch, "bound_step", spy)
     on, off, one, ran, ran_off, bound = _both(kernel, (a, b), (8, 64), monkeypatch)
-    assert ran and ran_off and any(bound), "the bound path was not taken"
+    assert ran and ran_off and any(bound) and any(gathering), "the bound paths were not taken"
     assert on[0] != "SimulationError" and on == off == one
 
 
