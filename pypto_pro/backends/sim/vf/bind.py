@@ -4,7 +4,7 @@ building its operand list at every run.
 
 Operands that are consecutive arena rows are views bound as they are; operands gathered from scattered
 rows (the accumulator chains read one loaded row per chain) are gathered at each run into a buffer of
-the group's own, with ``np.take`` over the same rows in the same order: the same contiguous bytes the
+the group's own, with ``take`` over the same rows in the same order: the same contiguous bytes the
 unbound step's ``arena[rows]`` builds. ``batch.BIND = False`` turns this off (the tests compare).
 """
 from __future__ import annotations
@@ -35,6 +35,6 @@ def bound_step(kernel, views: list, outs: list) -> Callable | None:
 
     def step(rf, mem, bases):
         for arena, rows, buf in takes:
-            np.take(arena, rows, axis=0, out=buf, mode="clip")  # (in-range rows: clip is not buffered)
+            arena.take(rows, axis=0, out=buf, mode="clip")  # (in-range rows: clip is not buffered)
         direct(rf, mem, bases)
     return step
