@@ -566,11 +566,19 @@ class SimExecutable:
         ``inst`` is the recorded block's instruction: same statement, pipe and clock)."""
         if gmcheck is None:
             return None
-        gm_access = gmcheck.access
+        gm_rects = gmcheck.access_rects
 
         def check(inst: Inst, gm: tuple) -> None:
-            for pidx, pname, rect, write in gm:
-                gm_access(inst, block_of(inst), objs[pidx], pname, rect, write, pidx)
+            # a run of records of one tensor and direction (a view's rows: gm_views.row_rects) is one call
+            i, n = 0, len(gm)
+            while i < n:
+                pidx, pname, rect, write = gm[i]
+                j = i + 1
+                while j < n and gm[j][0] == pidx and gm[j][3] is write and gm[j][1] == pname:
+                    j += 1
+                gm_rects(inst, block_of(inst), objs[pidx], pname, (rect,) if j == i + 1 else
+                         [r[2] for r in gm[i:j]], write, pidx)
+                i = j
         return check
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:

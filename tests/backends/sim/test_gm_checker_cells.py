@@ -46,3 +46,35 @@ def test_view_row_ranges_are_the_rows_of_the_window():
         start = base.ctypes.data
         want = tuple(((g[i].ctypes.data - start, g[i].ctypes.data - start + 32),) for i in range(8, 12))
         assert got == want
+
+
+def test_access_rects_is_access_of_each_rect_in_turn():
+    """One call for a view's row ranges reports what one call per range reports, in the same order, and
+    keeps the same entries (races across blocks, same-queue hazards, retired covered reads)."""
+    from pypto_pro.backends.sim.checks import GlobalChecker
+    from pypto_pro.backends.sim.inst import NPIPES, OP, Inst
+    from pypto_pro.backends.sim.scheduler import Reporter
+
+    def inst(name, pipe, vc):
+        i = Inst(0, pipe, OP, 1.0, None, name)
+        i.vc = vc + (0,) * (NPIPES - len(vc))
+        return i
+
+    rows = [((a, a + 256),) for a in range(0, 8 * 2048, 2048)]
+    shifted = [((a + 128, a + 384),) for a in range(0, 8 * 2048, 2048)]
+    runs = [(inst("w0", 0, (1, 0)), 0, rows, True), (inst("r1", 1, (0, 1)), 1, shifted, False),
+            (inst("w2", 0, (2, 0)), 0, shifted, True), (inst("w3", 0, (1, 0)), 0, rows[2:5], True)]
+
+    def report(one_by_one: bool):
+        reporter = Reporter("warn")
+        gm = GlobalChecker(reporter)
+        for i, block, rects, write in runs:
+            if one_by_one:
+                for r in rects:
+                    gm.access(i, block, 7, "q", r, write)
+            else:
+                gm.access_rects(i, block, 7, "q", rects, write)
+        cells = {k: ([e[4].name for e in w], [e[4].name for e in r]) for k, (w, r) in gm.cells.items()}
+        return [str(f) for f in reporter.faults], cells
+    assert report(False) == report(True)
+    assert report(False)[0]  # the runs do conflict
