@@ -111,5 +111,5 @@ def test_bound_int_groups_wrap_as_unbound(monkeypatch):
 
     def kernel():
         return vf_kernel(int_body(), [(F32, [4, 64])], (F32, [5, 64]), dynamic=True)
-    on, off, one, ran, _, bound = _both(kernel, (x,), (5, 64), monkeypatch)
+    on, off, one, ran, _, _ = _both(kernel, (x,), (5, 64), monkeypatch)
     assert ran and on == off == one and on[0] != "SimulationError"
