@@ -231,6 +231,7 @@ class _Tensor:
         self.op, self.arrays = op, env.gm.arrays
         self.pidx, self.pname, self.rank = ref.param.index, ref.param.name, ref.param.type.rank
         self.view = ref.param if isinstance(ref.param, gm_views.TensorView) else None
+        self._records: dict[tuple, tuple] = {}  # accesses() of a view: (id of its row rects, write) -> records
 
     def get(self, args: tuple) -> tuple[np.ndarray, tuple]:
         """(array, element offsets) of one call."""
@@ -267,7 +268,14 @@ class _Tensor:
         if self.view is None:
             return ((self.pidx, self.pname, rect, write),)
         base = self.arrays[self.view.base.index]
-        return tuple((self.pidx, self.pname, rr, write) for rr in gm_views.row_rects(g, base, idx))
+        rects = gm_views.row_rects(g, base, idx)
+        got = self._records.get((id(rects), write))
+        if got is None or got[0] is not rects:  # (the cache holds rects: its id is not reused meanwhile)
+            if len(self._records) >= 1 << 12:
+                self._records.clear()
+            got = self._records[(id(rects), write)] = (rects, tuple((self.pidx, self.pname, rr, write)
+                                                                   for rr in rects))
+        return got[1]
 
 
 def _load_sim(op: TileOp, env: SimEnv) -> Callable:

@@ -375,9 +375,9 @@ class JitKernel:
             raise LaunchError(f"PYPTO_PRO_CHECK must be one of {', '.join(CHECK_MODES)}, got {check!r}", kind="value")
         trace_dir = self.trace or os.environ.get("PYPTO_PRO_TRACE")
         events: list | None = [] if trace_dir and self.timing else None
-        def run() -> LaunchReport:
+        def run(dispatched=None) -> LaunchReport:
             return entry.executable.launch(block_dim, bound.arrays, bound.scalars, timing=self.timing, check=check,
-                                           trace=events)
+                                           trace=events, dispatched=dispatched)
         if events is None:  # an identical relaunch of a slow launch gives the same bytes (launch_memo)
             report = entry.memo.launch(run, block_dim, bound.arrays, bound.scalars, (self.timing, check))
         else:

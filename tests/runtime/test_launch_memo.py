@@ -20,7 +20,7 @@ def always_slow(monkeypatch):
 
 
 def _fake_run(calls, out, x, faults=()):
-    def run():
+    def run(dispatched=None):
         calls.append(1)
         out[...] = x * 2  # the same math every time
         rep = LaunchReport("k", "a5", 1800.0, 1, 1, 1, cycles=10.0)
@@ -145,3 +145,61 @@ def test_kernel_relaunches_match_fresh_simulations(always_slow, monkeypatch):
     monkeypatch.setenv("PYPTO_PRO_SIM_MEMO", "0")
     fresh = _scale_kernel[None, 1](x, z, 1.5)
     assert dataclasses.asdict(fresh) == dataclasses.asdict(reports[0])  # no state survives a launch
+
+
+def _dispatching_run(calls, out, x, seen):
+    def run(dispatched=None):
+        calls.append(1)
+        seen.append(dispatched is not None)
+        if dispatched is not None:
+            dispatched()  # every block dispatched, no byte changed yet
+        out[...] = x * 2
+        return LaunchReport("k", "a5", 1800.0, 1, 1, 1, cycles=10.0)
+    return run
+
+
+def test_a_slow_dispatch_keys_the_first_launch(always_slow, monkeypatch):
+    monkeypatch.setattr(launch_memo, "DISPATCH_KEY_SECONDS", 0.0)
+    memo, calls, seen = LaunchMemo(), [], []
+    x, out = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    for _ in range(3):
+        out[:] = 0
+        memo.launch(_dispatching_run(calls, out, x, seen), 4, [x, out], {}, (True, "raise"))
+        np.testing.assert_array_equal(out, x * 2)
+    assert len(calls) == 1 and seen == [True]  # the second identical launch is already a hit
+    out[:] = 1  # the key holds the bytes before the launch, not those at its end
+    memo.launch(_dispatching_run(calls, out, x, seen), 4, [x, out], {}, (True, "raise"))
+    assert len(calls) == 2 and seen == [True, False]  # keyed up front now (the last launch was slow)
+
+
+def test_a_fast_dispatch_or_costly_hash_does_not_key(always_slow, monkeypatch):
+    for attr, value in (("DISPATCH_KEY_SECONDS", 1e9), ("HASH_BYTES_PER_SECOND", 1e-9)):
+        monkeypatch.setattr(launch_memo, "DISPATCH_KEY_SECONDS", 0.0)
+        monkeypatch.setattr(launch_memo, attr, value)
+        memo, calls, seen = LaunchMemo(), [], []
+        x, out = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+        for _ in range(3):
+            out[:] = 0
+            memo.launch(_dispatching_run(calls, out, x, seen), 4, [x, out], {}, (True, "raise"))
+        assert len(calls) == 2 and seen == [True, False]  # the third launch is the first hit, as before
+
+
+def test_kernel_keyed_at_dispatch_matches_fresh_simulations(always_slow, monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(launch_memo, "DISPATCH_KEY_SECONDS", 0.0)
+    x = torch.rand([128, 128], dtype=torch.float16)
+    z = torch.zeros_like(x)
+    counted, reports = [], []
+    for i in range(3):
+        z.fill_(float("nan"))  # the output's bytes before the launch are keyed, not those it writes
+        reports.append(_scale_kernel[None, 1](x, z, 2.5))
+        assert torch.equal(z, x * 2.5)
+        if i == 0:
+            exe = next(iter(_scale_kernel._compiled_by_signature.values())).executable
+            real = exe.launch
+            monkeypatch.setattr(exe, "launch", lambda *a, _real=real, **k: (counted.append(1), _real(*a, **k))[1])
+    assert counted == []  # launches 2 and 3 were hits
+    assert all(dataclasses.asdict(r) == dataclasses.asdict(reports[0]) for r in reports)
+    z.zero_()  # other bytes before the launch: simulated
+    _scale_kernel[None, 1](x, z, 2.5)
+    assert counted == [1] and torch.equal(z, x * 2.5)

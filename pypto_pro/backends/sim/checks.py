@@ -330,11 +330,17 @@ class OnChipChecker:
 
 
 def _cells(rect: tuple) -> list[tuple]:
-    if len(rect) == 2:  # the common 2-D window inside one cell: no generator machinery
+    n = len(rect)
+    if n == 2:  # the common 2-D window inside one cell: no generator machinery
         (r0, r1), (c0, c1) = rect
         i, j = r0 // GM_CELL_ROWS, c0 // GM_CELL_COLS
         if (r1 - 1) // GM_CELL_ROWS == i and (c1 - 1) // GM_CELL_COLS == j:
             return [((), i, j)]
+    elif n == 1:  # a byte range of a view's row (gm_views.row_rects) inside one cell: row 0 of the grid
+        c0, c1 = rect[0]
+        j = c0 // GM_CELL_COLS
+        if (c1 - 1) // GM_CELL_COLS == j:
+            return [((), 0, j)]
     *lead, (r0, r1), (c0, c1) = rect if len(rect) >= 2 else ((0, 1), *rect)
     lead_key = tuple(a for a, _ in lead)
     return [(lead_key, i, j) for i in range(r0 // GM_CELL_ROWS, (r1 - 1) // GM_CELL_ROWS + 1)
@@ -342,10 +348,15 @@ def _cells(rect: tuple) -> list[tuple]:
 
 
 def _overlap(a: tuple, b: tuple) -> bool:
-    if len(a) == 2:  # the common 2-D window, without generator machinery
+    n = len(a)
+    if n == 2:  # the common 2-D window, without generator machinery
         (a0, a1), (a2, a3) = a
         (b0, b1), (b2, b3) = b
         return a0 < b1 and b0 < a1 and a2 < b3 and b2 < a3
+    if n == 1:  # byte ranges of views
+        (a0, a1), = a
+        (b0, b1), = b
+        return a0 < b1 and b0 < a1
     return all(x0 < y1 and y0 < x1 for (x0, x1), (y0, y1) in zip(a, b))
 
 
@@ -396,51 +407,57 @@ class GlobalChecker:
         return self.same.texts() if self.same is not None else []
 
     def access(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool, pidx: int = -1) -> None:
+        """One access of ``inst`` (of block ``block``) to ``rect`` of memory ``obj``."""
+        self.access_rects(inst, block, obj, name, (rect,), write, pidx)
+
+    def access_rects(self, inst: Inst, block: int, obj: int, name: str, rects, write: bool, pidx: int = -1) -> None:
+        """:meth:`access` of each of ``rects`` in turn (the row ranges of one access through a view)."""
         vc = inst.vc
         p = inst.pipe
-        entry = (block, p, vc[p], rect, inst, write)
         shared = self.shared_clock
-        hazards: list[tuple] = []  # same-queue conflicts: reported only when no cross-pipe race is
-        races = 0
-        for cell in _cells(rect):
-            lists = self.cells.get((obj, cell))
-            if lists is None:
-                lists = self.cells[(obj, cell)] = ([], [])
-            writes, reads = lists
-            for group in ((writes, reads) if write else (writes,)):
-                retired = None
-                for i, other in enumerate(group):
-                    if (other[4] is inst and other[0] == block) or not _overlap(rect, other[3]):
-                        continue  # itself (replayed blocks share their recorded block's instructions)
-                    ob, op, oc, orect, _, ow = other
-                    if write is ATOMIC and ow is ATOMIC:
-                        continue  # atomic adds commute at the destination: concurrent ones do not conflict
-                    if (ob == block or shared) and (oc <= inst.drained if op == p and p % NPIPES in self.unordered
-                                                    else op == p or oc <= vc[op]):  # happens before this access
-                        if write and _contains(rect, orect) and (write is not ATOMIC or ow is ATOMIC):
-                            # (an atomic add does not retire a plain write: it would hide that write
-                            # from another block's atomic add, which may land before it)
-                            if retired is None:
-                                retired = set()
-                            retired.add(i)
-                    elif op == p and ob == block:
-                        hazards.append((other, group is writes))
-                    elif ob != block and write and group is writes and self.same is not None and \
-                            not (self.in_flight and other[4].end > inst.start) and \
-                            self.same.watch(inst, pidx, span_of(rect, orect), other, block, name, rect):
-                        continue  # judged by the bytes when this write lands
-                    elif ob == block and op // NPIPES != p // NPIPES and write and group is writes and \
-                            self.same is not None and self.same.watch(inst, pidx, span_of(rect, orect), other, block,
-                                                                      name, rect, other[4].end > inst.start):
-                        continue  # two cores of the block: judged by the bytes both leave
-                    else:
-                        races += 1
-                        self._conflict(inst, block, name, rect, write, other, group is writes)
-                if retired:
-                    group[:] = [o for i, o in enumerate(group) if i not in retired]
-            (writes if write else reads).append(entry)
-        if hazards and not races:
-            self._conflict(inst, block, name, rect, write, *hazards[0])
+        for rect in rects:
+            entry = (block, p, vc[p], rect, inst, write)
+            hazards: list[tuple] = []  # same-queue conflicts: reported only when no cross-pipe race is
+            races = 0
+            for cell in _cells(rect):
+                lists = self.cells.get((obj, cell))
+                if lists is None:
+                    lists = self.cells[(obj, cell)] = ([], [])
+                writes, reads = lists
+                for group in ((writes, reads) if write else (writes,)):
+                    retired = None
+                    for i, other in enumerate(group):
+                        if (other[4] is inst and other[0] == block) or not _overlap(rect, other[3]):
+                            continue  # itself (replayed blocks share their recorded block's instructions)
+                        ob, op, oc, orect, _, ow = other
+                        if write is ATOMIC and ow is ATOMIC:
+                            continue  # atomic adds commute at the destination: concurrent ones do not conflict
+                        if (ob == block or shared) and (oc <= inst.drained if op == p and p % NPIPES in self.unordered
+                                                        else op == p or oc <= vc[op]):  # happens before this access
+                            if write and _contains(rect, orect) and (write is not ATOMIC or ow is ATOMIC):
+                                # (an atomic add does not retire a plain write: it would hide that write
+                                # from another block's atomic add, which may land before it)
+                                if retired is None:
+                                    retired = set()
+                                retired.add(i)
+                        elif op == p and ob == block:
+                            hazards.append((other, group is writes))
+                        elif ob != block and write and group is writes and self.same is not None and \
+                                not (self.in_flight and other[4].end > inst.start) and \
+                                self.same.watch(inst, pidx, span_of(rect, orect), other, block, name, rect):
+                            continue  # judged by the bytes when this write lands
+                        elif ob == block and op // NPIPES != p // NPIPES and write and group is writes and \
+                                self.same is not None and self.same.watch(inst, pidx, span_of(rect, orect), other, block,
+                                                                          name, rect, other[4].end > inst.start):
+                            continue  # two cores of the block: judged by the bytes both leave
+                        else:
+                            races += 1
+                            self._conflict(inst, block, name, rect, write, other, group is writes)
+                    if retired:
+                        group[:] = [o for i, o in enumerate(group) if i not in retired]
+                (writes if write else reads).append(entry)
+            if hazards and not races:
+                self._conflict(inst, block, name, rect, write, *hazards[0])
 
     def _conflict(self, inst: Inst, block: int, name: str, rect: tuple, write: bool,
                   other: tuple, other_writes: bool, detail: str = "") -> None:

@@ -212,9 +212,13 @@ class SimExecutable:
         return out
 
     def launch(self, block_num: int, arrays: list[np.ndarray | None], scalars: dict[str, Any], *,
-               timing: bool = True, check: str = "raise", trace: list | None = None) -> LaunchReport:
+               timing: bool = True, check: str = "raise", trace: list | None = None,
+               dispatched: Callable[[], None] | None = None) -> LaunchReport:
         """Run the launch; the device prints (pl.printf, pl.dump_data, failed pl.pto_assert) are shown
-        when it ends, per core (``debug_log``), and kept in the report."""
+        when it ends, per core (``debug_log``), and kept in the report. ``dispatched`` is called once
+        every block is dispatched and before any numerics ran (no argument byte has changed yet) in
+        launches whose blocks are scheduled after dispatch (the launch memo keys slow ones there)."""
+        self._dispatched = dispatched
         with debug_log.capture(block_num) as log:
             report = self._launch_released(block_num, arrays, scalars, timing=timing, check=check, trace=trace)
             report.device_log = log.text()
@@ -342,6 +346,8 @@ class SimExecutable:
         finally:
             for logger in loggers.values():
                 logger.release()
+        if self._dispatched is not None:
+            self._dispatched()
         fractions_of = [l2.miss_fractions([w for rec in recs for w in rec.windows], stats) for recs in logged]
         sigs = [schedule_signature(recs, f) if self.reuse_schedules else None for recs, f in zip(logged, fractions_of)]
         free = batch_replay.independent_blocks(logged, objs) if lanes is not None else set()
@@ -560,11 +566,19 @@ class SimExecutable:
         ``inst`` is the recorded block's instruction: same statement, pipe and clock)."""
         if gmcheck is None:
             return None
-        gm_access = gmcheck.access
+        gm_rects = gmcheck.access_rects
 
         def check(inst: Inst, gm: tuple) -> None:
-            for pidx, pname, rect, write in gm:
-                gm_access(inst, block_of(inst), objs[pidx], pname, rect, write, pidx)
+            # a run of records of one tensor and direction (a view's rows: gm_views.row_rects) is one call
+            i, n = 0, len(gm)
+            while i < n:
+                pidx, pname, rect, write = gm[i]
+                j = i + 1
+                while j < n and gm[j][0] == pidx and gm[j][3] is write and gm[j][1] == pname:
+                    j += 1
+                gm_rects(inst, block_of(inst), objs[pidx], pname, (rect,) if j == i + 1 else
+                         [r[2] for r in gm[i:j]], write, pidx)
+                i = j
         return check
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:

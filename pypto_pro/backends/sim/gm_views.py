@@ -82,9 +82,23 @@ def row_rects(arr: np.ndarray, base: np.ndarray, idx: tuple) -> tuple[tuple, ...
     rows, cols = sub.shape[-2], sub.shape[-1]
     rs, cs = sub.strides[-2], sub.strides[-1]
     if cs == item:
-        return tuple(((addr + i * rs, addr + i * rs + cols * item),) for i in range(rows))
+        return _row_ranges(addr, rs, rows, cols * item)
     ends = [addr + i * rs + j * cs for i in (0, rows - 1) for j in (0, cols - 1)]
     return (((min(ends), max(ends) + item),),)
+
+
+_RANGES: dict[tuple, tuple] = {}  # (addr, row stride, rows, row bytes) -> row_rects' answer (immutable)
+
+
+def _row_ranges(addr: int, rs: int, rows: int, width: int) -> tuple[tuple, ...]:
+    """``rows`` byte ranges of ``width`` bytes, ``rs`` apart from ``addr`` (kept: tiles reload the same windows)."""
+    key = (addr, rs, rows, width)
+    got = _RANGES.get(key)
+    if got is None:
+        if len(_RANGES) >= 1 << 14:
+            _RANGES.clear()
+        got = _RANGES[key] = tuple(((addr + i * rs, addr + i * rs + width),) for i in range(rows))
+    return got
 
 
 def element(param, arrays: list, view: Sequence[int], offset: int, fault: Callable[[str], Exception],

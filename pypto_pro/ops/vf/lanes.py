@@ -115,6 +115,8 @@ def _batched(instr, run, full, regs, mk, odt, merging: bool, result, fn, bits: n
     ot = bits if bits is not None else np_of(odt)
     key = ("lanewise", instr.op, fn, odt, tuple(r.dtype for r in regs), tuple(at), mp, len(reads), merging, bits)
 
+    direct = isinstance(fn, np.ufunc) and bits is None and all(t == compute_dtype(t) == ot for t in types)
+
     def make(is_full: bool):
         def build(bases, scs, size):
             scalars = scs[0]
@@ -126,10 +128,25 @@ def _batched(instr, run, full, regs, mk, odt, merging: bool, result, fn, bits: n
                     out[...] = res
                 else:
                     merge_rows(out, res, active_rows(ins[mp], odt), merging)
+            if direct and (is_full or mp is None):
+                kernel.bind = lambda ins, outs: _direct(fn, [ins[j].view(t) for j, t in zip(at, types)],
+                                                        [ot.type(x) for x in scalars], outs[0].view(ot))
             return kernel
         return build
     run.batched = Spec(key + (False,), make(False), overwrites=not merging or mk is None)  # type: ignore[attr-defined]
     full.batched = Spec(key + (True,), make(True))  # type: ignore[attr-defined]
+
+
+def _direct(fn: np.ufunc, ins: list, scalars: list, out: np.ndarray):
+    """``kernel`` of a group whose operands are fixed arena rows (``batch._Group.bind``): the ufunc
+    straight into the destination rows, or None. Exactly ``result``'s bytes: no cast on either side (the
+    operands, the scalars and the result are all the output type) and the destination rows are fresh
+    versions, never an operand's, so the ufunc runs the loop it runs into a new array of that layout."""
+    probe = np.asarray(fn(*(np.zeros(1, x.dtype) for x in ins), *scalars))
+    if probe.dtype != out.dtype or any(np.shares_memory(out, x) for x in ins):
+        return None
+    args = (*ins, *scalars)
+    return lambda rf, mem, bases: fn(*args, out=out)
 
 
 def merge_mode(p, a, name: str = "mode") -> bool:

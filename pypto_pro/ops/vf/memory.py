@@ -21,6 +21,7 @@ from pypto_pro.ir.vf import MemRef
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64
 from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MergeMode, StoreDist)
+from pypto_pro.ops.vf import batched_masks
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
@@ -68,6 +69,7 @@ def _sim_pset(instr):
 
     def run(rf, mem, bases):
         set_active(rf.m[uid], act, dt)
+    batched_masks.pset(run, act, dt)
     return run
 
 
@@ -85,6 +87,7 @@ def _sim_plt(instr):
 
     def run(rf, mem, bases, n):
         set_active(rf.m[uid], idx < (n & 0xFFFFFFFF), dt)  # the scalar is passed as a uint32_t
+    batched_masks.plt(run, dt)
     return run
 
 
@@ -135,6 +138,8 @@ def _sim_vdup(instr):
             out[:] = res
         else:
             merge(out, res, active(rf.m[mk.reg.uid], dt), merging)
+    if VL // t.itemsize == lanes(dt):
+        batched_masks.vdup(run, dt, merging, mk is not None)
     return run
 
 

@@ -29,10 +29,12 @@ from typing import Callable
 
 import numpy as np
 
+from pypto_pro.backends.sim.vf.bind import bound_step
 from pypto_pro.backends.sim.vf.regfile import VL, RegFile
 from pypto_pro.ir.vf import MASK, VREG, RegRead
 
 BATCH = True
+BIND = True  # groups whose kernel binds its arena rows once (``kernel.bind``, bind.py) run that bound call
 _WORTH = 0.8  # batch a trace only when its steps are at most this fraction of its instructions
 
 # instructions that touch only their register operands (RegRead arguments and destinations) and the UB
@@ -204,6 +206,9 @@ class _Group:
         views = [(arena[k], r) for k, r in self.ins]
         outs = [arena[k][r] for k, r in self.outs]
         olds = [(o, arena[k], r) for o, (k, r) in zip(outs, self.olds)] if self.olds else None
+        direct = bound_step(kernel, views, outs) if BIND and olds is None else None  # (bind.py)
+        if direct is not None:
+            return direct
         if olds is None and all(isinstance(r, slice) for _, r in views):
             ins = [a[r] for a, r in views]
             return lambda rf, mem, bases: kernel(ins, outs, mem)

@@ -1,0 +1,40 @@
+"""Bound group steps of a batched VF plan (``batch.py``): a group kernel that can bind its operand and
+destination rows once (``kernel.bind(ins, outs)``, ``ops/vf/lanes.py``) runs that bound call instead of
+building its operand list at every run.
+
+Operands that are consecutive arena rows are views bound as they are; operands gathered from scattered
+rows (the accumulator chains read one loaded row per chain) are gathered at each run into a buffer of
+the group's own, with ``take`` over the same rows in the same order: the same contiguous bytes the
+unbound step's ``arena[rows]`` builds. ``batch.BIND = False`` turns this off (the tests compare).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from pypto_pro.backends.sim.vf.regfile import VL
+
+
+def bound_step(kernel, views: list, outs: list) -> Callable | None:
+    """The step of a group without partial writes (``views``: (arena, rows) per operand), or None."""
+    bind = getattr(kernel, "bind", None)
+    if bind is None:
+        return None
+    ins, takes = [], []
+    for arena, rows in views:
+        if isinstance(rows, slice):
+            ins.append(arena[rows])
+        else:
+            buf = np.empty((len(rows), VL), arena.dtype)
+            takes.append((arena, rows, buf))
+            ins.append(buf)
+    direct = bind(ins, outs)
+    if direct is None or not takes:
+        return direct
+
+    def step(rf, mem, bases):
+        for arena, rows, buf in takes:
+            arena.take(rows, axis=0, out=buf, mode="clip")  # (in-range rows: clip is not buffered)
+        direct(rf, mem, bases)
+    return step
