@@ -58,8 +58,9 @@ def unordered_pipes(arch: str) -> tuple[PipeType, ...]:
 # ``wait_intra_block(pipe, id)``.
 SU_CROSS_CORE_WAIT: dict[str, tuple[bool, str]] = {
     "a2a3": (True, "PTO-ISA docs/isa/scalar/ops/pipeline-sync/wait-flag-dev.md: 'blocks the entire SU of the calling "
-                   "core ... all pipelines are stalled', 'A2A3 only'; Ascend C CrossCoreWaitFlag: the instructions "
-                   "after it wait until the flag is set"),
+                   "core ... all pipelines are stalled', 'A2A3 only'; Ascend C CrossCoreWaitFlag(ISASI) "
+                   "(atlasascendc_api_07_0274, A2/A3): with the counter at 0, every instruction after the wait is "
+                   "blocked until it is non-zero"),
     "a5": (False, "PTO-ISA docs/isa/scalar/ops/pipeline-sync/wait-intra-core.md: 'Only the named pipeline stalls; "
                   "other pipelines on the same core continue executing'"),
 }
