@@ -20,6 +20,7 @@ from pypto_pro.arch.pipes import cross_core_wait_blocks_su
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.cross_core import cross_core_key, participants
 from pypto_pro.backends.sim.inst import BARRIER, OP, PIPE_INDEX, SET, Inst, SyncSpec
+from pypto_pro.backends.sim.su_wait import su_wait_builder
 from pypto_pro.errors import SimulationError
 from pypto_pro.errors_sim import SyncError
 from pypto_pro.ir.printer import sync_str
@@ -180,8 +181,7 @@ class Recorder:
         self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
         self.pending_at: list[list[float]] = [[] for _ in PIPE_INDEX]  # the dispatch index of each pending sync
         self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
-        # a2a3: a cross-core wait stalls the scalar unit (arch/pipes.py): it is a record of its own on S,
-        # and every record built after it is gated by it (the last such wait built so far)
+        # a2a3: a cross-core wait stalls the scalar unit (su_wait.py); the last such wait built so far
         self.su_wait = cross_core_wait_blocks_su(cost.arch.name)
         self.gate: Inst | None = None
         self.dispatched = 0
@@ -420,8 +420,8 @@ class Recorder:
         pipe = PIPE_INDEX[stmt.pipe]
         key_of = self._sync_key(stmt)
         pending, last = self.pending, self.last
-        if kind == "xwait" and self.su_wait:
-            return self._su_wait_builder(stmt, key_of)
+        if kind == "xwait" and self.su_wait:  # a2a3: a record of its own on S that gates the core
+            return su_wait_builder(self, stmt, key_of)
         if kind in _PRE:  # wait_flag, lock, xwait: fused into the next op of the pipe
             def build_before(ev: int) -> None:
                 self.pending_at[pipe].append(self.dispatched)
@@ -461,30 +461,6 @@ class Recorder:
                 spec.xat = (at,) * len(key)
             self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec, at)
         return build_after
-
-    def _su_wait_builder(self, stmt: SyncOp, key_of: Callable) -> Callable[[int], None]:
-        """a2a3: ``wait_cross_core`` is ``wait_flag_dev(id)``, which stalls the whole scalar unit until the
-        signals arrive (PTO-ISA wait-flag-dev.md): a record of its own on S, never fused. The syncs still
-        pending before it become records of their own (dispatched before it, they are not held by it), no
-        later sync is fused into a record built before it, and every later record of the core is gated
-        by it (starts no earlier than its end, and happens after it)."""
-        s = PIPE_INDEX[PipeType.S]
-        last = self.last
-
-        def build_su_wait(ev: int) -> None:
-            at = self.dispatched
-            for p in range(len(PIPE_INDEX)):
-                if self.pending[p]:
-                    self._flush(p)
-            key = key_of(ev)
-            spec = SyncSpec(xwaits=(key,))
-            spec.origins.append(("xwait", key, stmt))
-            inst = self._standalone(s, SET, stmt, "xwait", spec, at)
-            inst.su = True
-            self.gate = inst
-            last[:] = [None] * len(last)
-            self.dispatched += 1
-        return build_su_wait
 
     def _drain(self, stmt: SyncOp, n: int, what: str, xsets: tuple = (), xwaits: tuple = ()) -> None:
         """Every pipe of this core drains into S (flag ``n`` each); S optionally signals ``xsets`` and

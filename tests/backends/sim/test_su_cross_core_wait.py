@@ -5,7 +5,7 @@ a2a3 lowers ``pl.system.wait_cross_core`` to ``wait_flag_dev(id)`` (real codegen
 ``wait-flag-dev.md``): no instruction the core dispatches after it, on any pipe, starts before it is
 satisfied. On a5 ``wait_intra_block(pipe, id)`` stalls only its pipe (``wait-intra-core.md``).
 The simulator models the a2a3 wait as a record of its own on S that every later record of its core
-waits for (recorder.py ``_su_wait_builder``, scheduler.py ``start_time``); docs/simulator.md.
+waits for (su_wait.py, scheduler.py ``start_time``); docs/simulator.md.
 """
 from __future__ import annotations
 
