@@ -48,3 +48,24 @@ def in_order(arch: str, pipe: PipeType) -> bool:
 def unordered_pipes(arch: str) -> tuple[PipeType, ...]:
     """The pipes of ``arch`` whose dependent instructions need ``pipe_barrier`` between them."""
     return tuple(p for p in PipeType if p is not P.ALL and p not in ORDERED[arch][0])
+
+
+# Whether a cross-core wait (``pl.system.wait_cross_core``) blocks the whole scalar unit (every pipe:
+# nothing the core dispatches after it starts before it is satisfied) or only its named pipe, per
+# family, with the source. a2a3 lowers every mode to ``wait_flag_dev(id)``, which has no pipe
+# (real codegen ``MakeCrossCoreWaitCodegenCCE`` in framework/src/interface/pypto_pro/backend/
+# backend_cce_ops.cpp, the op registered on PIPE_S); a5 lowers INTRA_BLOCK / UNICAST_BLOCK to
+# ``wait_intra_block(pipe, id)``.
+SU_CROSS_CORE_WAIT: dict[str, tuple[bool, str]] = {
+    "a2a3": (True, "PTO-ISA docs/isa/scalar/ops/pipeline-sync/wait-flag-dev.md: 'blocks the entire SU of the calling "
+                   "core ... all pipelines are stalled', 'A2A3 only'; Ascend C CrossCoreWaitFlag(ISASI) "
+                   "(atlasascendc_api_07_0274, A2/A3): with the counter at 0, every instruction after the wait is "
+                   "blocked until it is non-zero"),
+    "a5": (False, "PTO-ISA docs/isa/scalar/ops/pipeline-sync/wait-intra-core.md: 'Only the named pipeline stalls; "
+                  "other pipelines on the same core continue executing'"),
+}
+
+
+def cross_core_wait_blocks_su(arch: str) -> bool:
+    """True when a cross-core wait on ``arch`` stalls the core's scalar unit (all pipes), not one pipe."""
+    return SU_CROSS_CORE_WAIT[arch][0]

@@ -62,7 +62,7 @@ class Inst:
 
     __slots__ = ("seq", "pipe", "kind", "cycles", "key", "accesses", "gm", "run", "stmt", "name", "nbytes",
                  "flops", "path", "start", "end", "vc", "extra", "t_issue", "port", "l2", "head", "tail",
-                 "commits", "drained", "at")
+                 "commits", "drained", "at", "gate", "su")
 
     def __init__(self, seq: int, pipe: int, kind: int, cycles: float, stmt: Any, name: str,
                  key: Any = None, accesses: tuple = (), gm: tuple = (), run: Callable | None = None,
@@ -94,6 +94,10 @@ class Inst:
         self.commits = commits   # on-chip regions this instruction writes (for the never-written check)
         self.drained = 0         # at its start: its pipe's instructions up to this count are known finished
         self.at = -1             # its core's dispatch index (the scalar unit's n-th instruction; -1: unknown)
+        # a2a3: the last cross-core wait its core dispatched before it, which stalls the whole scalar unit
+        # (PTO-ISA wait-flag-dev.md): this record starts no earlier than that wait's end (arch/pipes.py)
+        self.gate: Inst | None = None
+        self.su = False          # it is such a wait (a record on S that every later record of its core waits for)
 
     @property
     def loc(self):

@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
+from pypto_pro.arch.pipes import cross_core_wait_blocks_su
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.cross_core import cross_core_key, participants
 from pypto_pro.backends.sim.inst import BARRIER, OP, PIPE_INDEX, SET, Inst, SyncSpec
+from pypto_pro.backends.sim.su_wait import su_wait_builder
 from pypto_pro.errors import SimulationError
 from pypto_pro.errors_sim import SyncError
 from pypto_pro.ir.printer import sync_str
@@ -179,6 +181,9 @@ class Recorder:
         self.pending: list[list[tuple]] = [[] for _ in PIPE_INDEX]
         self.pending_at: list[list[float]] = [[] for _ in PIPE_INDEX]  # the dispatch index of each pending sync
         self.last: list[Inst | None] = [None] * len(PIPE_INDEX)
+        # a2a3: a cross-core wait stalls the scalar unit (su_wait.py); the last such wait built so far
+        self.su_wait = cross_core_wait_blocks_su(cost.arch.name)
+        self.gate: Inst | None = None
         self.dispatched = 0
         self.built = 0      # log entries already built (a live block builds as it goes: live.py)
         self.live: Callable | None = None  # (recorder, prepared read) -> value, in a live block
@@ -336,6 +341,7 @@ class Recorder:
             inst = Inst(len(insts), queue, OP, total, stmt, name, None, prep.accesses, prep.gm, prep.run, nbytes,
                         flops, path, spec, port, head, tail, self.dispatched * issue, prep.commits if commits else ())
             inst.at = self.dispatched
+            inst.gate = self.gate
             if window is not None:
                 inst.l2 = (cycles, port, hit)
                 l2_insts.append(inst)
@@ -414,6 +420,8 @@ class Recorder:
         pipe = PIPE_INDEX[stmt.pipe]
         key_of = self._sync_key(stmt)
         pending, last = self.pending, self.last
+        if kind == "xwait" and self.su_wait:  # a2a3: a record of its own on S that gates the core
+            return su_wait_builder(self, stmt, key_of)
         if kind in _PRE:  # wait_flag, lock, xwait: fused into the next op of the pipe
             def build_before(ev: int) -> None:
                 self.pending_at[pipe].append(self.dispatched)
@@ -507,6 +515,7 @@ class Recorder:
         inst.extra = spec if spec else None
         inst.t_issue = self.dispatched * self.cost.issue
         inst.at = self.dispatched if at is None else at
+        inst.gate = self.gate
         self.insts.append(inst)
         self.last[pipe] = inst
         return inst
@@ -580,6 +589,7 @@ class Recorder:
         out.pending = [[] for _ in PIPE_INDEX]
         out.pending_at = [[] for _ in PIPE_INDEX]
         out.last = [None] * len(PIPE_INDEX)
+        out.gate = None
         out.dispatched = out.barriers = out.bar_alls = 0
         for got in (self.log, self.tokens, self.preps, self.windows, self.used, self.faults):
             got.clear()

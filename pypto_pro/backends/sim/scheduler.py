@@ -171,6 +171,12 @@ class CoreScheduler:
             t = inst.t_issue
         if inst.port and self.port_free > t:
             t = self.port_free
+        g = inst.gate
+        if g is not None:  # a2a3: behind a cross-core wait that stalls the scalar unit
+            if g.vc is None:
+                return None
+            if g.end > t:
+                t = g.end
         ex = inst.extra
         if ex is not None:
             flags = self.flags
@@ -403,6 +409,13 @@ class CoreScheduler:
                             self.flows.append((setter, inst, f"cross-core {key[1]}"))
             if ex.xwaits:  # signals consumed: the heads that wait for cross-core signals may start later
                 self._dirty_xwaits(range(self.nq))
+        g = inst.gate
+        if g is not None:  # the scalar unit dispatched it after the wait was satisfied: it happens after it
+            gvc = g.vc
+            if gvc[p] > drained[p]:
+                drained[p] = gvc[p]
+            if gvc[g.pipe] > vc[g.pipe]:
+                vc[:] = map(max, vc, gvc)
         if self.joins:
             after = self.joins.pop(inst.seq, None)
             if after is not None:
@@ -426,6 +439,9 @@ class CoreScheduler:
         self.busy[p] += inst.cycles
         if end > self.end_time:
             self.end_time = end
+        if inst.su:  # the scalar unit goes on: the core's records gated by this wait may start
+            c = p - p % NPIPES
+            self.dirty.update(range(c, c + NPIPES))
         if self.on_start is not None:
             self.on_start(inst)
         commit = inst.run(self.defer) if inst.run is not None else None
@@ -529,6 +545,7 @@ class CoreScheduler:
 
     def _deadlock(self) -> None:
         lines = [self._stall_line(p) for p in sorted(self.stalled)]
+        behind: dict[Inst, list[int]] = {}  # a2a3: a stalled cross-core wait -> the queues held only by it
         for p in range(self.nq):
             h = self.heads[p]
             if h >= len(self.queues[p]) or p in self.stalled:
@@ -560,9 +577,20 @@ class CoreScheduler:
                 elif ahead is not inst:
                     what.append(f"lock(buf_id={_lock_id(mid)}) at {where}: granted in dispatch order, waiting behind "
                                 f"{ahead.describe()}")
+            g = inst.gate
+            if g is not None and g.vc is None:
+                if not what:  # only the stalled scalar unit holds it: one line per core below
+                    behind.setdefault(g, []).append(p)
+                    continue
+                what.append(f"the scalar unit, stalled at wait_cross_core at {sync_where(g, 'xwait', g.extra.xwaits[0])}")
             left = len(self.queues[p]) - h
             lines.append(f"  {queue_name(p, self.nq > NPIPES):8} blocked at {inst.name} ({_loc_line(inst)}) waiting for "
                          f"{'; '.join(what) or 'nothing?'}  [{left} instruction(s) left]")
+        for g, qs in behind.items():
+            names = ", ".join(queue_name(q, self.nq > NPIPES) for q in qs)
+            lines.append(f"  {names}: held by the scalar unit, stalled at wait_cross_core at "
+                         f"{sync_where(g, 'xwait', g.extra.xwaits[0])} (a2a3: wait_flag_dev blocks every pipe of the "
+                         f"core until its signals arrive)")
         pending = [f"  {flag_str(key)} from {sync_where(setter, 'set_flag', key)} is set and not waited for"
                    for key, (_, _, setter) in self.flags.items()]
         text = f"deadlock in block {self.block}: no pipe can make progress\n" + "\n".join(lines)

@@ -12,7 +12,9 @@ blocks only its own pipe while the other pipes go on (``wait-intra-core.md``), s
 instruction sits in its queue while the scalar unit feeds the others. So at a given time the chip
 has surely dispatched everything before the *second* not-started instruction of each of the core's
 queues (its *frontier*, :func:`frontier`); what comes after may still be undispatched on a chip
-with shallow queues.
+with shallow queues. On a2a3 a cross-core wait stalls the scalar unit itself (``wait_flag_dev``,
+PTO-ISA ``wait-flag-dev.md``): while the head of S is such a wait, the frontier is that wait, since
+nothing after it is dispatched (nor, gated by it, started) until it is satisfied.
 
 A signal counts toward an overflow only once it is behind the frontier: then every chip sends it
 by this time, whatever its queue depths (in this schedule's timing). More than 15 such signals pending
@@ -56,6 +58,10 @@ def frontier(s: "CoreScheduler", core: int) -> tuple[float, int]:
     bound, which = INF, -1
     for q in range(core * NPIPES, (core + 1) * NPIPES):
         line, seen = s.queues[q], 0
+        h = s.heads[q]
+        if h < len(line) and line[h].su and 0 <= line[h].at < bound:
+            # a2a3: the scalar unit is stalled at this cross-core wait: it has dispatched it and nothing after
+            bound, which = line[h].at + 1, q
         for i in range(s.heads[q], len(line)):
             for at in _entries(line[i]):
                 seen += 1

@@ -169,19 +169,32 @@ def test_vector_loads_without_waiting_for_ready():
     assert re.search(rf"load on AIV[01]\.MTE2 \({re.escape(line_of(SRC_WS, 'vec_load'))}\)", msg), msg
 
 
-def test_cube_never_signals_ready_deadlocks():
-    """The Cube never sets READY: each Vector core's wait_cross_core waits forever."""
+@pytest.mark.parametrize("arch", ["a2a3", "a5"])
+def test_cube_never_signals_ready_deadlocks(arch):
+    """The Cube never sets READY: each Vector core's wait_cross_core waits forever. On a5 the wait is
+    part of its pipe's queue (fused into the load); on a2a3 it stalls the scalar unit (``wait_flag_dev``):
+    a record of its own on S, and the load (and the rest of the core) is held behind it."""
     with pytest.raises(DeadlockError) as info:
-        run_ws("cube_never_signals")
+        run_ws("cube_never_signals", arch)
     msg = str(info.value)
     wait = re.escape(line_of(SRC_WS, "vec_wait_ready"))
+    free = re.escape(line_of(SRC_WS, "cube_wait_free"))
+    if arch == "a5":
+        for core in ("AIV0", "AIV1"):
+            assert re.search(rf"{core}\.MTE2 +blocked at load \({re.escape(line_of(SRC_WS, 'vec_load'))}.*waiting for "
+                             rf"wait_cross_core\(event={READY}\) at {wait}: 0 of 1 signal\(s\) arrived", msg), msg
+        # the Cube is blocked too: for the second tile it waits for FREE from both Vector cores (their
+        # pre-signalled FREE was used by the first tile), which never come
+        assert re.search(rf"AIC\.FIX +blocked at store .* wait_cross_core\(event={FREE}\) at "
+                         rf"{free}: 0 of 2 signal\(s\) arrived", msg), msg
+        return
     for core in ("AIV0", "AIV1"):
-        assert re.search(rf"{core}\.MTE2 +blocked at load \({re.escape(line_of(SRC_WS, 'vec_load'))}.*waiting for "
+        assert re.search(rf"{core}\.S +blocked at xwait \({wait}.*waiting for "
                          rf"wait_cross_core\(event={READY}\) at {wait}: 0 of 1 signal\(s\) arrived", msg), msg
-    # the Cube is blocked too: for the second tile it waits for FREE from both Vector cores (their
-    # pre-signalled FREE was used by the first tile), which never come
-    assert re.search(rf"AIC\.FIX +blocked at store .* wait_cross_core\(event={FREE}\) at "
-                     rf"{re.escape(line_of(SRC_WS, 'cube_wait_free'))}: 0 of 2 signal\(s\) arrived", msg), msg
+        assert re.search(rf"{core}\.MTE2(, {core}\.\w+)*: held by the scalar unit, stalled at wait_cross_core at {wait}",
+                         msg), msg
+    assert re.search(rf"AIC\.S +blocked at xwait \({free}.* wait_cross_core\(event={FREE}\) at "
+                     rf"{free}: 0 of 2 signal\(s\) arrived", msg), msg
 
 
 def test_cube_reuses_workspace_slot_without_waiting_for_free():
