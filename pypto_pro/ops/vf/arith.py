@@ -152,11 +152,12 @@ def _wide(x):
 
 def _fused(fn, split=None):
     """A fused multiply-add: exact product and sum in float64, one rounding to the register type.
-    ``split = (pos, pre, post)``: ``fn(*xs) == post(pre(*others), xs[pos])`` (lanes.scan_form)."""
+    ``split = (pos, pre, ufunc)``: ``fn(*xs) == ufunc(pre(*others), xs[pos])`` with the operands widened
+    (lanes.scan_form; the ufunc widens ``xs[pos]`` itself, by the cast ``astype`` makes)."""
     f = lambda *xs: fn(*(_wide(x) for x in xs))  # noqa: E731
     if split is not None:
-        pos, pre, post = split
-        f.split = (pos, lambda *xs: pre(*(_wide(x) for x in xs)), lambda p, d: post(p, _wide(d)))
+        pos, pre, ufunc = split
+        f.split = (pos, lambda *xs: pre(*(_wide(x) for x in xs)), ufunc)
     return f
 
 
@@ -186,7 +187,7 @@ def _declare_accumulating(name: str, text: str, fn, scalar: bool = False, split=
 
 
 _declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda d, a, b: a * b + d,
-                      split=(0, lambda a, b: a * b, lambda p, d: p + d))  # the products first: the same operations
+                      split=(0, lambda a, b: a * b, np.add))  # the products first: the same operations
 _declare_accumulating("mul_dst_add", "dst[i] * src0[i] + src1[i] (one rounding)", lambda d, a, b: d * a + b)
 _declare_accumulating("axpy", "scalar * src[i] + dst[i] (one rounding)", lambda d, a, s: s * a + d, scalar=True)
 

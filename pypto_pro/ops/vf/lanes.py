@@ -147,8 +147,9 @@ def _assign(out: np.ndarray, res) -> None:
 def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=None) -> Callable:
     """The scan form (``backends/sim/vf/batch_scan.py``) of a lane-wise instruction's all-lanes group:
     level by level, ``result`` of that level's operands, the carried one read from the previous level's
-    rows. ``split = (pos, pre, post)``: ``fn(*xs) == post(pre(*others), xs[pos])`` with ``pre``
-    element-wise (``mul_add_dst``'s product): ``pre`` runs once over every level's stacked operands."""
+    rows. ``split = (pos, pre, ufunc)``: ``fn(*xs) == ufunc(pre(*others), xs[pos])`` with ``pre``
+    element-wise (``mul_add_dst``'s product, then ``np.add``): ``pre`` runs once over every level's
+    stacked operands, the ufunc once per level into a buffer of ``pre``'s dtype."""
     def maker(bases, scs, size, carried):
         if carried not in at:
             return None  # the chain carries the predicate
@@ -162,9 +163,15 @@ def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=
         def scan(stacks, outs):
             xs = [stacks[j].view(t) for j, t in others]
             if hoist:
-                pre = split[1](*xs)
+                pre, ufunc = split[1](*xs), split[2]
+                buf = np.empty(np.broadcast_shapes(pre.shape[1:], outs[0].view(t_c).shape), pre.dtype)
+                plain = store is _assign
                 for k in range(len(outs) - 1):
-                    store(outs[k + 1].view(ot), split[2](pre[k], outs[k].view(t_c)))
+                    ufunc(pre[k], outs[k].view(t_c), out=buf)
+                    if plain:
+                        outs[k + 1].view(ot)[...] = buf
+                    else:
+                        store(outs[k + 1].view(ot), buf)
                 return
             for k in range(len(outs) - 1):
                 ins = [x[k] for x in xs]
