@@ -146,16 +146,26 @@ _declare_shift("shift_right", np.right_shift, _DOC.format("src[i] >> shift (arit
 # ---- fused and composite ---------------------------------------------------------------------------
 
 
-def _fused(fn):
-    """A fused multiply-add: exact product and sum in float64, one rounding to the register type."""
-    return lambda *xs: fn(*(x.astype(np.float64) if x.dtype.kind == "f" else x for x in xs))
+def _wide(x):
+    return x.astype(np.float64) if x.dtype.kind == "f" else x
+
+
+def _fused(fn, split=None):
+    """A fused multiply-add: exact product and sum in float64, one rounding to the register type.
+    ``split = (pos, pre, ufunc)``: ``fn(*xs) == ufunc(pre(*others), xs[pos])`` with the operands widened
+    (lanes.scan_form; the ufunc widens ``xs[pos]`` itself, by the cast ``astype`` makes)."""
+    f = lambda *xs: fn(*(_wide(x) for x in xs))  # noqa: E731
+    if split is not None:
+        pos, pre, ufunc = split
+        f.split = (pos, lambda *xs: pre(*(_wide(x) for x in xs)), ufunc)
+    return f
 
 
 # the CCE accumulate-into-destination intrinsics (the real backend's EmitVFMulAddDst / MulDstAdd / Axpy)
 _ACC_CPP = {"vmul_add_dst": "vmula", "vmul_dst_add": "vmadd", "vaxpy": "vaxpy"}
 
 
-def _declare_accumulating(name: str, text: str, fn, scalar: bool = False) -> None:
+def _declare_accumulating(name: str, text: str, fn, scalar: bool = False, split=None) -> None:
     op = f"v{name}"
 
     def check(p, node, a):
@@ -173,10 +183,11 @@ def _declare_accumulating(name: str, text: str, fn, scalar: bool = False) -> Non
         c.emit(p, node, op, (acc,), args, dtype=dt, merging=merge_mode(p, a), lanes=lanes(dt), api=name)
         return acc
     vf_api(FAMILY, name, ("src, scalar" if scalar else "src0, src1") + ", mask, mode=None", _DOC.format(text), check)
-    vf_instr(op, FAMILY, sim_lanewise(_fused(fn)), "VMUL", cpp=vcpp.accumulate(_ACC_CPP[op], scalar=scalar))
+    vf_instr(op, FAMILY, sim_lanewise(_fused(fn, split)), "VMUL", cpp=vcpp.accumulate(_ACC_CPP[op], scalar=scalar))
 
 
-_declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda d, a, b: a * b + d)
+_declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda d, a, b: a * b + d,
+                      split=(0, lambda a, b: a * b, np.add))  # the products first: the same operations
 _declare_accumulating("mul_dst_add", "dst[i] * src0[i] + src1[i] (one rounding)", lambda d, a, b: d * a + b)
 _declare_accumulating("axpy", "scalar * src[i] + dst[i] (one rounding)", lambda d, a, s: s * a + d, scalar=True)
 

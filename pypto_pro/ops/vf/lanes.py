@@ -49,11 +49,16 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
         views = PerRegFile(lambda rf: ([view(rf.v[r.reg.uid], r.dtype) for r in regs], view(rf.v[d.uid], odt),
                                        None if mk is None else active(rf.m[mk.reg.uid], odt)))  # ins, dst, pred
 
+        def finish(res):
+            return res if res.dtype == ot else res.astype(ct, copy=False).astype(ot)
+
         def result(ins, scalars):
             if casts:
                 ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
-            res = np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins))
-            return res if res.dtype == ot else res.astype(ct, copy=False).astype(ot)
+            return finish(np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins)))
+        # scan_form's hoisted form (operands taken as they are): store a result as result() would give it
+        result.store = (None if casts else _assign if ct == ot  # type: ignore[attr-defined]
+                        else lambda out, res: _assign(out, finish(res)))
 
         def run(rf, mem, bases, *scalars):
             ins, out, act = views(rf)
@@ -134,7 +139,51 @@ def _batched(instr, run, full, regs, mk, odt, merging: bool, result, fn, bits: n
             return kernel
         return build
     run.batched = Spec(key + (False,), make(False), overwrites=not merging or mk is None)  # type: ignore[attr-defined]
-    full.batched = Spec(key + (True,), make(True))  # type: ignore[attr-defined]
+    full_make = make(True)
+    full_make.scan = scan_form(at, types, ot, result, getattr(fn, "split", None))  # type: ignore[attr-defined]
+    full.batched = Spec(key + (True,), full_make)  # type: ignore[attr-defined]
+
+
+def _assign(out: np.ndarray, res) -> None:
+    """``out[...] = res``: NumPy's cast of ``res`` to ``out``'s dtype, the one ``astype`` makes."""
+    out[...] = res
+
+
+def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=None) -> Callable:
+    """The scan form (``backends/sim/vf/batch_scan.py``) of a lane-wise instruction's all-lanes group:
+    level by level, ``result`` of that level's operands, the carried one read from the previous level's
+    rows. ``split = (pos, pre, ufunc)``: ``fn(*xs) == ufunc(pre(*others), xs[pos])`` with ``pre``
+    element-wise (``mul_add_dst``'s product, then ``np.add``): ``pre`` runs once over every level's
+    stacked operands, the ufunc once per level into a buffer of ``pre``'s dtype."""
+    def maker(bases, scs, size, carried):
+        if carried not in at:
+            return None  # the chain carries the predicate
+        pos = at.index(carried)
+        scalars = scs[0]
+        t_c = types[pos]
+        others = [(j, t) for j, t in zip(at, types) if j != carried]
+        store = getattr(result, "store", None)  # None: operands are converted first (no hoisted form)
+        hoist = split is not None and split[0] == pos and not scalars and store is not None
+
+        def scan(stacks, outs):
+            xs = [stacks[j].view(t) for j, t in others]
+            if hoist:
+                pre, ufunc = split[1](*xs), split[2]
+                buf = np.empty(np.broadcast_shapes(pre.shape[1:], outs[0].view(t_c).shape), pre.dtype)
+                plain = store is _assign
+                for k in range(len(outs) - 1):
+                    ufunc(pre[k], outs[k].view(t_c), out=buf)
+                    if plain:
+                        outs[k + 1].view(ot)[...] = buf
+                    else:
+                        store(outs[k + 1].view(ot), buf)
+                return
+            for k in range(len(outs) - 1):
+                ins = [x[k] for x in xs]
+                ins.insert(pos, outs[k].view(t_c))
+                outs[k + 1].view(ot)[...] = result(ins, scalars)
+        return scan
+    return maker
 
 
 def _direct(fn: np.ufunc, ins: list, scalars: list, out: np.ndarray):

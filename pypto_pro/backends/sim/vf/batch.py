@@ -29,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from pypto_pro.backends.sim.vf import batch_scan
 from pypto_pro.backends.sim.vf.bind import bound_step
 from pypto_pro.backends.sim.vf.regfile import VL, RegFile
 from pypto_pro.ir.vf import MASK, VREG, RegRead
@@ -195,10 +196,11 @@ class Plan:
 
 
 class _Group:
-    __slots__ = ("kernel", "ins", "outs", "olds")
+    __slots__ = ("kernel", "ins", "outs", "olds", "scan")
 
-    def __init__(self, kernel, ins, outs, olds) -> None:
+    def __init__(self, kernel, ins, outs, olds, scan=None) -> None:
         self.kernel, self.ins, self.outs, self.olds = kernel, ins, outs, olds
+        self.scan = scan  # (numerics key, scan maker, scalars) of a spec with a scan form (batch_scan.py)
 
     def bind(self, av, am):
         arena = {VREG: av, MASK: am}
@@ -422,6 +424,8 @@ def build(trace: list, plan: list, static: list, foots: list, bases: list, slot_
         if olds:  # a broadcast old value must fill every output row
             olds = [(k_, r if not (isinstance(r, slice) and r.stop - r.start == 1 and n > 1)
                      else np.full(n, r.start, np.intp)) for k_, r in olds]
-        steps.append(_Group(kernel, ins, out_slices, olds))
+        scan = getattr(spec.make, "scan", None)
+        scan = (key[1:], scan, [node[4] for node in g]) if scan and spec.shared else None
+        steps.append(_Group(kernel, ins, out_slices, olds, scan))
     final = [(r[0], r[1], rows[v]) for r, v in cur.items() if r not in synced]
-    return Plan(steps, count[VREG], count[MASK], init, final)
+    return Plan(batch_scan.fuse(steps, bases, ub_size), count[VREG], count[MASK], init, final)
