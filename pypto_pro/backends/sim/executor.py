@@ -20,6 +20,7 @@ import numpy as np
 from pypto_pro.arch.model import ArchModel
 from pypto_pro.backends.sim import batch_replay, debug_log, gm_views, numerics, tile_ops
 from pypto_pro.backends.sim.blas_threads import one_blas_thread
+from pypto_pro.backends.sim.block_sequence import POISON, SequentialLaunch
 from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
@@ -38,8 +39,6 @@ from pypto_pro.errors_sim import DeadlockError
 from pypto_pro.ir.nodes import KernelIR, SetValidShape, SyncOp, TileOp, walk_stmts
 from pypto_pro.language.enums import CrossCoreSyncMode, MemorySpace, SectionKind
 from pypto_pro.ops import getval, ssbuf
-
-POISON = 0xFF  # on-chip bytes at block start: NaN for every float dtype, -1 for ints
 
 
 def _gm_region(runners: list) -> Callable[[int, tuple], np.ndarray | None]:
@@ -313,7 +312,7 @@ class SimExecutable:
 
     def _timed(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
         reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
-        seq = _Sequential(self, report, block_num)
+        seq = SequentialLaunch(self, report, block_num)
         stats, objs, l2 = seq.stats, seq.objs, seq.l2
         watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
         lanes = self._lanes(block_num, trace)
@@ -420,7 +419,7 @@ class SimExecutable:
         """Kernels whose scalar code reads what the pipes write: each block is dispatched and scheduled
         together (live.py); no schedule replay."""
         reporter, checks, onchip, gmcheck, on_commit = self._checkers(check)
-        seq = _Sequential(self, report, block_num)
+        seq = SequentialLaunch(self, report, block_num)
         pricing = LivePricing(seq.l2, seq.stats)
         watch, landed = (gmcheck.pending, gmcheck.landed) if gmcheck is not None else (None, None)
         for b in range(block_num):
@@ -600,54 +599,3 @@ class SimExecutable:
             bounds["Cube"] = stats.cube_ideal_cycles / active / clock
         return Roofline(bounds)
 
-
-class _Sequential:
-    """Bookkeeping of a launch whose blocks run one after another on one executable's memories:
-    statistics, GM object ids, the L2 tracker, each physical core's free time and the busy cycles
-    per queue; a block's GM-port share, its on-chip poison, its report entry and trace."""
-
-    def __init__(self, ex: SimExecutable, report: LaunchReport, block_num: int):
-        self.ex, self.report, self.block_num = ex, report, block_num
-        self.stats = BlockStats()
-        self.cores = ex.physical_cores
-        self.ncores_block = len(ex.memories) if ex.mixed else 1
-        self.cap = ex.arch.gm_bandwidth_cap_gb_s
-        self.core_free = [0.0] * self.cores
-        self.pipe_busy = [0.0] * (self.ncores_block * len(PIPES))
-        self.objs = GMBinding.launch_objs([r.gm for r in ex.runners])
-        self.l2 = L2Tracker(ex.arch.l2)
-
-    def port_share(self, b: int) -> float:
-        """GM-port bytes per cycle of block ``b``: the cap shared by the cores of its wave."""
-        if not self.cap:
-            return 0.0
-        active = min(self.cores, self.block_num - (b // self.cores) * self.cores)
-        return self.cap.value * 1e9 / active / (self.ex.arch.clock_mhz.value * 1e6)
-
-    def poison(self) -> None:
-        """A block's on-chip memories at its start (every byte POISON)."""
-        for mem in self.ex.memories:
-            for arr in mem.arrays.values():
-                arr.fill(POISON)
-
-    def block_done(self, b: int, recs: list, block_end: float, busy: list[float], trace: list | None,
-                   insts: list[Inst], flows) -> None:
-        """Free block ``b``'s logs; add its timing to the report (and the trace) on its core."""
-        core = b % self.cores
-        start = self.core_free[core]
-        for rec in recs:
-            rec.release()
-        for i, v in enumerate(busy):
-            self.pipe_busy[i] += v
-        mixed = self.ex.mixed
-        self.report.blocks.append(BlockTiming(b, core, start, start + block_end,
-                                              {queue_name(i, mixed): v for i, v in enumerate(busy) if v}))
-        if trace is not None:
-            trace.append((b, core, start, insts, flows))
-        self.core_free[core] = start + block_end
-
-    def finish(self, reporter: Reporter, gmcheck: GlobalChecker | None) -> None:
-        report = self.report
-        report.cycles = max(self.core_free) if self.core_free else 0.0
-        report.pipe_busy = {queue_name(i, self.ex.mixed): v for i, v in enumerate(self.pipe_busy) if v}
-        self.ex._fill_report(report, self.stats, reporter, min(self.cores, self.block_num), gmcheck)
