@@ -55,7 +55,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from pypto_pro.backends.sim import debug_log
-from pypto_pro.backends.sim.recorder import BlockStats
+from pypto_pro.backends.sim.launch_stats import BlockStats
 from pypto_pro.backends.sim.schedule_cache import schedule_signature
 from pypto_pro.errors import LaunchError
 

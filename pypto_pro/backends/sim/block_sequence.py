@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from pypto_pro.backends.sim.checks import GlobalChecker
 from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
 from pypto_pro.backends.sim.kit import GMBinding
-from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker
+from pypto_pro.backends.sim.launch_stats import BlockStats, L2Tracker
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport
 from pypto_pro.backends.sim.scheduler import Reporter
 

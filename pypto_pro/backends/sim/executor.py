@@ -28,7 +28,8 @@ from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
 from pypto_pro.backends.sim.kit import GMBinding
 from pypto_pro.backends.sim.live import LiveBlock, LivePricing
 from pypto_pro.backends.sim.memory import CoreMemory
-from pypto_pro.backends.sim.recorder import BlockStats, L2Tracker, Recorder, RecorderPlan, _read_now, build_block
+from pypto_pro.backends.sim.launch_stats import BlockStats, L2Tracker
+from pypto_pro.backends.sim.recorder import Recorder, RecorderPlan, _read_now, build_block
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
 from pypto_pro.backends.sim.schedule_cache import RecordedSchedule, schedule_signature
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter

@@ -32,7 +32,8 @@ import threading
 from typing import Callable
 
 from pypto_pro.backends.sim.inst import Inst
-from pypto_pro.backends.sim.recorder import L2Tracker, Recorder
+from pypto_pro.backends.sim.launch_stats import L2Tracker
+from pypto_pro.backends.sim.recorder import Recorder
 from pypto_pro.backends.sim.scheduler import CoreScheduler
 
 
