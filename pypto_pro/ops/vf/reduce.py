@@ -41,6 +41,29 @@ def tree_sum(x: np.ndarray, acc: np.dtype) -> np.ndarray:
     return x[..., 0]
 
 
+def _reduced(kind: str, x: np.ndarray, act: np.ndarray | None, acc: np.dtype, low, high,
+             is_float: bool) -> np.ndarray:
+    """The reduction of each row (last axis) of ``x`` over its active lanes ``act`` (None: all active):
+    ``add`` pairwise in ``acc``; ``max`` / ``min`` in fp32 (floats) or ``acc``, inactive lanes the
+    identity (``low`` / ``high``), a row with no active lane 0. One register (``[blocks, per]``) and a
+    batch of them (``[N, blocks, per]``) run this same code."""
+    if kind == "add":
+        if act is None:  # ``np.where`` only copies (the same bytes, in a fresh contiguous array)
+            return tree_sum(np.where(True, x, 0), acc) if x.dtype != acc else tree_sum(x, acc)
+        with np.errstate(all="ignore"):
+            return tree_sum(np.where(act, x, 0), acc)
+    xs = x.astype(acc if not is_float else np.float32)
+    if act is not None:
+        xs = np.where(act, xs, low if kind == "max" else high)
+    res = xs.max(axis=-1) if kind == "max" else xs.min(axis=-1)
+    return res if act is None else np.where(act.any(axis=-1), res, 0)
+
+
+def _narrowed(res: np.ndarray, dt, t: np.dtype) -> np.ndarray:
+    """A reduction's results in the source dtype (integers through int64: wrap, never a float cast)."""
+    return res.astype(t) if dt.is_float() else res.astype(np.int64).astype(t)
+
+
 def _declare(name: str, kind: str, types: tuple) -> None:
     op = f"vc{kind}"
 
@@ -76,31 +99,17 @@ def _declare(name: str, kind: str, types: tuple) -> None:
 
         def put(dst, res) -> None:
             out = np.zeros(n, t)  # the results from lane 0 on (one per block with datablock=True)
-            out[:res.size] = res.astype(t) if dt.is_float() else res.astype(np.int64).astype(t)
+            out[:res.size] = _narrowed(res, dt, t)
             dst[:] = out
 
         def run(rf, mem, bases):
             x, act, dst = views(rf)
-            if kind == "add":
-                with np.errstate(all="ignore"):
-                    res = tree_sum(np.where(act, x, 0), acc)
-            else:
-                fill = low if kind == "max" else high
-                xs = np.where(act, x.astype(acc if not dt.is_float() else np.float32), fill)
-                res = xs.max(axis=1) if kind == "max" else xs.min(axis=1)
-                res = np.where(act.any(axis=1), res, 0)
-            put(dst, res)
+            put(dst, _reduced(kind, x, act, acc, low, high, dt.is_float()))
 
         def full(rf, mem, bases):
-            """Every lane active (vf/call.py's plan): ``np.where`` would copy every source element (the
-            same bytes, in a fresh contiguous array of the same shape and dtype, as below)."""
+            """Every lane active (vf/call.py's plan)."""
             x, _, dst = views(rf)
-            if kind == "add":
-                res = tree_sum(np.where(True, x, 0), acc) if x.dtype != acc else tree_sum(x, acc)
-            else:
-                xs = x.astype(acc if not dt.is_float() else np.float32)
-                res = xs.max(axis=1) if kind == "max" else xs.min(axis=1)
-            put(dst, res)
+            put(dst, _reduced(kind, x, None, acc, low, high, dt.is_float()))
         run.full, run.full_mask = full, (mk.reg.uid, dt)  # type: ignore[attr-defined]
         run.batched = _batched_reduce(kind, dt, per, acc, low, high, False)  # type: ignore[attr-defined]
         full.batched = _batched_reduce(kind, dt, per, acc, low, high, True)  # type: ignore[attr-defined]
@@ -113,36 +122,20 @@ def _declare(name: str, kind: str, types: tuple) -> None:
 
 
 def _batched_reduce(kind: str, dt, per: int, acc: np.dtype, low, high, is_full: bool) -> Spec:
-    """N reductions at once (backends/sim/vf/batch.py): the expressions of ``run`` / ``full`` above over
-    ``[N, blocks, per]`` stacks, each row reduced along its own last axis (the axis one register reduces
-    along; adds pairwise, max / min the same ufunc reduction per row); the results from lane 0 on, the
-    other lanes 0."""
+    """N reductions at once (backends/sim/vf/batch.py): :func:`_reduced` over ``[N, blocks, per]``
+    stacks, each row reduced along its own last axis as one register is; the results from lane 0 on,
+    the other lanes 0."""
     t = np_of(dt)
-    n = lanes(dt)
-    fill = low if kind == "max" else high
 
     def make(bases, scs, size):
         def kernel(ins, outs, mem):
             x = ins[0].view(t).reshape(ins[0].shape[0], -1, per)
-            if kind == "add":
-                if is_full:
-                    res = tree_sum(np.where(True, x, 0), acc) if x.dtype != acc else tree_sum(x, acc)
-                else:
-                    act = active_rows(ins[1], dt).reshape(ins[1].shape[0], -1, per)
-                    with np.errstate(all="ignore"):
-                        res = tree_sum(np.where(act, x, 0), acc)
-            else:
-                xs = x.astype(acc if not dt.is_float() else np.float32)
-                if not is_full:
-                    act = active_rows(ins[1], dt).reshape(ins[1].shape[0], -1, per)
-                    xs = np.where(act, xs, fill)
-                res = xs.max(axis=-1) if kind == "max" else xs.min(axis=-1)
-                if not is_full:
-                    res = np.where(act.any(axis=-1), res, 0)
+            act = None if is_full else active_rows(ins[1], dt).reshape(ins[1].shape[0], -1, per)
+            res = _reduced(kind, x, act, acc, low, high, dt.is_float())
             o = outs[0].view(t)
             k = res.shape[-1]
             o[:, k:] = 0
-            o[:, :k] = res.astype(t) if dt.is_float() else res.astype(np.int64).astype(t)
+            o[:, :k] = _narrowed(res, dt, t)
         return kernel
     return Spec((f"vc{kind}", dt, per, is_full), make)
 
