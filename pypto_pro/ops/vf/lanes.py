@@ -170,13 +170,9 @@ def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=
             if hoist:
                 pre, ufunc = split[1](*xs), split[2]
                 buf = np.empty(np.broadcast_shapes(pre.shape[1:], outs[0].view(t_c).shape), pre.dtype)
-                plain = store is _assign
                 for k in range(len(outs) - 1):
                     ufunc(pre[k], outs[k].view(t_c), out=buf)
-                    if plain:
-                        outs[k + 1].view(ot)[...] = buf
-                    else:
-                        store(outs[k + 1].view(ot), buf)
+                    store(outs[k + 1].view(ot), buf)
                 return
             for k in range(len(outs) - 1):
                 ins = [x[k] for x in xs]

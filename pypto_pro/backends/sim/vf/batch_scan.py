@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pypto_pro.ir.vf import VREG
+
 SCAN = True
 MIN_LEVELS = 3  # shorter runs are cheaper as plain steps
 WINDOW = 16  # a chain's next level is looked for at most this many steps after its last one
@@ -131,7 +133,6 @@ class Scan:
 
     def bind(self, av: np.ndarray, am: np.ndarray):
         """The step function on these arenas (``batch.Plan.run`` binds every step once per arena)."""
-        from pypto_pro.ir.vf import VREG
         scan = self.scan
 
         def arr(kind):
