@@ -25,7 +25,7 @@ from pypto_pro.ops.vf import batched_masks
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
-from pypto_pro.ops.vf.load_dists import batched_dist
+from pypto_pro.ops.vf.load_dists import UINT, batched_dist, move_bits
 
 FAMILY = "vf_data_movement"
 
@@ -271,7 +271,6 @@ def _aligned(instr, addr: int, align: int) -> None:
                            f"(dist {instr.attrs.get('dist', 'NORM')})")
 
 
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _sim_vlds(instr):
@@ -279,7 +278,7 @@ def _sim_vlds(instr):
     dist, nbytes, dw, align = at["dist"], at["nbytes"], at["dw"], at["align"]
     tile = instr.args[0].tile
     uids = [d.uid for d in instr.dsts]
-    ut = _UINT[dw]
+    ut = UINT[dw]
 
     def norm(rf, mem, bases, off):  # the common case first: one register of contiguous bytes
         addr = bases[tile] + off
@@ -302,30 +301,8 @@ def _sim_vlds(instr):
     def run(rf, mem, bases, off):
         addr = bases[tile] + off
         _aligned(instr, addr, align)
-        raw = mem[addr:addr + nbytes]
-        out = rf.v[uids[0]]
-        if dist == "NORM":
-            out[:] = raw
-        elif dist.startswith("BRC"):
-            out.view(ut)[:] = raw.view(ut)[0]
-        elif dist.startswith("US"):
-            out.view(ut)[:] = np.repeat(raw.view(ut), 2)
-        elif dist.startswith("DS"):
-            out.view(ut)[:] = raw.view(ut)[::2]
-        elif dist == "UNPK4":  # each u8 into a b32 lane, zero-extended
-            out.view(np.uint32)[:] = raw.astype(np.uint32)
-        elif dist == "BLK":  # one 32-byte block repeated
-            out[:] = np.tile(raw, VL // 32)
-        elif dist.startswith("E2B"):  # each element repeated over a 32-byte block
-            out.view(ut)[:] = np.repeat(raw.view(ut), 32 // dw)
-        elif dist.startswith("UNPK"):
-            wide = _UINT[2 * dw] if 2 * dw in _UINT else None
-            out.view(wide)[:] = raw.view(ut).astype(wide)
-        else:  # DINTLV: even elements -> first register, odd -> second
-            src = raw.view(ut)
-            out.view(ut)[:] = src[0::2]
-            rf.v[uids[1]].view(ut)[:] = src[1::2]
-    if not (dist.startswith("UNPK") and dist != "UNPK4" and 2 * dw not in _UINT):
+        move_bits(mem[addr:addr + nbytes], dist, dw, [rf.v[u] for u in uids])
+    if not (dist.startswith("UNPK") and dist != "UNPK4" and 2 * dw not in UINT):
         run.batched = batched_dist(tile, dist, nbytes, dw)  # type: ignore[attr-defined]
     return run
 
