@@ -158,6 +158,7 @@ class SimExecutable:
         self.live_gm = getval.written_tensors(programs.values())  # a getval of these waits for the schedule
         self.memories, self.runners = self._make_block(0)
         self.live = any(r.recorder_plan.live for r in self.runners)  # live.py
+        self._dispatched: Callable[[], None] | None = None  # this launch's `dispatched` callback (launch)
 
     def _make_block(self, base: int, carve: Callable | None = None) -> tuple[list[CoreMemory], list[ProgramRunner]]:
         """Memories and program runners of one block whose cores are numbered from ``base`` (``carve``:
