@@ -9,11 +9,9 @@ released, a recompiled kernel).
 """
 from __future__ import annotations
 
-import dataclasses
 import gc
 import math
 import struct
-import warnings
 import weakref
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from pypto_pro.backends.sim import batch_replay, prep_memo
 from pypto_pro.backends.sim.kit import GMBinding
 from example_modules import load_example
 from kernels import add_fn
+from launch_compare import assert_same, capture, specials
 
 
 @pytest.fixture(autouse=True)
@@ -32,44 +31,15 @@ def _no_launch_memo(monkeypatch):
     monkeypatch.setenv("PYPTO_PRO_SIM_MEMO", "0")  # every launch simulates
 
 
-def _specials(shape: tuple, rng: np.random.Generator, dtype=np.float16) -> np.ndarray:
-    """Values with NaN payloads of both signs, signed zeros, subnormals and infinities mixed in."""
-    x = rng.standard_normal(shape).astype(dtype)
-    if dtype == np.float16:
-        bits, special = x.view(np.uint16).reshape(-1), np.array(
-            [0x7E01, 0xFC17, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x83FF], np.uint16)
-    else:
-        bits, special = x.view(np.uint32).reshape(-1), np.array(
-            [0x7FC00001, 0xFF800017, 0x7F800000, 0xFF800000, 0, 0x80000000, 1, 0x807FFFFF], np.uint32)
-    idx = rng.choice(bits.size, size=max(1, bits.size // 64), replace=False)
-    bits[idx] = special[rng.integers(0, special.size, idx.size)]
-    return x
-
-
 def _launch(kernel, args: list, blocks: int, on: bool, trace: Path | None, monkeypatch, check: str = "raise"):
     monkeypatch.setattr(prep_memo, "ENABLED", on)
-    arrays = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    opts = {"check": check} if trace is None else {"check": check, "trace": str(trace)}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            report = kernel.options(**opts)[None, blocks](*arrays)
-        fields = {k: v for k, v in dataclasses.asdict(report).items() if k != "trace_files"}
-    except Exception as exc:  # a located fault: its message must be the same
-        fields = f"{type(exc).__name__}: {exc}"
-    files = {p.name: p.read_bytes() for p in sorted(trace.glob("*")) if p.is_file()} if trace else {}
-    return [a.tobytes() for a in arrays if isinstance(a, np.ndarray)], fields, files
+    return capture(kernel, args, blocks, trace, check, catch=True)  # a located fault: its message must be the same
 
 
 def _same(kernel, args, blocks, tmp_path, monkeypatch, check="raise", trace=True):
     on = _launch(kernel, args, blocks, True, tmp_path / "on" if trace else None, monkeypatch, check)
     off = _launch(kernel, args, blocks, False, tmp_path / "off" if trace else None, monkeypatch, check)
-    assert on[0] == off[0]
-    assert on[1] == off[1]
-    assert on[2].keys() == off[2].keys()
-    for name in on[2]:  # the trace files name their directory: compare their contents without it
-        assert on[2][name].replace(b"/on", b"/off") == off[2][name], name
-    return on[1]
+    return assert_same(on, off, "on", "off")
 
 
 # ---- on vs off -----------------------------------------------------------------------------------
@@ -80,7 +50,7 @@ def _same(kernel, args, blocks, tmp_path, monkeypatch, check="raise", trace=True
 def test_flash_attention_memo_on_vs_off(arch, causal, preload, tmp_path, monkeypatch):
     fa = load_example("flash_attention")
     rng = np.random.default_rng(11)
-    q, k, v = (_specials((1, 2, 256, 64), rng) for _ in range(3))
+    q, k, v = (specials((1, 2, 256, 64), rng) for _ in range(3))
     args = [q, k, v, np.zeros_like(q), fa.causal_mask(), *fa.workspaces(3, 64, preload)]
     rep = _same(fa.make_flash_attention(arch, 64, causal, preload), args, 3, tmp_path, monkeypatch)
     assert isinstance(rep, dict) and rep["cycles"] > 0
@@ -89,15 +59,15 @@ def test_flash_attention_memo_on_vs_off(arch, causal, preload, tmp_path, monkeyp
 @pytest.mark.parametrize("check", ["raise", "warn", "off"])
 def test_add_tail_tiles_memo_on_vs_off(check, tmp_path, monkeypatch):
     rng = np.random.default_rng(12)
-    x, y = _specials((1000, 300), rng), _specials((1000, 300), rng)
+    x, y = specials((1000, 300), rng), specials((1000, 300), rng)
     _same(pl.jit(add_fn, arch="a5"), [x, y, np.zeros_like(x)], 3, tmp_path, monkeypatch, check)
 
 
 def test_matmul_memo_on_vs_off(tmp_path, monkeypatch):
     mm = load_example("matmul")
     rng = np.random.default_rng(13)
-    a = _specials((256, 256), rng)
-    b = _specials((256, 256), rng)
+    a = specials((256, 256), rng)
+    b = specials((256, 256), rng)
     _same(mm.make_matmul("a2a3"), [a, b, np.zeros((256, 256), np.float32)], 4, tmp_path, monkeypatch)
 
 
@@ -117,7 +87,7 @@ def _signed_scalars(x: pl.Tensor[[512, 64], pl.DT_FP32], z: pl.Tensor[[512, 64],
                                5e-324, 1.5])
 def test_scalar_operands_are_told_apart(s, tmp_path, monkeypatch):
     rng = np.random.default_rng(14)
-    x = _specials((512, 64), rng, np.float32)
+    x = specials((512, 64), rng, np.float32)
     x[::2] = 1.0  # rows whose product is the scalar's sign and value
     _same(_signed_scalars, [x, np.zeros_like(x), s], 2, tmp_path, monkeypatch)
     if s == 0.0:  # a signed zero per tile, by the scalar's sign: a memo hit across the two would lose it

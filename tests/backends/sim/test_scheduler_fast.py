@@ -20,16 +20,7 @@ import pypto_pro.language as pl
 from pypto_pro.backends.sim import executor, scheduler
 from example_modules import load_example
 from kernels import add_fn
-
-
-def _specials(shape: tuple, rng: np.random.Generator) -> np.ndarray:
-    """fp16 values with NaN payloads of both signs, signed zeros, subnormals and infinities mixed in."""
-    x = rng.standard_normal(shape).astype(np.float16)
-    bits = x.view(np.uint16).reshape(-1)
-    special = np.array([0x7E01, 0xFC17, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x83FF], np.uint16)
-    idx = rng.choice(bits.size, size=max(1, bits.size // 64), replace=False)
-    bits[idx] = special[rng.integers(0, special.size, idx.size)]
-    return x
+from launch_compare import assert_same, capture, specials
 
 
 def _launch(kernel, args: list[np.ndarray], blocks: int, fast: bool, trace: Path, monkeypatch,
@@ -37,24 +28,13 @@ def _launch(kernel, args: list[np.ndarray], blocks: int, fast: bool, trace: Path
     monkeypatch.setattr(scheduler.CoreScheduler, "fast", fast)
     monkeypatch.setattr(scheduler.CoreScheduler, "verify_cache", True)
     monkeypatch.setattr(executor.SimExecutable, "reuse_schedules", False)
-    args = [a.copy() for a in args]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        report = kernel.options(trace=str(trace), check=check)[None, blocks](*args)
-    fields = {k: v for k, v in dataclasses.asdict(report).items() if k != "trace_files"}
-    files = {p.name: p.read_bytes() for p in sorted(trace.glob("*")) if p.is_file()}
-    return [a.tobytes() for a in args], fields, files
+    return capture(kernel, args, blocks, trace, check)
 
 
 def _same(kernel, args, blocks, tmp_path, monkeypatch, check="raise") -> dict:
     a = _launch(kernel, args, blocks, True, tmp_path / "fast", monkeypatch, check)
     b = _launch(kernel, args, blocks, False, tmp_path / "scan", monkeypatch, check)
-    assert a[0] == b[0]
-    assert a[1] == b[1]
-    assert a[2] and a[2].keys() == b[2].keys()
-    for name in a[2]:  # the trace files name their directory: compare their contents without it
-        assert a[2][name].replace(b"/fast", b"/scan") == b[2][name], name
-    return a[1]
+    return assert_same(a, b, "fast", "scan", need_files=True)
 
 
 @pytest.mark.parametrize("arch", ["a5", "a2a3"])
@@ -62,7 +42,7 @@ def _same(kernel, args, blocks, tmp_path, monkeypatch, check="raise") -> dict:
 def test_flash_attention_fast_vs_scan(arch, causal, preload, tmp_path, monkeypatch):
     fa = load_example("flash_attention")
     rng = np.random.default_rng(7)
-    q, k, v = (_specials((1, 2, 256, 64), rng) for _ in range(3))
+    q, k, v = (specials((1, 2, 256, 64), rng) for _ in range(3))
     args = [q, k, v, np.zeros_like(q), fa.causal_mask(), *fa.workspaces(3, 64, preload)]
     rep = _same(fa.make_flash_attention(arch, 64, causal, preload), args, 3, tmp_path, monkeypatch)
     assert rep["cycles"] > 0
@@ -71,7 +51,7 @@ def test_flash_attention_fast_vs_scan(arch, causal, preload, tmp_path, monkeypat
 @pytest.mark.parametrize("check", ["raise", "warn", "off"])
 def test_add_fast_vs_scan(check, tmp_path, monkeypatch):
     rng = np.random.default_rng(8)
-    x = _specials((1000, 300), rng)
+    x = specials((1000, 300), rng)
     _same(pl.jit(add_fn, arch="a5"), [x, x, np.zeros_like(x)], 3, tmp_path, monkeypatch, check)
 
 
