@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pypto_pro.backends.sim.checks import GlobalChecker
+from pypto_pro.backends.sim.gm_checker import GlobalChecker
 from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name
 from pypto_pro.backends.sim.kit import GMBinding
 from pypto_pro.backends.sim.launch_stats import BlockStats, L2Tracker

@@ -21,7 +21,8 @@ from pypto_pro.arch.model import ArchModel
 from pypto_pro.backends.sim import batch_replay, debug_log, gm_views, numerics, tile_ops
 from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.block_sequence import POISON, SequentialLaunch
-from pypto_pro.backends.sim.checks import GlobalChecker, OnChipChecker
+from pypto_pro.backends.sim.checks import OnChipChecker
+from pypto_pro.backends.sim.gm_checker import GlobalChecker
 from pypto_pro.backends.sim.codegen import ProgramSource
 from pypto_pro.backends.sim.cost_model import CostModel
 from pypto_pro.backends.sim.inst import PIPES, Inst, queue_name

@@ -77,7 +77,7 @@ class CoreScheduler:
         self.defer = defer          # numerics write at the end (True) or at the start (exact under check=raise)
         self.on_commit = on_commit  # marks an instruction's written on-chip regions when it ends
         # writes the GM checker waits for (cross-block overlaps judged by their bytes): landed(inst)
-        # once inst's bytes are in memory (checks.GlobalChecker.pending / landed)
+        # once inst's bytes are in memory (gm_checker.GlobalChecker.pending / landed)
         self.watch = watch if watch is not None else {}
         self.landed = landed
         nq = cores * NPIPES

@@ -3,7 +3,7 @@ vector clocks), across blocks, and retiring accesses that a later covering write
 import pytest
 
 from pypto_pro import RaceError
-from pypto_pro.backends.sim.checks import GlobalChecker
+from pypto_pro.backends.sim.gm_checker import GlobalChecker
 from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, OP, Inst
 from pypto_pro.backends.sim.scheduler import Reporter
 

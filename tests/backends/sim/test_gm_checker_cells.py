@@ -1,11 +1,11 @@
 """The GM checker's one-dimensional fast paths (byte ranges of ``pl.make_tensor`` views) agree with the
-general cell and overlap formulas they shortcut (checks.py)."""
+general cell and overlap formulas they shortcut (gm_checker.py)."""
 from __future__ import annotations
 
 import itertools
 
-from pypto_pro.backends.sim import checks
-from pypto_pro.backends.sim.checks import GM_CELL_COLS, GM_CELL_ROWS
+from pypto_pro.backends.sim import gm_checker
+from pypto_pro.backends.sim.gm_checker import GM_CELL_COLS, GM_CELL_ROWS
 
 
 def _general_cells(rect: tuple) -> list[tuple]:
@@ -24,15 +24,15 @@ EDGES = [0, 1, GM_CELL_COLS - 1, GM_CELL_COLS, GM_CELL_COLS + 1, 2 * GM_CELL_COL
 
 def test_byte_range_cells_match_the_general_formula():
     for lo, hi in itertools.combinations(EDGES, 2):
-        assert checks._cells(((lo, hi),)) == _general_cells(((lo, hi),))
+        assert gm_checker._cells(((lo, hi),)) == _general_cells(((lo, hi),))
     for rect in (((0, 1), (0, 5)), ((0, GM_CELL_ROWS + 1), (3, GM_CELL_COLS + 2)), ((2, 3), (1, 2), (4, 9))):
-        assert checks._cells(rect) == _general_cells(rect)
+        assert gm_checker._cells(rect) == _general_cells(rect)
 
 
 def test_byte_range_overlap_matches_the_general_formula():
     ranges = list(itertools.combinations(EDGES, 2))
     for a, b in itertools.product(ranges, ranges):
-        assert checks._overlap((a,), (b,)) == _general_overlap((a,), (b,))
+        assert gm_checker._overlap((a,), (b,)) == _general_overlap((a,), (b,))
 
 
 def test_view_row_ranges_are_the_rows_of_the_window():
@@ -51,7 +51,7 @@ def test_view_row_ranges_are_the_rows_of_the_window():
 def test_access_rects_is_access_of_each_rect_in_turn():
     """One call for a view's row ranges reports what one call per range reports, in the same order, and
     keeps the same entries (races across blocks, same-queue hazards, retired covered reads)."""
-    from pypto_pro.backends.sim.checks import GlobalChecker
+    from pypto_pro.backends.sim.gm_checker import GlobalChecker
     from pypto_pro.backends.sim.inst import NPIPES, OP, Inst
     from pypto_pro.backends.sim.scheduler import Reporter
 

@@ -10,7 +10,7 @@ import torch
 
 import pypto_pro.language as pl
 from pypto_pro import RaceError
-from pypto_pro.backends.sim.checks import GlobalChecker
+from pypto_pro.backends.sim.gm_checker import GlobalChecker
 from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, OP, Inst
 from pypto_pro.backends.sim.scheduler import Reporter
 
