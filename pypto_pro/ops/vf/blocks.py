@@ -119,16 +119,24 @@ def _sim_vsstb(instr):
                 mem[at:at + 32] = reg[32 * j:32 * j + 32]
 
     def make(bases, scs, size):  # N stores at once (backends/sim/vf/batch.py), when no two blocks share a byte
-        idx = np.asarray([[bases[tile] + off + j * bs * 32 for j in range(8)] for off, bs in scs], np.int64)
-        idx = idx[:, :, None] + np.arange(32)
-        if np.unique(idx).size != idx.size:
+        starts = np.asarray([[bases[tile] + off + j * bs * 32 for j in range(8)] for off, bs in scs], np.int64)
+        if not _disjoint(starts):
             return None
+        idx = starts[:, :, None] + np.arange(32)
         n = len(scs)
+        grid = _grid(starts, size) if STRIDED else None
 
         def kernel(ins, outs, mem):
             blocks = ins[1].reshape(-1, 8, 32).any(axis=2)
             vals = ins[0].reshape(-1, 8, 32)
-            if blocks.all():
+            if grid is not None and mem.size == size and mem.strides == (1,):
+                # the blocks as one strided view of the memory: the same distinct bytes the index writes
+                v = np.ndarray((n, 8, 32), np.uint8, mem, grid[0], grid[1:])
+                if blocks.all():
+                    v[...] = vals
+                else:
+                    np.copyto(v, vals, where=blocks[:, :, None])
+            elif blocks.all():
                 mem[idx] = vals
             else:
                 pick = np.broadcast_to(blocks, (n, 8))
@@ -136,6 +144,29 @@ def _sim_vsstb(instr):
         return kernel
     run.batched = Spec(("vsstb", tile), make, shared=False)  # type: ignore[attr-defined]
     return run
+
+
+STRIDED = True  # a batched vsstb whose blocks lie on a grid writes them through one strided view (False: the index)
+
+
+def _disjoint(starts: np.ndarray) -> bool:
+    """Whether the 32-byte blocks at ``starts`` share no byte (every byte index distinct): sorted, each
+    starts at least 32 bytes after the one before."""
+    flat = np.sort(starts, axis=None)
+    return bool(flat.size < 2 or (np.diff(flat) >= 32).all())
+
+
+def _grid(starts: np.ndarray, size: int) -> tuple[int, int, int, int] | None:
+    """(offset, node stride, block stride, 1) when block j of node i starts at ``offset + i * node stride +
+    j * block stride`` (strides positive) and every block lies inside the ``size``-byte memory, else None."""
+    n = starts.shape[0]
+    b0, sj = int(starts[0, 0]), int(starts[0, 1] - starts[0, 0])
+    si = int(starts[1, 0] - starts[0, 0]) if n > 1 else 0
+    if sj <= 0 or si < 0 or (n > 1 and si == 0) or b0 < 0 or int(starts.max()) + 32 > size:
+        return None
+    if not (starts == b0 + np.arange(n)[:, None] * si + np.arange(8) * sj).all():
+        return None
+    return b0, si, sj, 1
 
 
 def _mem_vsstb(instr):

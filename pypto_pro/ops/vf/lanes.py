@@ -140,7 +140,8 @@ def _batched(instr, run, full, regs, mk, odt, merging: bool, result, fn, bits: n
         return build
     run.batched = Spec(key + (False,), make(False), overwrites=not merging or mk is None)  # type: ignore[attr-defined]
     full_make = make(True)
-    full_make.scan = scan_form(at, types, ot, result, getattr(fn, "split", None))  # type: ignore[attr-defined]
+    full_make.scan = scan_form(at, types, ot, result, getattr(fn, "split", None),  # type: ignore[attr-defined]
+                               fn if direct else None)
     full.batched = Spec(key + (True,), full_make)  # type: ignore[attr-defined]
 
 
@@ -149,12 +150,15 @@ def _assign(out: np.ndarray, res) -> None:
     out[...] = res
 
 
-def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=None) -> Callable:
+def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=None,
+              ufunc: np.ufunc | None = None) -> Callable:
     """The scan form (``backends/sim/vf/batch_scan.py``) of a lane-wise instruction's all-lanes group:
     level by level, ``result`` of that level's operands, the carried one read from the previous level's
     rows. ``split = (pos, pre, ufunc)``: ``fn(*xs) == ufunc(pre(*others), xs[pos])`` with ``pre``
     element-wise (``mul_add_dst``'s product, then ``np.add``): ``pre`` runs once over every level's
-    stacked operands, the ufunc once per level into a buffer of ``pre``'s dtype."""
+    stacked operands, the ufunc once per level into a buffer of ``pre``'s dtype. ``ufunc``: ``fn`` when
+    it is a ufunc computing in the output type with no casts (``_batched``'s ``direct``); the bound form
+    (``scan.bind``) then runs it straight into each level's rows (``_direct``'s argument)."""
     def maker(bases, scs, size, carried):
         if carried not in at:
             return None  # the chain carries the predicate
@@ -178,6 +182,47 @@ def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=
                 ins = [x[k] for x in xs]
                 ins.insert(pos, outs[k].view(t_c))
                 outs[k + 1].view(ot)[...] = result(ins, scalars)
+
+        def bind(stacks, outs) -> Callable:
+            """``scan`` over fixed operand stacks and output rows (``batch_scan.Scan.bind``: buffers it
+            fills before each call): the same per-level operations, the views made once."""
+            xs = [stacks[j].view(t) for j, t in others]
+            carry = [o.view(t_c) for o in outs]
+            dsts = [o.view(ot) for o in outs[1:]]
+            if hoist:
+                pre_of, uf = split[1], split[2]
+                levels = list(zip(carry, dsts))
+
+                def hoisted() -> None:
+                    pre = pre_of(*xs)
+                    buf = np.empty(np.broadcast_shapes(pre.shape[1:], carry[0].shape), pre.dtype)
+                    for k, (c_k, d_k) in enumerate(levels):
+                        uf(pre[k], c_k, out=buf)
+                        store(d_k, buf)
+                return hoisted
+            per_level = []
+            for k in range(len(outs) - 1):
+                ins = [x[k] for x in xs]
+                ins.insert(pos, carry[k])
+                per_level.append((ins, dsts[k]))
+            if ufunc is not None:
+                sc = [ot.type(x) for x in scalars]
+                probe = np.asarray(ufunc(*(np.zeros(1, x.dtype) for x in per_level[0][0]), *sc))
+                fresh = not any(np.shares_memory(d, x) for ins, d in per_level for x in ins)
+                if probe.dtype == ot and fresh:
+                    calls = [(*ins, *sc) for ins, _ in per_level]
+                    outs_k = [d for _, d in per_level]
+
+                    def direct() -> None:
+                        for args, d in zip(calls, outs_k):
+                            ufunc(*args, out=d)
+                    return direct
+
+            def levels_run() -> None:
+                for ins, d in per_level:
+                    d[...] = result(ins, scalars)
+            return levels_run
+        scan.bind = bind  # type: ignore[attr-defined]
         return scan
     return maker
 

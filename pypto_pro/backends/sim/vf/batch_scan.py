@@ -29,6 +29,7 @@ import numpy as np
 from pypto_pro.ir.vf import VREG
 
 SCAN = True
+BOUND = True  # a scan with a bound form (``scan.bind``, ops/vf/lanes.py) runs it on buffers and views made once
 MIN_LEVELS = 3  # shorter runs are cheaper as plain steps
 WINDOW = 16  # a chain's next level is looked for at most this many steps after its last one
 
@@ -141,9 +142,37 @@ class Scan:
         fk, fr = self.first
         views = [arr(fk)[fr]] + [arr(k)[r] for k, r in self.outs]  # slices: views of the arena
 
+        if BOUND and getattr(scan, "bind", None) is not None:
+            return self._bound(scan.bind, index, arr(fk), fr, views)
+
         def step(rf, mem, bases):
             stacks = [None if ix is None else a[ix] for a, ix in index]
             if not isinstance(fr, slice):  # a gathered first operand is a copy: take it now
                 views[0] = arr(fk)[fr]
             scan(stacks, views)
+        return step
+
+    @staticmethod
+    def _bound(bind, index: list, first: np.ndarray, fr, views: list):
+        """The step through the scan's bound form: every operand is gathered into a buffer of the step's
+        own (``take`` over the same rows in the same order: the bytes ``arena[rows]`` copies) and the
+        levels run on views made once."""
+        takes = []
+        stacks = []
+        for a, ix in index:
+            if ix is None:
+                stacks.append(None)
+                continue
+            buf = np.empty((*ix.shape, a.shape[1]), a.dtype)
+            takes.append((a, ix, buf))
+            stacks.append(buf)
+        if not isinstance(fr, slice):  # a gathered first operand: taken at each run, as the plain step does
+            views[0] = np.empty((len(fr), first.shape[1]), first.dtype)
+            takes.append((first, np.asarray(fr, np.intp), views[0]))
+        run = bind(stacks, views)
+
+        def step(rf, mem, bases):
+            for a, ix, buf in takes:
+                a.take(ix, axis=0, out=buf, mode="clip")  # (in-range rows: clip is not buffered)
+            run()
         return step
