@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from pypto_pro.backends.sim.vf import batch_scan
+from pypto_pro.backends.sim.vf import batch_scan, plan_shapes
 from pypto_pro.backends.sim.vf.bind import bound_step
 from pypto_pro.backends.sim.vf.regfile import VL, RegFile
 from pypto_pro.ir.vf import MASK, VREG, RegRead
@@ -275,10 +275,33 @@ def rf_m(rf):
 
 
 def build(trace: list, plan: list, static: list, foots: list, bases: list, slot_bytes: list,
-          ub_size: int) -> Plan | None:
-    """The batched program of one trace, or None when it would not pay or a UB access would fault."""
+          ub_size: int, shapes: dict | None = None) -> Plan | None:
+    """The batched program of one trace, or None when it would not pay or a UB access would fault.
+    ``shapes``: the call site's cache of plan shapes (``plan_shapes.py``; None: none kept)."""
     if not BATCH or len(trace) < 8:
         return None
+    for k, sc in trace:
+        st = static[k]
+        if st.tile is not None and st.cls != "nop" and (bases[st.tile] + sc[0]) % st.align:
+            return None  # the one-by-one run faults at this instruction
+    shape = plan_shapes.shape_of(shapes, trace, plan, static, foots, bases, slot_bytes, ub_size, _shape)
+    return None if shape is None else _program(shape, bases, ub_size)
+
+
+class _Shape:
+    """What of a batched plan does not depend on where the tiles sit (``plan_shapes.py``): the nodes
+    with their levels, the groups in order, the register versions."""
+
+    __slots__ = ("nodes", "groups", "order", "initial", "vkey", "cur", "synced")
+
+    def __init__(self, nodes, groups, order, initial, vkey, cur, synced) -> None:
+        self.nodes, self.groups, self.order, self.initial = nodes, groups, order, initial
+        self.vkey, self.cur, self.synced = vkey, cur, synced
+
+
+def _shape(trace: list, plan: list, static: list, foots: list, bases: list, slot_bytes: list,
+           ub_size: int) -> _Shape | None:
+    """Levels and groups of a trace whose aligned accesses are aligned (``build`` checked), or None."""
     from pypto_pro.backends.sim.vf.call import _scalar_key as _skey
     cur: dict = {}          # (kind, uid) -> current version
     vlevel: list[int] = []  # version -> level
@@ -307,8 +330,6 @@ def build(trace: list, plan: list, static: list, foots: list, bases: list, slot_
         st = static[k]
         if st.cls == "nop":
             continue
-        if st.tile is not None and (bases[st.tile] + sc[0]) % st.align:
-            return None  # the one-by-one run faults at this instruction
         if st.cls == "single" and getattr(f, "faults", None) is not None and f.faults(*sc):
             return None  # (vstus: a count that does not fit one register)
         if st.cls == "barrier":
@@ -371,7 +392,13 @@ def build(trace: list, plan: list, static: list, foots: list, bases: list, slot_
     order.sort(key=lambda key: (key[0], groups[key][0][1]))
     if len(order) > _WORTH * len(trace):
         return None
+    return _Shape(nodes, groups, order, initial, vkey, cur, synced)
 
+
+def _program(shape: _Shape, bases: list, ub_size: int) -> Plan:
+    """The steps of a plan shape for tiles at ``bases``: the group kernels (their UB addresses), the
+    arena rows (a group without a kernel runs node by node)."""
+    groups, order, initial, vkey = shape.groups, shape.order, shape.initial, shape.vkey
     rows: dict[int, int] = {}
     count = {VREG: 0, MASK: 0}
 
@@ -427,5 +454,5 @@ def build(trace: list, plan: list, static: list, foots: list, bases: list, slot_
         scan = getattr(spec.make, "scan", None)
         scan = (key[1:], scan, [node[4] for node in g]) if scan and spec.shared else None
         steps.append(_Group(kernel, ins, out_slices, olds, scan))
-    final = [(r[0], r[1], rows[v]) for r, v in cur.items() if r not in synced]
+    final = [(r[0], r[1], rows[v]) for r, v in shape.cur.items() if r not in shape.synced]
     return Plan(batch_scan.fuse(steps, bases, ub_size), count[VREG], count[MASK], init, final)

@@ -267,6 +267,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
     outs: list = []  # per instruction: the registers it writes
     ub_key = (core, accs[0].space)
 
+    shapes: dict = {}  # plan shapes of this call site's traces across tile placements (plan_shapes.py)
     memo: dict = {}  # footprint analysis of one (slots, scalars, valid shapes): a pure function of them
 
     def dispatch(*args) -> Prepared:
@@ -347,8 +348,8 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
                 commits.append(((core, t.space), lo, rows, rb, used))
                 written.append((lo, lo + (rows - 1) * rb + used))
         plan = _plan(trace, runs, masks_of)
-        batched = batch.build(trace, plan, static, foots, bases, [a.st.buffer.slot_bytes for a in accs], ub.size) \
-            if FAST else None
+        batched = batch.build(trace, plan, static, foots, bases, [a.st.buffer.slot_bytes for a in accs], ub.size,
+                              shapes) if FAST else None
         return (trace, plan, batched, bases, tuple(accesses), tuple(commits), tuple(written), nbytes,
                 max(1, work), int(round(cycles)))
 
