@@ -131,11 +131,13 @@ def _sim_vsstb(instr):
             vals = ins[0].reshape(-1, 8, 32)
             if grid is not None and mem.size == size and mem.strides == (1,):
                 # the blocks as one strided view of the memory: the same distinct bytes the index writes
-                v = np.ndarray((n, 8, 32), np.uint8, mem, grid[0], grid[1:])
+                v = np.ndarray(grid[1], np.uint8, mem, grid[0], grid[2])
+                lead = grid[1][:2] if vals.shape[0] == n else (1, 1)
                 if blocks.all():
-                    v[...] = vals
+                    v[...] = vals.reshape(*lead, 8, 32)
                 else:
-                    np.copyto(v, vals, where=blocks[:, :, None])
+                    np.copyto(v, vals.reshape(*lead, 8, 32),
+                              where=blocks.reshape(*(grid[1][:2] if blocks.shape[0] == n else (1, 1)), 8, 1))
             elif blocks.all():
                 mem[idx] = vals
             else:
@@ -156,17 +158,30 @@ def _disjoint(starts: np.ndarray) -> bool:
     return bool(flat.size < 2 or (np.diff(flat) >= 32).all())
 
 
-def _grid(starts: np.ndarray, size: int) -> tuple[int, int, int, int] | None:
-    """(offset, node stride, block stride, 1) when block j of node i starts at ``offset + i * node stride +
-    j * block stride`` (strides positive) and every block lies inside the ``size``-byte memory, else None."""
+def _grid(starts: np.ndarray, size: int) -> tuple | None:
+    """(offset, shape, strides) of a strided view of the memory whose element [a, b, j, :] is block j of
+    node ``a * m + b`` (every stride positive; ``m`` the first node whose block 0 is not after node
+    ``m - 1``'s by the first step, or all nodes): every block inside the ``size``-byte memory; else None."""
     n = starts.shape[0]
     b0, sj = int(starts[0, 0]), int(starts[0, 1] - starts[0, 0])
-    si = int(starts[1, 0] - starts[0, 0]) if n > 1 else 0
-    if sj <= 0 or si < 0 or (n > 1 and si == 0) or b0 < 0 or int(starts.max()) + 32 > size:
+    if sj <= 0 or b0 < 0 or int(starts.max()) + 32 > size:
         return None
-    if not (starts == b0 + np.arange(n)[:, None] * si + np.arange(8) * sj).all():
+    m, si = n, 0
+    if n > 1:
+        first = starts[:, 0]
+        si = int(first[1] - b0)
+        steps = np.diff(first)
+        breaks = np.flatnonzero(steps != si)
+        m = int(breaks[0]) + 1 if breaks.size else n
+        if si <= 0 or n % m:
+            return None
+    so = int(starts[m, 0] - b0) if m < n else max(si * m, 1)  # (one row of nodes: any stride)
+    if so <= 0:
         return None
-    return b0, si, sj, 1
+    i = np.arange(n)
+    if not (starts == b0 + (i // m * so + i % m * si)[:, None] + np.arange(8) * sj).all():
+        return None
+    return b0, (n // m, m, 8, 32), (so, si, sj, 1)
 
 
 def _mem_vsstb(instr):

@@ -89,9 +89,10 @@ def test_direct_scan_levels_are_the_result_bytes():
             assert b"".join(r.tobytes() for r in got) == b"".join(r.tobytes() for r in want)
 
 
-def block_store_body(count: int, stride: int, step: int, nodes: int):
+def block_store_body(count: int, stride: int, step: int, nodes: int, inner: int = 0):
     """``nodes`` registers stored block-wise (DATA_BLOCK_COPY, ``stride`` blocks apart) at ``step`` blocks
-    from each other, under ``update_mask(count)``."""
+    from each other, under ``update_mask(count)``; with ``inner``, node ``i`` at block ``(i // 2) * step +
+    (i % 2) * inner`` (the two interleaved rows of nodes of the FA softmax stores)."""
     @pl.vector_function
     def body(ta, to):
         m = vf.update_mask(count, dtype=F32)
@@ -99,15 +100,21 @@ def block_store_body(count: int, stride: int, step: int, nodes: int):
         for i in pl.range(0, nodes):
             x = vf.load_align(ta, i * 64)
             x = vf.adds(x, 1.0, full)
-            vf.store_align(to + i * step * 8, x, m, block_stride=stride, data_copy_mode=BLOCKS)
+            if inner:
+                vf.store_align(to + ((i // 2) * step + (i % 2) * inner) * 8, x, m, block_stride=stride,
+                               data_copy_mode=BLOCKS)
+            else:
+                vf.store_align(to + i * step * 8, x, m, block_stride=stride, data_copy_mode=BLOCKS)
     return body
 
 
-@pytest.mark.parametrize("count,stride,step,nodes,grid", [
-    (64, 1, 8, 8, True), (37, 1, 8, 8, True), (64, 2, 1, 2, True), (5, 3, 24, 4, True), (0, 1, 8, 8, True),
-    (64, 1, 4, 3, True), (64, 0, 8, 8, False)])  # (overlapping nodes: one level each; stride 0: no batched form)
-def test_strided_block_store_gives_the_index_bytes(count, stride, step, nodes, grid, monkeypatch):
-    rows = max(8, (nodes * step * 32 + 8 * max(stride, 1) * 32) // 256 + 1)
+@pytest.mark.parametrize("count,stride,step,nodes,grid,inner", [
+    (64, 1, 8, 8, True, 0), (37, 1, 8, 8, True, 0), (64, 2, 1, 2, True, 0), (5, 3, 24, 4, True, 0),
+    (0, 1, 8, 8, True, 0),
+    (64, 1, 4, 3, True, 0), (64, 0, 8, 8, False, 0),  # (overlapping nodes: one level each; stride 0: no batched form)
+    (64, 9, 1, 8, True, 4), (21, 9, 1, 8, True, 4), (64, 9, 1, 6, True, 4)])  # two interleaved rows of nodes
+def test_strided_block_store_gives_the_index_bytes(count, stride, step, nodes, grid, inner, monkeypatch):
+    rows = max(8, (nodes * step * 32 + 8 * max(stride, 1) * 32 + inner * 32) // 256 + 1)
     grids = []
     real = blocks._grid
 
@@ -118,7 +125,7 @@ def test_strided_block_store_gives_the_index_bytes(count, stride, step, nodes, g
     monkeypatch.setattr(blocks, "_grid", counting)
 
     def kernel():
-        return vf_kernel(block_store_body(count, stride, step, nodes), [(F32, [8, 64])], (F32, [rows, 64]),
+        return vf_kernel(block_store_body(count, stride, step, nodes, inner), [(F32, [8, 64])], (F32, [rows, 64]),
                          dynamic=True)
     args = (f32_specials(7, (8, 64)),)
     on, ran = run_batch(kernel(), args, torch.full((rows, 64), 7.0), True)
