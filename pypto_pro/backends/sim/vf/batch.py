@@ -275,16 +275,17 @@ def rf_m(rf):
 
 
 def build(trace: list, plan: list, static: list, foots: list, bases: list, slot_bytes: list,
-          ub_size: int, shapes: dict | None = None) -> Plan | None:
+          ub_size: int, shapes: dict | None = None, tkey: tuple | None = None) -> Plan | None:
     """The batched program of one trace, or None when it would not pay or a UB access would fault.
-    ``shapes``: the call site's cache of plan shapes (``plan_shapes.py``; None: none kept)."""
+    ``shapes``: the call site's cache of plan shapes (``plan_shapes.py``; None: none kept); ``tkey``: the
+    trace's key if the caller made it."""
     if not BATCH or len(trace) < 8:
         return None
     for k, sc in trace:
         st = static[k]
         if st.tile is not None and st.cls != "nop" and (bases[st.tile] + sc[0]) % st.align:
             return None  # the one-by-one run faults at this instruction
-    shape = plan_shapes.shape_of(shapes, trace, plan, static, foots, bases, slot_bytes, ub_size, _shape)
+    shape = plan_shapes.shape_of(shapes, trace, plan, static, foots, bases, slot_bytes, ub_size, _shape, tkey)
     return None if shape is None else _program(shape, bases, ub_size)
 
 

@@ -215,6 +215,7 @@ def _plan(trace: list, runs: list, masks_of: list) -> list:
 
 FAST = True  # the memoized analysis and the all-active forms; False: analyse every dispatch, merge every lane
 # (the same bytes either way: tests/backends/sim/vf/test_vf_fast_paths.py compares the two)
+TRACE_MEMO = True  # load windows and plan kept per trace across slots and scalars that give the same trace
 _MEMO_MAX = 1024  # footprint analyses kept per VF call site (a body whose scalars vary more re-analyses)
 
 
@@ -267,6 +268,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
     outs: list = []  # per instruction: the registers it writes
     ub_key = (core, accs[0].space)
 
+    by_trace: dict = {}  # trace (scalars keyed) -> its load windows and plan: the same for any slots (TRACE_MEMO)
     shapes: dict = {}  # plan shapes of this call site's traces across tile placements (plan_shapes.py)
     memo: dict = {}  # footprint analysis of one (slots, scalars, valid shapes): a pure function of them
 
@@ -290,7 +292,9 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
         cycles = VF_START.value
         work = 0
         nbytes = 0
-        narrow = load_use.windows(trace)
+        tkey = tuple((k, tuple(_scalar_key(x) for x in sc)) for k, sc in trace) if FAST and TRACE_MEMO else None
+        of_trace = by_trace.get(tkey) if tkey is not None else None  # (windows, plan): functions of the trace
+        narrow = of_trace[0] if of_trace is not None else load_use.windows(trace)
         state: dict = {}  # for stateful footprint rules (the AR stream of vf.store_unalign: ops/vf/unaligned.py)
         for pos, (k, sc) in enumerate(trace):
             cycles += costs[k]
@@ -347,9 +351,11 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
             if write:
                 commits.append(((core, t.space), lo, rows, rb, used))
                 written.append((lo, lo + (rows - 1) * rb + used))
-        plan = _plan(trace, runs, masks_of)
+        plan = of_trace[1] if of_trace is not None else _plan(trace, runs, masks_of)
+        if tkey is not None and of_trace is None and len(by_trace) < _MEMO_MAX:
+            by_trace[tkey] = (narrow, plan)
         batched = batch.build(trace, plan, static, foots, bases, [a.st.buffer.slot_bytes for a in accs], ub.size,
-                              shapes) if FAST else None
+                              shapes, tkey) if FAST else None
         return (trace, plan, batched, bases, tuple(accesses), tuple(commits), tuple(written), nbytes,
                 max(1, work), int(round(cycles)))
 

@@ -29,14 +29,16 @@ _MISSING = object()
 
 
 def shape_of(cache: dict | None, trace: list, plan: list, static: list, foots: list, bases: list,
-             slot_bytes: list, ub_size: int, make: Callable):
+             slot_bytes: list, ub_size: int, make: Callable, tkey: tuple | None = None):
     """``make(trace, plan, static, foots, bases, slot_bytes, ub_size)``, or the shape it gave for another
-    placement with the same signature."""
+    placement with the same signature. ``tkey``: the trace keyed as ``call._scalar_key`` keys scalars."""
     args = (trace, plan, static, foots, bases, slot_bytes, ub_size)
     if cache is None or not REUSE:
         return make(*args)
-    from pypto_pro.backends.sim.vf.call import _scalar_key
-    key = (tuple((k, tuple(_scalar_key(x) for x in sc)) for k, sc in trace), tuple(id(f) for f, _ in plan))
+    if tkey is None:
+        from pypto_pro.backends.sim.vf.call import _scalar_key
+        tkey = tuple((k, tuple(_scalar_key(x) for x in sc)) for k, sc in trace)
+    key = (tkey, tuple(id(f) for f, _ in plan))
     entry = cache.get(key)
     if entry is None:
         if len(cache) >= MAX_TRACES:

@@ -116,3 +116,67 @@ def test_launch_bytes_with_and_without_reuse(reuse, monkeypatch):
     got, ran = _run(kernel, args, torch.full((24, 64), 7.0), True)
     one, _ = _run(kernel, args, torch.full((24, 64), 7.0), False)
     assert ran and got == one
+
+
+def _trace_memo_kernel():
+    """A body whose int scalar ``n`` only picks a branch (n = 1, 2, 3: one trace under three memo keys) and
+    whose float scalar ``k`` is an instruction operand (0.0 / -0.0: two traces)."""
+    from pypto_pro.language import Vf as vf
+    import pypto_pro.language as pl
+    from vf_kernels import ALL, to_mte3, to_v
+
+    @pl.vector_function
+    def body(ta, to, n: pl.DT_INT32, k: pl.DT_FP32):
+        full = vf.create_mask(pattern=ALL, dtype=F32)
+        m = vf.update_mask(37, dtype=F32)
+        for i in pl.range(0, 4):
+            x = vf.load_align(ta, i * 64)
+            y = vf.muls(x, k, m)
+            z = vf.add(x, y, full)
+            vf.store_align(to, z, full, i * 64)
+        if n > 100:
+            vf.store_align(to, y, full, 4 * 64)
+
+    tt = pl.TileType(shape=[8, 64], dtype=F32, target_memory=pl.MemorySpace.Vec)
+    T = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], F32]
+
+    @pl.jit()
+    def kernel(a: T, out: T, n: pl.DT_INT32, k: pl.DT_FP32):
+        ta = pl.make_tile(tt, addr=0, size=2048)
+        to = pl.make_tile(tt, addr=2048, size=2048)
+        with pl.section_vector():
+            pl.load(ta, a, [0, 0])
+            to_v()
+            body(ta, to, n, k)
+            to_mte3()
+            pl.store(out, to, [0, 0])
+    return kernel
+
+
+def test_trace_memo_gives_the_bytes_of_fresh_analyses(monkeypatch):
+    """``call.TRACE_MEMO``: the load windows and plan of a trace seen under another memo key are reused;
+    the launches give the bytes and reports of fresh analyses, and the reuse really happens."""
+    import dataclasses
+
+    from pypto_pro.backends.sim.vf import call
+    a = specials(3, (8, 64))
+    runs = [(1, 0.0), (2, 0.0), (3, -0.0), (200, 0.0), (5, -0.0), (7, 0.0)]
+
+    def launches(on: bool) -> tuple[list, int]:
+        monkeypatch.setattr(call, "TRACE_MEMO", on)
+        planned = []
+        real = call._plan
+        monkeypatch.setattr(call, "_plan", lambda *x: planned.append(1) or real(*x))
+        kernel = _trace_memo_kernel()
+        got = []
+        for n, k in runs:
+            out = torch.full((8, 64), 7.0)
+            rep = kernel[None, 1](a, out, n, k)
+            got.append((out.numpy().tobytes(), repr({f: v for f, v in dataclasses.asdict(rep).items()
+                                                     if f != "trace_files"})))
+        monkeypatch.setattr(call, "_plan", real)
+        return got, len(planned)
+    on, n_on = launches(True)
+    off, n_off = launches(False)
+    assert on == off
+    assert n_off == len(runs) and n_on == 3  # traces: (k 0.0, no branch), (k -0.0), (k 0.0, branch)
