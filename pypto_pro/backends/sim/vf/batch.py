@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 from pypto_pro.backends.sim.vf import batch_scan, plan_shapes
-from pypto_pro.backends.sim.vf.bind import bound_step
+from pypto_pro.backends.sim.vf.bind import bound_step, gathered_step
 from pypto_pro.backends.sim.vf.regfile import VL, RegFile
 from pypto_pro.ir.vf import MASK, VREG, RegRead
 
@@ -214,6 +214,8 @@ class _Group:
         if olds is None and all(isinstance(r, slice) for _, r in views):
             ins = [a[r] for a, r in views]
             return lambda rf, mem, bases: kernel(ins, outs, mem)
+        if BIND and olds is None:
+            return gathered_step(kernel, views, outs)
 
         def step(rf, mem, bases):
             if olds is not None:

@@ -38,3 +38,24 @@ def bound_step(kernel, views: list, outs: list) -> Callable | None:
             arena.take(rows, axis=0, out=buf, mode="clip")  # (in-range rows: clip is not buffered)
         direct(rf, mem, bases)
     return step
+
+
+def gathered_step(kernel, views: list, outs: list) -> Callable:
+    """The step of a group without partial writes whose kernel has no bound form: operands gathered from
+    scattered rows go into buffers of the group's own (``take`` over the same rows in the same order: the
+    bytes ``arena[rows]`` copies), the others are views bound once; the kernel gets the same lists at
+    every run."""
+    ins, takes = [], []
+    for arena, rows in views:
+        if isinstance(rows, slice):
+            ins.append(arena[rows])
+        else:
+            buf = np.empty((len(rows), VL), arena.dtype)
+            takes.append((arena, rows, buf))
+            ins.append(buf)
+
+    def step(rf, mem, bases):
+        for arena, rows, buf in takes:
+            arena.take(rows, axis=0, out=buf, mode="clip")  # (in-range rows: clip is not buffered)
+        kernel(ins, outs, mem)
+    return step

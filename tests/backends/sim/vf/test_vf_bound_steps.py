@@ -146,3 +146,53 @@ def test_disjoint_is_the_unique_index_test():
         starts = g.integers(0, 40, (n, 8)) * int(g.choice([1, 8, 16, 32]))
         idx = starts[:, :, None] + np.arange(32)
         assert blocks._disjoint(starts) == (np.unique(idx).size == idx.size)
+
+
+def gathered_body(count: int):
+    """Four loads (one group, rows in order), cast to fp16 in another order (a group reading scattered
+    rows: no bound form), then stored."""
+    @pl.vector_function
+    def body(ta, to):
+        full = vf.create_mask(pattern=ALL, dtype=F32)
+        h = vf.update_mask(2 * count, dtype=pl.DT_FP16)
+        x0 = vf.load_align(ta, 0)
+        x1 = vf.load_align(ta, 64)
+        x2 = vf.load_align(ta, 128)
+        x3 = vf.load_align(ta, 192)
+        y1 = vf.astype(x1, full, layout=pl.CastLayout.ZERO, dtype=pl.DT_FP16)
+        y0 = vf.astype(x0, full, layout=pl.CastLayout.ZERO, dtype=pl.DT_FP16)
+        y3 = vf.astype(x3, full, layout=pl.CastLayout.ZERO, dtype=pl.DT_FP16)
+        y2 = vf.astype(x2, full, layout=pl.CastLayout.ZERO, dtype=pl.DT_FP16)
+        vf.store_align(to, y0, h, 0)
+        vf.store_align(to, y1, h, 128)
+        vf.store_align(to, y2, h, 256)
+        vf.store_align(to, y3, h, 384)
+    return body
+
+
+@pytest.mark.parametrize("count", [64, 37, 1])
+def test_gathered_group_steps_give_the_unbound_bytes(count, monkeypatch):
+    """``bind.gathered_step`` (``batch.BIND``): a group kernel without a bound form whose operands are
+    scattered rows (casts of loads in another order) gets them through buffers of its own: the bytes of
+    the unbound steps and of the one-by-one run (NaN payloads narrowed to fp16 included)."""
+    from pypto_pro.backends.sim.vf import batch, bind
+    used = []
+    real = bind.gathered_step
+
+    def counting(*a):
+        used.append(1)
+        return real(*a)
+    monkeypatch.setattr(batch, "gathered_step", counting)
+
+    def kernel():
+        return vf_kernel(gathered_body(count), [(F32, [4, 64])], (pl.DT_FP16, [4, 128]), dynamic=True)
+    args = (f32_specials(1, (4, 64)),)
+    fresh = lambda: torch.full((4, 128), 7.0, dtype=torch.float16)  # noqa: E731
+    on, ran = run_batch(kernel(), args, fresh(), True)
+    n_on = len(used)
+    monkeypatch.setattr(batch, "BIND", False)
+    off, _ = run_batch(kernel(), args, fresh(), True)
+    monkeypatch.setattr(batch, "BIND", True)
+    one, _ = run_batch(kernel(), args, fresh(), False)
+    assert ran and on[0] != "SimulationError" and on == off == one
+    assert n_on, "no gathered group step ran"
