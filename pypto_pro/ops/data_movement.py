@@ -286,12 +286,12 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
     pname, axes = ref.param.name, op.attrs["order"]
     descriptors, packed = env.gm.strides, tile.tile_type.dtype.packed
     plain = [False]  # whether the last dispatch took the plain path (records of strided loads hold GM bytes)
-    fast = gm_copy.PlainWindow(t, env.gm.arrays, ref.param.index, pname, descriptors, False) \
+    fast = gm_copy.plain_window(t, env.gm.arrays, ref.param.index, pname, descriptors, False) \
         if gmt.view is None and not packed and tuple(axes) == (0, 1) else None
 
     def dispatch(slot: int, *args: int) -> Prepared:
         if fast is not None and len(args) == 2:  # a window inside a 2-D tensor (gm_copy; else None)
-            prep = fast.load(slot, *args)
+            prep = fast(slot, *args)
             if prep is not None:
                 plain[0] = True
                 return prep
@@ -346,12 +346,12 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     write = ATOMIC if atomic else True  # the GM checker lets atomic adders overlap each other only
     # a copy of the tile's bytes (what batched replay runs for several blocks at once)
     plain = not (relu or atomic or to_hf8 or packed or fp is not None or runtime_scale or op.attrs.get("quant"))
-    fast = gm_copy.PlainWindow(t, env.gm.arrays, ref.param.index, pname, descriptors, True) \
+    fast = gm_copy.plain_window(t, env.gm.arrays, ref.param.index, pname, descriptors, True) \
         if plain and gmt.view is None and tuple(axes) == (0, 1) else None
 
     def dispatch(slot: int, *args: int) -> Prepared:
         if fast is not None and len(args) == 2:  # a same-dtype copy into a window inside a 2-D tensor
-            prep = fast.store(slot, *args)
+            prep = fast(slot, *args)
             if prep is not None:
                 return prep
         fp_slot = None

@@ -40,73 +40,46 @@ def copy_run(dst: np.ndarray, src: np.ndarray) -> Callable[[bool], Callable | No
     return run
 
 
-class PlainWindow:
-    """The fast dispatch of one load or store call site (see the module docstring). ``pidx`` / ``pname``:
-    the tensor parameter; ``write``: a store (the GM checker's record says so)."""
+def plain_window(t: TileAccess, arrays: list, pidx: int, pname: str, descriptors: dict,
+                 write: bool) -> Callable[[int, int, int], Prepared | None]:
+    """The fast dispatch of one load (``write`` False) or store call site of tensor parameter ``pidx``
+    (see the module docstring): ``(slot, row offset, column offset) -> Prepared``, or None when the call
+    is not the plain case (a store: also when the tensor's dtype is not the tile's)."""
+    # (slot, rows, cols) -> (slot view, rows whole, on-chip record, commits, bytes); each part a pure
+    # function of the key, as TileAccess's memos are
+    slots: dict[tuple, tuple] = {}
+    item = t.item
+    valid = t.valid
+    kind = "store" if write else "load"
+    many = batch_ops.store_many if write else batch_ops.load_many
 
-    __slots__ = ("t", "arrays", "pidx", "pname", "descriptors", "write", "_slots")
-
-    def __init__(self, t: TileAccess, arrays: list, pidx: int, pname: str, descriptors: dict, write: bool):
-        self.t = t
-        self.arrays = arrays
-        self.pidx = pidx
-        self.pname = pname
-        self.descriptors = descriptors
-        self.write = write
-        # (slot, rows, cols) -> (slot view, whether its rows are whole, on-chip record, commits or None);
-        # each part a pure function of the key, as TileAccess's memos are
-        self._slots: dict[tuple, tuple] = {}
-
-    def window(self, slot: int, o0: int, o1: int) -> tuple | None:
-        """(GM window, slot view, rows, cols, full rows, on-chip record, commits, GM record), or None
-        when the call is not the plain case."""
-        g = self.arrays[self.pidx]
-        if not FAST or g.ndim != 2 or self.descriptors.get(self.pidx) is not None:
+    def dispatch(slot: int, o0: int, o1: int) -> Prepared | None:
+        g = arrays[pidx]
+        if not FAST or g.ndim != 2 or descriptors.get(pidx) is not None:
             return None
-        t = self.t
-        r, c = t.valid[slot]
+        r, c = valid[slot]
         s0, s1 = g.shape
         # data_movement's _window, one pass: inside on both axes (else the general rule says why)
         if not (0 <= o0 < s0 and o0 + r <= s0 and 0 <= o1 < s1 and o1 + c <= s1):
             return None
         key = (slot, r, c)
-        got = self._slots.get(key)
+        got = slots.get(key)
         if got is None:
             view = t.region(slot, r, c)
             if not isinstance(view, np.ndarray):  # a boxed tile's region (fractal): the general rule
                 return None
-            got = self._slots[key] = (view, c * t.item == t.row_bytes, (t.access(slot, r, c, not self.write),),
-                                      None if self.write else (t.written(slot, r, c),))
-        view, full, acc, commits = got
-        rect = ((o0, o0 + r), (o1, o1 + c))
-        return g[o0:o0 + r, o1:o1 + c], view, r, c, full, acc, commits, ((self.pidx, self.pname, rect, self.write),)
-
-    def load(self, slot: int, o0: int, o1: int) -> Prepared | None:
-        """A load's record (None: not the plain case); its bytes move as they are (same-width dtypes)."""
-        got = self.window(slot, o0, o1)
-        if got is None:
-            return None
-        src, view, r, c, full, acc, commits, gm = got
-        if src.dtype != view.dtype:
-            src = src.view(view.dtype)
-        prep = Prepared(r, c, full, acc, gm, r * c * self.t.item, copy_run(view, src), commits)
+            got = slots[key] = (view, c * item == t.row_bytes, (t.access(slot, r, c, not write),),
+                                () if write else (t.written(slot, r, c),), r * c * item)
+        view, full, acc, commits, nbytes = got
+        gm = g[o0:o0 + r, o1:o1 + c]
+        if gm.dtype != view.dtype:
+            if write:  # (a conversion on the way out: the general rule)
+                return None
+            gm = gm.view(view.dtype)  # same width: the bytes move as they are
+        prep = Prepared(r, c, full, acc, ((pidx, pname, ((o0, o0 + r), (o1, o1 + c)), write),), nbytes,
+                        copy_run(gm, view) if write else copy_run(view, gm), commits)
         if batch_replay.LANES > 1:
-            idx = (slice(o0, o0 + r), slice(o1, o1 + c))
-            prep.batch = BatchSpec(("load", src.shape, src.strides, src.dtype.str), batch_ops.load_many,
-                                   ((src, self.arrays[self.pidx], idx), view))
+            prep.batch = BatchSpec((kind, gm.shape, gm.strides, gm.dtype.str), many,
+                                   ((gm, g, (slice(o0, o0 + r), slice(o1, o1 + c))), view))
         return prep
-
-    def store(self, slot: int, o0: int, o1: int) -> Prepared | None:
-        """A plain store's record (None: not the plain case, or a conversion on the way out)."""
-        got = self.window(slot, o0, o1)
-        if got is None:
-            return None
-        dst, view, r, c, full, acc, _, gm = got
-        if dst.dtype != view.dtype:
-            return None
-        prep = Prepared(r, c, full, acc, gm, r * c * self.t.item, copy_run(dst, view))
-        if batch_replay.LANES > 1:
-            idx = (slice(o0, o0 + r), slice(o1, o1 + c))
-            prep.batch = BatchSpec(("store", dst.shape, dst.strides, dst.dtype.str), batch_ops.store_many,
-                                   ((dst, self.arrays[self.pidx], idx), view))
-        return prep
+    return dispatch

@@ -1,4 +1,4 @@
-"""The one-step plain loads and stores (``backends/sim/gm_copy.py``) and the bound torch calls of fp16
+"""The one-step plain loads and stores (``backends/sim/gm_copy.py``, ``plain_window``) and the bound torch calls of fp16
 tile ``+`` (``torch_engine.bind_binary``) must be invisible.
 
 Each case runs a kernel with the fast path on and off (``gm_copy.FAST``, ``torch_engine.BOUND``) and
@@ -31,17 +31,16 @@ def _no_launch_memo(monkeypatch):
 def served(monkeypatch):
     """How many loads / stores the fast path dispatched, and bound torch calls ran."""
     counts = {"load": 0, "store": 0, "bound": 0}
-    real_load, real_store, real_bind = gm_copy.PlainWindow.load, gm_copy.PlainWindow.store, torch_engine.bind_binary
+    real_window, real_bind = gm_copy.plain_window, torch_engine.bind_binary
 
-    def load(self, *args):
-        prep = real_load(self, *args)
-        counts["load"] += prep is not None
-        return prep
+    def window(*args):
+        fast, kind = real_window(*args), "store" if args[-1] else "load"
 
-    def store(self, *args):
-        prep = real_store(self, *args)
-        counts["store"] += prep is not None
-        return prep
+        def dispatch(*call):
+            prep = fast(*call)
+            counts[kind] += prep is not None
+            return prep
+        return dispatch
 
     def bind(*args):
         run = real_bind(*args)
@@ -52,8 +51,7 @@ def served(monkeypatch):
             counts["bound"] += torch_engine.BOUND  # (records memoized while it was on run unbound when off)
             run()
         return counted
-    monkeypatch.setattr(gm_copy.PlainWindow, "load", load)
-    monkeypatch.setattr(gm_copy.PlainWindow, "store", store)
+    monkeypatch.setattr(gm_copy, "plain_window", window)
     monkeypatch.setattr(torch_engine, "bind_binary", bind)
     return counts
 
