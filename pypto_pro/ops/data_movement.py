@@ -20,7 +20,7 @@ from pypto_pro.backends.sim.batch_replay import BatchSpec
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, deferred, fault
 from pypto_pro.backends.sim.prep_memo import memoized
 from pypto_pro.ops.gm_window import window as _window
-from pypto_pro.backends.sim import gm_strided, gm_views, numerics
+from pypto_pro.backends.sim import gm_copy, gm_strided, gm_views, numerics
 from pypto_pro.backends.sim.fractal import values as fractal_values
 from pypto_pro.backends.sim.inst import ATOMIC
 from pypto_pro.errors_sim import OutOfBoundsError
@@ -286,8 +286,15 @@ def _load_sim(op: TileOp, env: SimEnv) -> Callable:
     pname, axes = ref.param.name, op.attrs["order"]
     descriptors, packed = env.gm.strides, tile.tile_type.dtype.packed
     plain = [False]  # whether the last dispatch took the plain path (records of strided loads hold GM bytes)
+    fast = gm_copy.plain_window(t, env.gm.arrays, ref.param.index, pname, descriptors, False) \
+        if gmt.view is None and not packed and tuple(axes) == (0, 1) else None
 
     def dispatch(slot: int, *args: int) -> Prepared:
+        if fast is not None and len(args) == 2:  # a window inside a 2-D tensor (gm_copy; else None)
+            prep = fast(slot, *args)
+            if prep is not None:
+                plain[0] = True
+                return prep
         plain[0] = False
         g, offs = gmt.get(args)
         r, c = t.valid[slot]
@@ -339,8 +346,14 @@ def _store_sim(op: TileOp, env: SimEnv) -> Callable:
     write = ATOMIC if atomic else True  # the GM checker lets atomic adders overlap each other only
     # a copy of the tile's bytes (what batched replay runs for several blocks at once)
     plain = not (relu or atomic or to_hf8 or packed or fp is not None or runtime_scale or op.attrs.get("quant"))
+    fast = gm_copy.plain_window(t, env.gm.arrays, ref.param.index, pname, descriptors, True) \
+        if plain and gmt.view is None and tuple(axes) == (0, 1) else None
 
     def dispatch(slot: int, *args: int) -> Prepared:
+        if fast is not None and len(args) == 2:  # a same-dtype copy into a window inside a 2-D tensor
+            prep = fast(slot, *args)
+            if prep is not None:
+                return prep
         fp_slot = None
         if fp is not None:
             fp_slot, args = args[0], args[1:]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from pypto_pro.backends.sim import numerics
+from pypto_pro.backends.sim import numerics, torch_engine
 from pypto_pro.backends.sim.templates import elementwise, fill
 from pypto_pro.frontend.operands import (Args, in_section, is_scalar_arg, row_major, same_dtype, same_shape,
                                          tile_in, want_scalar)
@@ -111,7 +111,10 @@ def scalar_form_check(instr: str, all_dtypes, cpp: str):
 
 
 def _binary_numerics(name: str):
-    return lambda out, x, y: numerics.binary(name, out, x, y)
+    def run(out, x, y) -> None:
+        numerics.binary(name, out, x, y)
+    run.bind = lambda out, x, y: torch_engine.bind_binary(name, out, x, y)  # type: ignore[attr-defined]
+    return run
 
 
 def _scalar_numerics(name: str):

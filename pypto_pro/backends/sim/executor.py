@@ -571,6 +571,10 @@ class SimExecutable:
         gm_rects = gmcheck.access_rects
 
         def check(inst: Inst, gm: tuple) -> None:
+            if len(gm) == 1:  # the common case: one record (what the loop below does with it)
+                pidx, pname, rect, write = gm[0]
+                gm_rects(inst, block_of(inst), objs[pidx], pname, (rect,), write, pidx)
+                return
             # a run of records of one tensor and direction (a view's rows: gm_views.row_rects) is one call
             i, n = 0, len(gm)
             while i < n:

@@ -225,6 +225,17 @@ def deferred(compute: Callable[[np.ndarray], None], dst, direct: bool = False) -
     return run
 
 
+def bound_run(bound: Callable[[], None], run: Callable[[bool], Callable | None]) -> Callable[[bool], Callable | None]:
+    """``run`` (a :func:`deferred` into a plain array) whose undeferred form is ``bound()``: the same
+    numerics with their operands bound once (a deferred run computes into scratch: ``run`` itself)."""
+    def fast(defer: bool) -> Callable | None:
+        if not defer:
+            bound()
+            return None
+        return run(defer)
+    return fast
+
+
 def landing(dst, scratch: np.ndarray, defer: bool) -> Callable | None:
     """Copy ``scratch`` into ``dst`` now (None), or return the commit that will."""
     def commit() -> None:

@@ -13,7 +13,7 @@ from typing import Callable
 from pypto_pro.backends.sim import batch_replay as _lanes  # (batch specs only when lanes are on: LANES > 1)
 from pypto_pro.backends.sim.batch_replay import BatchSpec, batchable, exact_width, scalar_key
 from pypto_pro.backends.sim.batch_replay import deferred as batched
-from pypto_pro.backends.sim.kit import Prepared, SimEnv, deferred, fault, require_valid, tiles
+from pypto_pro.backends.sim.kit import Prepared, SimEnv, bound_run, deferred, fault, require_valid, tiles
 from pypto_pro.backends.sim.prep_memo import memoized
 from pypto_pro.backends.sim.undefined import carriable, map_carry, reduce_carry
 from pypto_pro.ir.nodes import TileOp
@@ -35,6 +35,8 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
         views, out_view, scalars = preps[0].batch.data
         vb = [stack(v) for v in views]
         return batched(lambda out: numerics(out, *vb, *scalars), stack(out_view), defer)
+
+    bind = getattr(numerics, "bind", None)  # (out, *views, *scalars) -> the call for those operands, or None
 
     def rule(op: TileOp, env: SimEnv) -> Callable:
         ts = tiles(op, env)
@@ -64,6 +66,9 @@ def elementwise(numerics: Callable[..., None], full_width: bool = False, unused:
                         tuple(t.region(s, r, c) for t, s in zip(srcs, slots)), d.region(sd, r, c)))
             views, out_view, acc, written, can_batch = got
             run = deferred(lambda out: numerics(out, *views, *scalars), out_view)
+            bound = bind(out_view, *views, *scalars) if bind is not None else None
+            if bound is not None:  # the same numerics with their operands bound (torch_engine.bind_binary)
+                run = bound_run(bound, run)
             prep = Prepared(dr, dc, dc * item == widest, acc, (), dr * dc * d.item, run, written)
             # (not with a NaN scalar: which of two NaNs a broadcast scalar loop returns moved when batched)
             if can_batch and _lanes.LANES > 1 and not any(v != v for v in scalars):

@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 enabled = True
+BOUND = True  # False: tile instructions call binary_fp16 on every run instead of a bound call (bind_binary)
 MIN_ELEMENTS = 2048  # below this NumPy's half loop is as fast as torch's call overhead
 # above this torch splits the work across its thread pool (its grain size), which on a loaded
 # machine costs far more than it saves (a 41k-element add: 30 ms instead of 0.05 ms)
@@ -110,3 +111,43 @@ def binary_fp16(ufunc: object, dst: np.ndarray, a: np.ndarray, b: object) -> boo
 
 def _same(x: np.ndarray, y: np.ndarray) -> bool:
     return (x.__array_interface__["data"][0] == y.__array_interface__["data"][0] and x.strides == y.strides)
+
+
+def bind_binary(op: str, dst: np.ndarray, a: np.ndarray, b: np.ndarray) -> Callable[[], None] | None:
+    """``numerics.binary(op, dst, a, b)`` for these very arrays (a tile instruction's fixed slot views) as
+    one call without arguments, with the checks that depend only on the arrays done once, here, and
+    torch's tensors over them made once; None where ``binary`` would not give these arrays to torch or
+    would raise (the caller then runs ``binary`` itself). What may change between calls is checked on
+    every call (``BOUND``, ``enabled``, the probe's verdict, the arrays' write flags): otherwise ``binary``
+    runs. (Memoized records keep their runs across launches: ``BOUND = False`` also turns bound ones off.)"""
+    from pypto_pro.backends.sim import numerics  # (numerics imports this module)
+    ufunc = numerics._UFUNC.get(op)
+    name = _OPS.get(ufunc) if ufunc is not None else None
+    if not BOUND or name is None or op not in numerics.BINARY_OPS:
+        return None
+    for x in (dst, a, b):
+        if type(x) is not np.ndarray or x.ndim != 2 or x.dtype != _FP16 or x.shape != dst.shape:
+            return None
+    try:
+        numerics._check_dtype(op, dst.dtype)
+    except ValueError:
+        return None
+    if not MIN_ELEMENTS <= dst.size <= MAX_ELEMENTS or min(a.strides + b.strides + dst.strides) < 0:
+        return None
+    for src in (a, b):
+        if np.may_share_memory(dst, src) and not _same(dst, src):
+            return None
+    if not (a.flags.writeable and b.flags.writeable and dst.flags.writeable) or _op(ufunc) is None:
+        return None
+    from_numpy = sys.modules["torch"].from_numpy
+    try:
+        ta, tb, tdst = from_numpy(a), from_numpy(b), from_numpy(dst)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+    def run() -> None:
+        if BOUND and enabled and _trusted and a.flags.writeable and b.flags.writeable and dst.flags.writeable:
+            _cache[name](ta, tb, out=tdst)
+        else:
+            numerics.binary(op, dst, a, b)
+    return run
