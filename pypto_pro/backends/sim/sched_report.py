@@ -135,9 +135,9 @@ def deadlock(s: "CoreScheduler") -> None:
             what.append(f"wait_cross_core(event={xid_str(key[1])}) at {sync_where(inst, 'xwait', (key, count))}: "
                         f"{have} of {count} signal(s) arrived")
         for mid in ex.acquires if ex else ():
-            holder = s.lock_holder.get(mid)
-            q = s.lock_queues[mid]
-            ahead = q[s.lock_pos[mid]]
+            lock = s.locks[mid]
+            holder = lock.holder
+            ahead = lock.line[lock.pos]
             where = sync_where(inst, "lock", mid)
             if holder is not None:
                 what.append(f"lock(buf_id={lock_id(mid)}) at {where}: held by {holder.describe()}")
