@@ -13,10 +13,10 @@ from __future__ import annotations
 import heapq
 from typing import Callable
 
-from pypto_pro.backends.sim.cross_core import xid_str
-from pypto_pro.backends.sim.inst import BARRIER, CORE_NAMES, NPIPES, PIPES, Inst, queue_name, sync_where
+from pypto_pro.backends.sim.inst import BARRIER, NPIPES, Inst
+from pypto_pro.backends.sim.sched_fast import HeapLoop
+from pypto_pro.backends.sim.sched_report import check_double_locks, deadlock, end_checks, flag_str
 from pypto_pro.backends.sim.xcounter import XFLAG_MAX, check as check_xcounter, recheck as recheck_xcounter
-from pypto_pro.errors_sim import DeadlockError, SyncError
 
 
 class Reporter:
@@ -34,31 +34,20 @@ class Reporter:
             self.faults.append(exc)
 
 
-def _lock_id(mid) -> str:
-    return f"{mid[1]} on {_core_name(mid[0])}" if isinstance(mid, tuple) else str(mid)
+class Lock:
+    """One buffer id's state: its acquirers in dispatch order (``line``; ``pos``: the next one to be
+    granted it), who holds it now and its last release (time, clock snapshot, releaser)."""
+
+    __slots__ = ("line", "pos", "holder", "rel")
+
+    def __init__(self) -> None:
+        self.line: list[Inst] = []
+        self.pos = 0
+        self.holder: Inst | None = None
+        self.rel: tuple[float, tuple[int, ...], Inst] | None = None
 
 
-def _core_name(core: int) -> str:
-    if core < 0:
-        return f"core{-core - 2} (sync_all barrier)"
-    return CORE_NAMES[core] if core < len(CORE_NAMES) else f"core{core}"
-
-
-def flag_str(key: tuple) -> str:
-    src, dst, ev = key
-    core = f"{_core_name(src // NPIPES)}." if src >= NPIPES else ""
-    return f"set_flag({core}{PIPES[src % NPIPES].name}, {PIPES[dst % NPIPES].name}, event={ev})"
-
-
-def _loc_line(inst: Inst) -> str:
-    loc = inst.loc
-    if loc is None:
-        return ""
-    src = loc.source_line.strip() if loc.source_line else ""
-    return f"{loc.path}:{loc.line}" + (f"  `{src}`" if src else "")
-
-
-class CoreScheduler:
+class CoreScheduler(HeapLoop):
     """Schedules one block's instruction stream on one core."""
 
     verify_cache = False  # tests: check every cached head start time against a fresh computation
@@ -96,11 +85,11 @@ class CoreScheduler:
         self.block = block
         self.checks = checks
         self.queues: list[list[Inst]] = [[] for _ in range(nq)]
-        self.lock_queues: dict[int, list[Inst]] = {}
+        self.locks: dict = {}  # buffer id -> its Lock
+        self._add_locks(insts)
+        queues = self.queues
         for inst in insts:
-            self.queues[inst.pipe].append(inst)
-            for mid in inst.extra.acquires if inst.extra else ():
-                self.lock_queues.setdefault(mid, []).append(inst)
+            queues[inst.pipe].append(inst)
         self.heads = [0] * nq
         self.free = [0.0] * nq
         self.busy = [0.0] * nq
@@ -115,51 +104,39 @@ class CoreScheduler:
         # pipe -> (the instruction whose signals are held, its clock, the key, the signals left)
         self.held: dict[tuple, int] = {}
         self.stalled: dict[int, tuple[Inst, tuple[int, ...], tuple, tuple]] = {}
-        self.lock_holder: dict[int, Inst | None] = {}
-        self.lock_release: dict[int, tuple[float, tuple[int, ...], Inst]] = {}
-        self.lock_pos: dict[int, int] = {m: 0 for m in self.lock_queues}
         self.events: list[tuple] = []  # (end time, seq, inst, vc snapshot, commit) in time order
         self.event_seq = 0
         self.dirty: set[int] = set(range(nq))  # queues whose head's cached start time must be recomputed (see run)
         self.ready: list[tuple] = []  # (start time, seq, queue) of heads that can start; stale entries skipped
         self.end_time = 0.0
         self.port_free = 0.0
+        # per queue, its head's start time (the reference) or heap entry (``fast``); None: cannot start yet
         self._cache: list | None = None
         self.after_read: dict[int, tuple] = {}  # core -> (clock of its last scalar read, queues joined since)
         self.joins: dict[int, tuple] = {}       # seq -> a clock it joins as it starts (read_done)
         self._uses_port: list[bool] = []
+        self._ports: set[int] = set()   # fast: the queues whose head uses the GM port
+        # fast: cross-core key -> the queues whose head waits for its signals, and per queue the
+        # SyncSpec whose keys its entry there came from (None: none)
+        self._xwaiters: dict[tuple, set[int]] = {}
+        self._xreg: list = [None] * nq
         if checks:
             self._check_double_locks()
 
-    # ---- static checks --------------------------------------------------------------------
-
     def _check_double_locks(self) -> None:
-        for q in self.queues:
-            held: dict = {}
-            for inst in q:
-                ex = inst.extra
-                if ex is None:
-                    continue
-                seen: dict = {}
+        check_double_locks(self)
+
+    def _add_locks(self, insts: list[Inst]) -> None:
+        """Queue each acquirer of a buffer id in its id's line (dispatch order)."""
+        locks = self.locks
+        for inst in insts:
+            ex = inst.extra
+            if ex is not None and ex.acquires:
                 for mid in ex.acquires:
-                    nth = seen[mid] = seen.get(mid, -1) + 1
-                    if mid in held:
-                        first, first_nth = held[mid]
-                        self.reporter.report(SyncError(
-                            f"{PIPES[inst.pipe % NPIPES].name} locks buffer id {_lock_id(mid)} twice without unlocking it "
-                            f"(this hangs the hardware):\n  first:  lock at {sync_where(first, 'lock', mid, first_nth)}\n"
-                            f"  second: lock at {sync_where(inst, 'lock', mid, nth)}"))
-                    held[mid] = (inst, nth)
-                for mid in ex.releases:
-                    if mid not in held:
-                        self.reporter.report(SyncError(
-                            f"{PIPES[inst.pipe % NPIPES].name} unlocks buffer id {_lock_id(mid)} that it does not hold "
-                            f"(unlock at {sync_where(inst, 'unlock', mid)})"))
-                    held.pop(mid, None)
-            for mid, (inst, nth) in held.items():
-                self.reporter.report(SyncError(
-                    f"{PIPES[inst.pipe % NPIPES].name} still holds buffer id {_lock_id(mid)} when the kernel ends "
-                    f"(lock at {sync_where(inst, 'lock', mid, nth)} is never unlocked)"))
+                    lock = locks.get(mid)
+                    if lock is None:
+                        lock = locks[mid] = Lock()
+                    lock.line.append(inst)
 
     # ---- readiness -------------------------------------------------------------------------
 
@@ -187,9 +164,10 @@ class CoreScheduler:
                 if f[0] > t:
                     t = f[0]
             for mid in ex.acquires:
-                if self.lock_holder.get(mid) is not None or self.lock_queues[mid][self.lock_pos[mid]] is not inst:
+                lock = self.locks[mid]
+                if lock.holder is not None or lock.line[lock.pos] is not inst:
                     return None
-                rel = self.lock_release.get(mid)
+                rel = lock.rel
                 if rel is not None and rel[0] > t:
                     t = rel[0]
             if ex.xwaits:
@@ -214,7 +192,6 @@ class CoreScheduler:
                         if len(q) >= n and q[n - 1][0] > t:
                             t = q[n - 1][0]
         return t
-
 
     # ---- main loop ------------------------------------------------------------------------
 
@@ -243,11 +220,7 @@ class CoreScheduler:
             if after is not None and inst.pipe not in after[1]:  # the first of its queue after the read
                 after[1].add(inst.pipe)
                 self.joins[inst.seq] = after[0]
-            for mid in inst.extra.acquires if inst.extra else ():
-                line = self.lock_queues.setdefault(mid, [])
-                if not line:
-                    self.lock_pos.setdefault(mid, 0)
-                line.append(inst)
+        self._add_locks(insts)
 
     def read_done(self, inst: Inst) -> None:
         """The scalar unit of ``inst``'s core waited for the read ``inst``: whatever it dispatches later
@@ -259,6 +232,11 @@ class CoreScheduler:
         return self._loop(done)
 
     def _loop(self, until: Callable[[], bool] | None) -> bool:
+        return self._loop_fast(until) if self.fast else self._loop_ref(until)
+
+    def _loop_ref(self, until: Callable[[], bool] | None) -> bool:
+        """The reference loop (``fast`` off): every head recomputed whenever anything it may depend on
+        changed, and every queue scanned for the earliest (start time, seq) at each step."""
         queues, heads = self.queues, self.heads
         pending = sum(len(q) - h for q, h in zip(queues, heads))
         start_time = self.start_time
@@ -268,9 +246,8 @@ class CoreScheduler:
             self._cache = [None] * self.nq      # start time of each pipe's head; None: cannot start yet
             self._uses_port = [False] * self.nq
         cache, uses_port = self._cache, self._uses_port
-        dirty, ready = self.dirty, self.ready
-        fast = self.fast
-        push, pop = heapq.heappush, heapq.heappop
+        dirty = self.dirty
+        pop = heapq.heappop
         while True:
             if dirty:  # recompute the heads whose inputs changed; the others keep their cached times
                 for p in dirty:
@@ -279,27 +256,16 @@ class CoreScheduler:
                     if h < len(q):
                         head = q[h]
                         uses_port[p] = bool(head.port)
-                        t = cache[p] = start_time(head)
-                        if t is not None and fast:
-                            push(ready, (t, head.seq, p))
+                        cache[p] = start_time(head)
                     else:
                         t = cache[p] = None
                 dirty.clear()
             best = None
             best_t = 0.0
-            if fast:  # the earliest (time, seq) of the heads that can start: the heap's first live entry
-                while ready:
-                    t, seq, p = ready[0]
-                    h = heads[p]
-                    if cache[p] == t and h < len(queues[p]) and queues[p][h].seq == seq:
-                        best, best_t = queues[p][h], t
-                        break
-                    pop(ready)  # an entry of a head that started, or whose start time changed
-            else:  # every queue scanned (the reference the fast path is tested against)
-                for p in range(self.nq):
-                    t = cache[p]
-                    if t is not None and (best is None or t < best_t or (t == best_t and queues[p][heads[p]].seq < best.seq)):
-                        best, best_t = queues[p][heads[p]], t
+            for p in range(self.nq):  # every queue scanned
+                t = cache[p]
+                if t is not None and (best is None or t < best_t or (t == best_t and queues[p][heads[p]].seq < best.seq)):
+                    best, best_t = queues[p][heads[p]], t
             if self.verify_cache:
                 self._verify_cache(cache)
             if events and (best is None or events[0][0] <= best_t):
@@ -335,35 +301,24 @@ class CoreScheduler:
         """The end-of-kernel checks; the block's end time."""
         if self.stalled:  # a pipe still stalled at a set_flag: the core never finishes
             self._deadlock()
-        if self.checks:  # a cross-core flag is a counter (PTO-ISA set-cross-core): a count left over is benign
-            for key, senders in self.xflags.items():
-                for pend in senders.values():
-                    if pend and key[0] < 0:  # a sync_all barrier signal left over: our barrier model is wrong
-                        self.reporter.report(SyncError(f"sync_all barrier signal left pending at kernel end: "
-                                                       f"{pend[0][2].describe()}"))
-                    elif pend:
-                        self.reporter.notes.append(
-                            f"cross-core event {xid_str(key[1])} to {_core_name(key[0])} is signalled but never waited "
-                            f"for ({len(pend)} pending at kernel end): the event's counter is left at {len(pend)}, "
-                            f"which changes nothing in this launch\n  set_cross_core at "
-                            f"{sync_where(pend[0][2], 'xset', key)} (after {pend[0][2].describe()})")
-        if self.checks and self.flags:  # the real kernels pre-set "slot free" flags and never drain them
-            for key, (t, _, setter) in sorted(self.flags.items(), key=lambda kv: kv[1][0]):
-                self.reporter.notes.append(
-                    f"{flag_str(key)} is never waited for: the flag is still set when the kernel ends. Nothing "
-                    f"in this launch depends on it (the real flash-attention kernels pre-set their slot-free flags "
-                    f"this way), but a later kernel on this core that waits for it first would pass at once: drain "
-                    f"it with a wait_flag at the end if its kernels do\n  set at "
-                    f"{sync_where(setter, 'set_flag', key)} (after {setter.describe()})")
+        end_checks(self)
         return self.end_time
 
     def _verify_cache(self, cache: list) -> None:
-        """Self-check for tests: every cached head start time equals a fresh computation."""
+        """Self-check for tests: every cached head start time (``fast``: the head's heap entry, which
+        must be in the heap) equals a fresh computation by the reference ``start_time``."""
+        live = {id(e) for e in self.ready}
         for p in range(self.nq):
             h = self.heads[p]
-            fresh = self.start_time(self.queues[p][h]) if h < len(self.queues[p]) else None
-            if cache[p] != fresh:
-                raise AssertionError(f"stale cached start time for queue {p}: {cache[p]} != {fresh}")
+            head = self.queues[p][h] if h < len(self.queues[p]) else None
+            fresh = self.start_time(head) if head is not None else None
+            got = cache[p]
+            if self.fast and got is not None:
+                if got[1] != head.seq or got[2] != p or id(got) not in live:  # type: ignore[union-attr]
+                    raise AssertionError(f"queue {p}: heap entry {got} is not its head's live entry")
+                got = got[0]
+            if got != fresh:
+                raise AssertionError(f"stale cached start time for queue {p}: {got} != {fresh}")
 
     def _start(self, inst: Inst, t: float) -> None:
         """Start ``inst`` at ``t``: consume its waits and ids, join their clocks into its pipe's
@@ -373,42 +328,55 @@ class CoreScheduler:
         p = inst.pipe
         vc = self.vc[p]
         drained = self.drained
+        flows = self.flows
         ex = inst.extra
         if ex is not None:
-            for key in ex.waits:
-                _, fvc, setter = self.flags.pop(key)
-                if self.held and key in self.held:  # the flag is clear: a set stalled on it goes on
-                    self._resume(self.held.pop(key), t)
-                if fvc[p] > drained[p]:
-                    drained[p] = fvc[p]
-                if fvc[setter.pipe] > vc[setter.pipe]:  # else this clock already covers the setter's
-                    vc[:] = map(max, vc, fvc)
-                if self.flows is not None:
-                    self.flows.append((setter, inst, flag_str(key)[4:]))
-            for mid in ex.acquires:
-                self.lock_holder[mid] = inst
-                self.lock_pos[mid] += 1
-                rel = self.lock_release.get(mid)
-                if rel is not None:
-                    if rel[1][p] > drained[p]:  # an id released by this very pipe drained it first
-                        drained[p] = rel[1][p]
-                    if rel[1][rel[2].pipe] > vc[rel[2].pipe]:
-                        vc[:] = map(max, vc, rel[1])
-                    if self.flows is not None and rel[2].pipe != inst.pipe:
-                        self.flows.append((rel[2], inst, f"buf_id {mid}"))
-            for key, count in ex.xwaits:
-                queues = self.xflags[key]
-                for sender, q in queues.items():
-                    if q and (type(count) is not tuple or sender == count[1]):
-                        _, fvc, setter, _ = q.pop(0)
-                        if fvc[p] > drained[p]:
-                            drained[p] = fvc[p]
-                        if fvc[setter.pipe] > vc[setter.pipe]:
-                            vc[:] = map(max, vc, fvc)
-                        if self.flows is not None:
-                            self.flows.append((setter, inst, f"cross-core {key[1]}"))
-            if ex.xwaits:  # signals consumed: the heads that wait for cross-core signals may start later
-                self._dirty_xwaits(range(self.nq))
+            if ex.waits:
+                flags, held = self.flags, self.held
+                for key in ex.waits:
+                    _, fvc, setter = flags.pop(key)
+                    if held and key in held:  # the flag is clear: a set stalled on it goes on
+                        self._resume(held.pop(key), t)
+                    if fvc[p] > drained[p]:
+                        drained[p] = fvc[p]
+                    if fvc[setter.pipe] > vc[setter.pipe]:  # else this clock already covers the setter's
+                        vc[:] = map(max, vc, fvc)
+                    if flows is not None:
+                        flows.append((setter, inst, flag_str(key)[4:]))
+            if ex.acquires:
+                locks = self.locks
+                for mid in ex.acquires:
+                    lock = locks[mid]
+                    lock.holder = inst
+                    lock.pos += 1
+                    rel = lock.rel
+                    if rel is not None:
+                        rvc = rel[1]
+                        if rvc[p] > drained[p]:  # an id released by this very pipe drained it first
+                            drained[p] = rvc[p]
+                        rp = rel[2].pipe
+                        if rvc[rp] > vc[rp]:  # join (elementwise max, in place)
+                            for i, c in enumerate(rvc):
+                                if c > vc[i]:
+                                    vc[i] = c
+                        if flows is not None and rp != p:
+                            flows.append((rel[2], inst, f"buf_id {mid}"))
+            if ex.xwaits:
+                xflags = self.xflags
+                for key, count in ex.xwaits:
+                    for sender, q in xflags[key].items():
+                        if q and (type(count) is not tuple or sender == count[1]):
+                            _, fvc, setter, _ = q.pop(0)
+                            if fvc[p] > drained[p]:
+                                drained[p] = fvc[p]
+                            if fvc[setter.pipe] > vc[setter.pipe]:
+                                for i, c in enumerate(fvc):
+                                    if c > vc[i]:
+                                        vc[i] = c
+                            if flows is not None:
+                                flows.append((setter, inst, f"cross-core {key[1]}"))
+                    # signals consumed: the heads that wait for them may start later
+                    self._dirty_xwaits(key, 0, self.nq)
         g = inst.gate
         if g is not None:  # the scalar unit dispatched it after the wait was satisfied: it happens after it
             gvc = g.vc
@@ -424,19 +392,22 @@ class CoreScheduler:
             drained[p] = vc[p]
         inst.drained = drained[p]
         vc[p] += 1
-        inst.vc = tuple(vc)
+        snap = inst.vc = tuple(vc)
         inst.start = t
-        if inst.head and self.free[p] < t:       # the V queue was empty: pay the startup
-            inst.cycles += inst.head
+        free = self.free
+        cycles = inst.cycles
+        if inst.head and free[p] < t:       # the V queue was empty: pay the startup
+            cycles += inst.head
         if inst.tail and ex is not None and (ex.sets or ex.xsets or ex.releases):
-            inst.cycles += inst.tail             # a signal to another pipe flushes this one
+            cycles += inst.tail             # a signal to another pipe flushes this one
+        inst.cycles = cycles
         inst.head = inst.tail = 0.0
-        end = t + inst.cycles
+        end = t + cycles
         inst.end = end
-        self.free[p] = end
+        free[p] = end
         if inst.port:
             self.port_free = t + inst.port
-        self.busy[p] += inst.cycles
+        self.busy[p] += cycles
         if end > self.end_time:
             self.end_time = end
         if inst.su:  # the scalar unit goes on: the core's records gated by this wait may start
@@ -449,7 +420,7 @@ class CoreScheduler:
             self.landed(inst)  # type: ignore[misc]
         if ex is not None and (ex.sets or ex.releases or ex.xsets) or commit is not None or inst.commits:
             self.event_seq += 1
-            heapq.heappush(self.events, (end, self.event_seq, inst, inst.vc, commit))
+            heapq.heappush(self.events, (end, self.event_seq, inst, snap, commit))
 
     def _finish(self, inst: Inst, snapshot: tuple[int, ...], commit) -> None:
         """End ``inst``: commit its writes, set its flags, release its ids, send its signals (and
@@ -466,20 +437,17 @@ class CoreScheduler:
             return
         self._signal(inst, snapshot, inst.end, ex.sets, ex.releases, ex.xsets)
 
-    def _dirty_xwaits(self, qs: range) -> None:
-        """Mark for recomputation the heads among queues ``qs`` whose start time may depend on cross-core
-        signals: those that wait for one (``fast``), or every head (the reference)."""
+    def _dirty_xwaits(self, key: tuple, lo: int, hi: int) -> None:
+        """Signals of cross-core ``key`` arrived or were consumed: mark for recomputation the heads whose
+        start time depends on them, those that wait for ``key`` (``fast``: ``_xwaiters``, kept as heads
+        change; no other head's start time reads them), or every head among queues ``lo`` to ``hi`` (the
+        reference)."""
         if not self.fast:
-            self.dirty.update(qs)
+            self.dirty.update(range(lo, hi))
             return
-        queues, heads, dirty = self.queues, self.heads, self.dirty
-        for q in qs:
-            h = heads[q]
-            line = queues[q]
-            if h < len(line):
-                ex = line[h].extra
-                if ex is not None and ex.xwaits:
-                    dirty.add(q)
+        waiters = self._xwaiters.get(key)
+        if waiters:
+            self.dirty.update(waiters)
 
     def _signal(self, inst: Inst, snapshot: tuple[int, ...], t: float, sets: tuple, releases: tuple,
                 xsets: tuple) -> None:
@@ -490,35 +458,48 @@ class CoreScheduler:
         ``set_flag`` intrinsic: a 3-bit event id per pipe pair, one pending set each), and the real
         kernels rely on a set that runs ahead of its wait not being lost."""
         dirty = self.dirty
-        flags = self.flags
-        for i, key in enumerate(sets):
-            dirty.add(key[1])
-            if key in flags:
-                p = inst.pipe
-                self.held[key] = p
-                self.stalled[p] = (inst, snapshot, key, (sets[i:], releases, xsets))
-                dirty.add(p)
-                return
-            flags[key] = (t, snapshot, inst)
-        for mid in releases:
-            self.lock_holder[mid] = None
-            self.lock_release[mid] = (t, snapshot, inst)
-            line = self.lock_queues.get(mid)
-            if line is not None and self.lock_pos[mid] < len(line):
-                dirty.add(line[self.lock_pos[mid]].pipe)  # the next acquirer in dispatch order
-        ex = inst.extra
-        xat = ex.xat if ex is not None and ex.xsets is xsets else ()
-        sender = inst.pipe // NPIPES
-        for i, key in enumerate(xsets):
-            core = key[0]
-            if core >= 0:  # the receiving core's heads that wait for cross-core signals
-                self._dirty_xwaits(range(core * NPIPES, (core + 1) * NPIPES))
-            else:  # a sync_all barrier signal (every core waits on its own)
-                self._dirty_xwaits(range(self.nq))
-            pend = self.xflags.setdefault(key, {}).setdefault(sender, [])
-            pend.append((t, snapshot, inst, xat[i] if i < len(xat) else inst.at))
-            if len(pend) > XFLAG_MAX and self.checks:
-                check_xcounter(self, key, sender)
+        if sets:
+            flags = self.flags
+            for i, key in enumerate(sets):
+                dirty.add(key[1])
+                if key in flags:
+                    p = inst.pipe
+                    self.held[key] = p
+                    self.stalled[p] = (inst, snapshot, key, (sets[i:], releases, xsets))
+                    dirty.add(p)
+                    return
+                flags[key] = (t, snapshot, inst)
+        if releases:
+            locks = self.locks
+            for mid in releases:
+                lock = locks.get(mid)
+                if lock is None:  # an unlock with no lock: its release still counts for later acquirers
+                    lock = locks[mid] = Lock()
+                lock.holder = None
+                lock.rel = (t, snapshot, inst)
+                line = lock.line
+                if lock.pos < len(line):
+                    dirty.add(line[lock.pos].pipe)  # the next acquirer in dispatch order
+        if xsets:
+            ex = inst.extra
+            xat = ex.xat if ex is not None and ex.xsets is xsets else ()
+            sender = inst.pipe // NPIPES
+            xflags = self.xflags
+            for i, key in enumerate(xsets):
+                core = key[0]
+                if core >= 0:  # the receiving core's heads that wait for cross-core signals
+                    self._dirty_xwaits(key, core * NPIPES, (core + 1) * NPIPES)
+                else:  # a sync_all barrier signal (every core waits on its own)
+                    self._dirty_xwaits(key, 0, self.nq)
+                senders = xflags.get(key)
+                if senders is None:
+                    senders = xflags[key] = {}
+                pend = senders.get(sender)
+                if pend is None:
+                    pend = senders[sender] = []
+                pend.append((t, snapshot, inst, xat[i] if i < len(xat) else inst.at))
+                if len(pend) > XFLAG_MAX and self.checks:
+                    check_xcounter(self, key, sender)
 
     def _resume(self, p: int, t: float) -> None:
         """The flag pipe ``p`` stalled on was cleared at ``t``: its held set lands, then the rest of
@@ -532,70 +513,5 @@ class CoreScheduler:
         self.dirty.add(p)
         self._signal(inst, snapshot, t, sets, releases, xsets)
 
-    def _stall_line(self, p: int) -> str:
-        """Why pipe ``p`` is stalled at a set_flag: the flag is still set by an earlier set."""
-        inst, _, key, (sets, _, _) = self.stalled[p]
-        nth = sum(1 for k in inst.extra.sets[:len(inst.extra.sets) - len(sets)] if k == key)
-        first = self.flags[key][2]
-        left = len(self.queues[p]) - self.heads[p]
-        return (f"  {queue_name(p, self.nq > NPIPES):8} stalled at {flag_str(key)} ({sync_where(inst, 'set_flag', key, nth)}): "
-                f"the flag is still set by the set at {sync_where(first, 'set_flag', key)} (after {first.describe()}), "
-                f"which no wait_flag has cleared (a set_flag of a flag still set waits until a wait_flag clears it)  "
-                f"[{left} instruction(s) left]")
-
     def _deadlock(self) -> None:
-        lines = [self._stall_line(p) for p in sorted(self.stalled)]
-        behind: dict[Inst, list[int]] = {}  # a2a3: a stalled cross-core wait -> the queues held only by it
-        for p in range(self.nq):
-            h = self.heads[p]
-            if h >= len(self.queues[p]) or p in self.stalled:
-                continue
-            inst = self.queues[p][h]
-            ex = inst.extra
-            what = []
-            for key in ex.waits if ex else ():
-                if key not in self.flags:
-                    what.append(f"wait_{flag_str(key)[4:]}: no pending set_flag (wait at {sync_where(inst, 'wait_flag', key)})")
-            for key, count in ex.xwaits if ex else ():
-                pend = self.xflags.get(key, {})
-                if type(count) is tuple:
-                    have = 1 if pend.get(count[1]) else 0
-                    whose = f"the signal of {_core_name(count[1])} has not arrived" if not have else "arrived"
-                    what.append(f"wait_cross_core(event={xid_str(key[1])}) at "
-                                f"{sync_where(inst, 'xwait', (key, count))}: {whose}")
-                    continue
-                have = sum(1 for q in pend.values() if q)
-                what.append(f"wait_cross_core(event={xid_str(key[1])}) at {sync_where(inst, 'xwait', (key, count))}: "
-                            f"{have} of {count} signal(s) arrived")
-            for mid in ex.acquires if ex else ():
-                holder = self.lock_holder.get(mid)
-                q = self.lock_queues[mid]
-                ahead = q[self.lock_pos[mid]]
-                where = sync_where(inst, "lock", mid)
-                if holder is not None:
-                    what.append(f"lock(buf_id={_lock_id(mid)}) at {where}: held by {holder.describe()}")
-                elif ahead is not inst:
-                    what.append(f"lock(buf_id={_lock_id(mid)}) at {where}: granted in dispatch order, waiting behind "
-                                f"{ahead.describe()}")
-            g = inst.gate
-            if g is not None and g.vc is None:
-                if not what:  # only the stalled scalar unit holds it: one line per core below
-                    behind.setdefault(g, []).append(p)
-                    continue
-                what.append(f"the scalar unit, stalled at wait_cross_core at {sync_where(g, 'xwait', g.extra.xwaits[0])}")
-            left = len(self.queues[p]) - h
-            lines.append(f"  {queue_name(p, self.nq > NPIPES):8} blocked at {inst.name} ({_loc_line(inst)}) waiting for "
-                         f"{'; '.join(what) or 'nothing?'}  [{left} instruction(s) left]")
-        for g, qs in behind.items():
-            names = ", ".join(queue_name(q, self.nq > NPIPES) for q in qs)
-            lines.append(f"  {names}: held by the scalar unit, stalled at wait_cross_core at "
-                         f"{sync_where(g, 'xwait', g.extra.xwaits[0])} (a2a3: wait_flag_dev blocks every pipe of the "
-                         f"core until its signals arrive)")
-        pending = [f"  {flag_str(key)} from {sync_where(setter, 'set_flag', key)} is set and not waited for"
-                   for key, (_, _, setter) in self.flags.items()]
-        text = f"deadlock in block {self.block}: no pipe can make progress\n" + "\n".join(lines)
-        if pending:
-            text += "\npending flags:\n" + "\n".join(pending)
-        if self.reporter.faults:
-            text += "\nfaults reported before the deadlock:\n" + "\n".join(f"  {f}" for f in self.reporter.faults)
-        raise DeadlockError(text)
+        deadlock(self)

@@ -81,3 +81,31 @@ def test_bug_catalogue_fast_vs_scan(cat, bug, fn, arch, monkeypatch):
     kern = cat.kernel(fn, arch)
     args = bug.args()
     assert _outcome(kern, args, bug.blocks, True, monkeypatch) == _outcome(kern, args, bug.blocks, False, monkeypatch)
+
+
+@pytest.mark.parametrize("arch", ["a5", "a2a3"])
+@pytest.mark.parametrize("check", ["raise", "warn"])
+def test_sync_all_fast_vs_scan(arch, check, tmp_path, monkeypatch):
+    """Every block in one scheduler (sync_all): buffer ids, barrier signals to every core."""
+    import test_sync_all as sa  # same directory
+    x = specials((4 * 16, 64), np.random.default_rng(9), np.float32)
+    kern = pl.jit(sa.neighbour_fn(True), arch=arch)
+    _same(kern, [x, np.zeros_like(x), np.zeros_like(x)], 4, tmp_path, monkeypatch, check)
+
+
+@pytest.mark.parametrize("arch", ["a5", "a2a3"])
+def test_live_block_fast_vs_scan(arch, tmp_path, monkeypatch):
+    """A live block (``run_until`` between scalar reads, records added as they are dispatched); on a5
+    the read races with the Cube's store and both ways must raise the same RaceError."""
+    import test_su_cross_core_wait as su  # same directory
+    rng = np.random.default_rng(4)
+    args = [specials((su.R, su.K), rng), specials((su.K, su.N), rng), np.full((su.R, su.N), np.nan, np.float32),
+            np.zeros(2, np.float32)]
+    kern = pl.jit(su.LIVE, arch=arch)
+    runs = []
+    for fast, name in ((True, "fast"), (False, "scan")):
+        monkeypatch.setattr(scheduler.CoreScheduler, "fast", fast)
+        monkeypatch.setattr(scheduler.CoreScheduler, "verify_cache", True)
+        runs.append(capture(kern, args, 1, None if arch == "a5" else tmp_path / name, catch=True))
+    assert_same(runs[0], runs[1], "fast", "scan", need_files=arch == "a2a3")
+    assert isinstance(runs[0][1], str) == (arch == "a5")
