@@ -14,6 +14,8 @@ from pypto_pro.backends.sim import undefined
 from pypto_pro.errors_sim import RaceError, UninitializedReadError
 from pypto_pro.language.enums import PipeType
 
+FAST = True  # False: the reference paths of access / committed (tests/backends/sim/test_onchip_fast.py)
+
 
 
 def _meets(a: tuple, b: tuple) -> bool:
