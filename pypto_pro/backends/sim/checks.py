@@ -14,6 +14,8 @@ from pypto_pro.backends.sim import undefined
 from pypto_pro.errors_sim import RaceError, UninitializedReadError
 from pypto_pro.language.enums import PipeType
 
+FAST = True  # False: the reference paths of access / committed (tests/backends/sim/test_onchip_fast.py)
+
 
 
 def _meets(a: tuple, b: tuple) -> bool:
@@ -155,6 +157,68 @@ class OnChipChecker:
         return found
 
     def access(self, inst: Inst, access: tuple) -> None:
+        """Check one access of ``inst`` (an entry of ``inst.accesses``) against the earlier ones."""
+        if not FAST:
+            return self.access_reference(inst, access)
+        key, write, label, rows, row_bytes, used = access
+        others = self.overlaps.get(key)
+        if others is None:
+            others = self._key_overlaps(key)
+        vc = inst.vc
+        p = inst.pipe
+        slots = self.slots
+        st = slots.get(key)
+        if st is None:
+            st = slots[key] = _Slot()
+        fp = (key[1], rows, row_bytes, used)
+        # the full :meth:`_conflicts` (which has no effect but reports) only where one may be reported:
+        # an earlier access not ordered before this one (the same tests, without the footprints)
+        unordered = p % NPIPES in self.unordered
+        w = st.w  # (the test of :meth:`_may_conflict`, inline for this tile's own slot)
+        if w is not None and (w[1] > vc[w[0]] if w[0] != p else unordered and w[1] > inst.drained and
+                              w[2] is not inst) or write and st.r and self._may_conflict(st, write, vc, p, inst,
+                                                                                          unordered):
+            self._conflicts(st, key, write, label, vc, p, inst)
+        for k in others:  # tiles sharing these bytes (declared views, reused addresses): the bytes each touched
+            other = slots.get(k)
+            if other is not None and self._may_conflict(other, write, vc, p, inst, unordered):
+                self._conflicts(other, key, write, label, vc, p, inst, fp)
+        if write:
+            st.w = (p, vc[p], inst, fp)
+            st.r.clear()
+        else:
+            st.r[p] = (vc[p], inst, fp)
+            space, lo, _, core = key
+            if self.stale.marks:
+                carry = next((w[5] for w in inst.commits if len(w) > 5), None) if inst.commits else None
+                entry = (lambda text: self._enter(inst, text)) if carry is not None and carry.entry else None
+                self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter, entry)
+            mem = (core, space)
+            if (mem, lo, rows, used) not in self.known_written:
+                self._check_written(inst, mem, lo, rows, row_bytes, used, label)
+
+    def _may_conflict(self, st: _Slot, write: bool, vc: tuple, p: int, inst: Inst, unordered: bool) -> bool:
+        """Whether :meth:`_conflicts` on ``st`` may report anything (True when an earlier access is not
+        ordered before this one: the footprint test, :func:`_meets`, is left to it)."""
+        w = st.w
+        if w is not None:
+            q = w[0]
+            if q != p:
+                if w[1] > vc[q]:
+                    return True
+            elif unordered and w[1] > inst.drained and w[2] is not inst:
+                return True
+        if write:
+            for q, read in st.r.items():
+                if q != p:
+                    if read[0] > vc[q]:
+                        return True
+                elif unordered and read[0] > inst.drained and read[1] is not inst and p % NPIPES in self.war:
+                    return True
+        return False
+
+    def access_reference(self, inst: Inst, access: tuple) -> None:
+        """:meth:`access` as it was: every slot through :meth:`_conflicts` (``FAST = False``)."""
         key, write, label, rows, row_bytes, used = access
         others = self.overlaps.get(key)
         if others is None:
@@ -225,15 +289,16 @@ class OnChipChecker:
     def _same_pipe(self, st: _Slot, key: tuple, write: bool, label: str, p: int, inst: Inst,
                    fp: tuple | None = None) -> None:
         """Report the earlier accesses of this queue that this one depends on with no barrier between."""
-        w, pipe = st.w, PIPES[p % NPIPES].name
+        w = st.w
         space, lo, hi, _ = key
-        where = f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})"
+        where = lambda: f"{space.name} bytes 0x{lo:x}-0x{hi:x} ({label})"  # noqa: E731  (built only to report)
         if w is not None and w[0] == p and w[1] > inst.drained and w[2] is not inst and (fp is None or _meets(fp, w[3])):
-            self.reporter.report(_hazard("write / write" if write else "write / read (RAW)", where, w[2], inst, pipe))
+            self.reporter.report(_hazard("write / write" if write else "write / read (RAW)", where(), w[2], inst,
+                                         PIPES[p % NPIPES].name))
         if write and p % NPIPES in self.war:
             read = st.r.get(p)
             if read is not None and read[0] > inst.drained and read[1] is not inst and (fp is None or _meets(fp, read[2])):
-                self.reporter.report(_hazard("read / write (WAR)", where, read[1], inst, pipe))
+                self.reporter.report(_hazard("read / write (WAR)", where(), read[1], inst, PIPES[p % NPIPES].name))
 
     def _check_written(self, inst: Inst, mem: tuple, lo: int, rows: int, row_bytes: int, used: int, label: str) -> None:
         ck = (mem, lo, rows, used)

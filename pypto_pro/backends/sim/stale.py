@@ -10,6 +10,8 @@ from pypto_pro.backends.sim.inst import Inst
 from pypto_pro.backends.sim.scheduler import Reporter
 from pypto_pro.errors_sim import UninitializedReadError
 
+FAST = True  # False: look back through the whole write log for each mark (the reference path; tests compare)
+
 
 class _Mark:
     """Stale bytes of one tile: their addresses (ascending) and range, the write that left them,
@@ -35,16 +37,25 @@ class StaleBytes:
 
     Every write into a tile region is logged; the rare case, a statement writing less of a tile
     than it did last time, looks back through the log for what was rewritten since and keeps the
-    rest as a *mark* (its byte addresses) until later writes cover them."""
+    rest as a *mark* (its byte addresses) until later writes cover them.
+
+    The fast path (``FAST``) keeps, per memory, each distinct region written and the index of its
+    latest write instead of the log: "written since the earlier run" is "latest write after it", so a
+    mark looks at the memory's few distinct regions (those whose range meets the mark's bytes), not at
+    every write since (a loop body rewrites the same tiles every iteration)."""
 
     def __init__(self) -> None:
         self.marks: dict[tuple, list[_Mark]] = {}  # memory -> its marks
-        self.log: list[tuple] = []          # (memory, lo, rows, row_bytes, used) of each write
+        self.log: list[tuple] = []          # (memory, lo, rows, row_bytes, used) of each write (not FAST)
+        self.count = 0                      # writes so far in this block (FAST: the log's length)
+        self.latest: dict[tuple, dict[tuple, int]] = {}  # FAST: memory -> {(lo, rows, row_bytes, used): index}
         self.last: dict[tuple, tuple] = {}  # (memory, lo, statement) -> (rows, used, log index)
 
     def reset_block(self) -> None:
         self.marks.clear()
         self.log.clear()
+        self.count = 0
+        self.latest.clear()
         self.last.clear()
 
     @staticmethod
@@ -77,6 +88,17 @@ class StaleBytes:
                 del self.marks[mem]
         key = (mem, lo, id(inst.stmt))
         prev = self.last.get(key)
+        if FAST:
+            index = self.count
+            self.count = index + 1
+            self.last[key] = (rows, used, index)
+            if prev is not None and (prev[0] > rows or prev[1] > used):
+                self._mark_fast(inst, mem, lo, row_bytes, prev, rows, used)  # before this write is in ``latest``
+            regions = self.latest.get(mem)
+            if regions is None:
+                regions = self.latest[mem] = {}
+            regions[(lo, rows, row_bytes, used)] = index
+            return
         self.last[key] = (rows, used, len(self.log))
         self.log.append((mem, lo, rows, row_bytes, used))
         if prev is not None and (prev[0] > rows or prev[1] > used):
@@ -90,6 +112,24 @@ class StaleBytes:
         for m2, lo2, rows2, rb2, used2 in self.log[since + 1:-1]:      # minus what was written in between
             if m2 == mem and addrs.size:
                 addrs = addrs[~self._inside(addrs, lo2, rows2, rb2, used2)]
+        if addrs.size:  # ascending: row-major offsets of one tile
+            self.marks.setdefault(mem, []).append(_Mark(addrs, inst, lo, row_bytes))
+
+    def _mark_fast(self, inst: Inst, mem: tuple, lo: int, row_bytes: int, prev: tuple, rows: int,
+                   used: int) -> None:
+        """:meth:`_mark` from the latest write of each region: a region was written between the
+        earlier run (log index ``since``) and this one exactly when its latest write is after ``since``
+        (the regions are taken as they stand before this write); removing bytes is order-free."""
+        prows, pused, since = prev
+        r = np.arange(prows)[:, None]
+        c = np.arange(pused)[None, :]
+        addrs = (lo + r * row_bytes + c)[~((r < rows) & (c < used))]  # the previous write minus this one
+        inside = self._inside
+        low, high = (int(addrs.min()), int(addrs.max())) if addrs.size else (0, -1)
+        for (lo2, rows2, rb2, used2), index in self.latest.get(mem, {}).items():
+            # (a region whose rows end before the marked bytes start, or starts past them, removes none)
+            if index > since and addrs.size and (rb2 <= 0 or lo2 <= high and low < lo2 + rows2 * rb2):
+                addrs = addrs[~inside(addrs, lo2, rows2, rb2, used2)]
         if addrs.size:  # ascending: row-major offsets of one tile
             self.marks.setdefault(mem, []).append(_Mark(addrs, inst, lo, row_bytes))
 
