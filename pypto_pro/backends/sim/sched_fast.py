@@ -14,93 +14,21 @@ This loop makes the same choice at every step, more cheaply:
 * a start that moves the GM port (``port_free`` only grows: a head that uses the port starts no
   earlier than it) moves a port head's cached time to ``max(time, port_free)``, which is exactly
   its recomputation when nothing else it depends on changed (a head that cannot start still cannot);
-* ``_time`` is ``start_time`` with the buffer ids' state read once per id and the common case of a
-  single cross-core wait without the per-call dictionary of signal counts.
 
 ``verify_cache`` (tests) checks at every step that each cached entry is its head's live entry and
-that its time equals the reference ``start_time`` (tests/backends/sim/test_scheduler_fast.py).
+that its time equals a fresh ``start_time`` (tests/backends/sim/test_scheduler_fast.py).
 """
 from __future__ import annotations
 
 import heapq
 from typing import Callable
 
-from pypto_pro.backends.sim.inst import Inst
 from pypto_pro.backends.sim.xcounter import recheck as recheck_xcounter
 
 
 class HeapLoop:
     """The fast loop of :class:`~pypto_pro.backends.sim.scheduler.CoreScheduler` (a mixin: it reads
     and changes the scheduler's state through the scheduler's own methods)."""
-
-    def _time(self, inst: Inst) -> float | None:
-        """``start_time`` of ``inst`` (the same value; see the module doc)."""
-        p = inst.pipe
-        if self.stalled and p in self.stalled:
-            return None  # its pipe is stalled at a set_flag of a flag still set
-        t = self.free[p]
-        if inst.t_issue > t:
-            t = inst.t_issue
-        if inst.port and self.port_free > t:
-            t = self.port_free
-        g = inst.gate
-        if g is not None:  # a2a3: behind a cross-core wait that stalls the scalar unit
-            if g.vc is None:
-                return None
-            if g.end > t:
-                t = g.end
-        ex = inst.extra
-        if ex is None:
-            return t
-        if ex.waits:
-            flags = self.flags
-            for key in ex.waits:
-                f = flags.get(key)
-                if f is None:
-                    return None
-                if f[0] > t:
-                    t = f[0]
-        if ex.acquires:
-            locks = self.locks
-            for mid in ex.acquires:
-                lock = locks[mid]
-                if lock.holder is not None or lock.line[lock.pos] is not inst:
-                    return None
-                rel = lock.rel
-                if rel is not None and rel[0] > t:
-                    t = rel[0]
-        xw = ex.xwaits
-        if xw:
-            if len(xw) == 1:
-                (key, count), = xw
-                needed = ((key, 1, count),)
-            else:  # a fused record may wait on one key several times
-                counts: dict = {}
-                for key, count in xw:
-                    n, c = counts.get(key, (0, count))
-                    counts[key] = (n + 1, c)
-                needed = tuple((key, n, c) for key, (n, c) in counts.items())
-            xflags = self.xflags
-            for key, n, count in needed:
-                senders = xflags.get(key)
-                if senders is None:
-                    return None
-                if type(count) is tuple:  # ("from", core): n signals of that one sender
-                    q = senders.get(count[1])
-                    if q is None or len(q) < n:
-                        return None
-                    if q[n - 1][0] > t:
-                        t = q[n - 1][0]
-                    continue
-                have = 0  # needs n signals from each of `count` sending cores
-                for q in senders.values():
-                    if len(q) >= n:
-                        have += 1
-                        if q[n - 1][0] > t:
-                            t = q[n - 1][0]
-                if have < count:
-                    return None
-        return t
 
     def _register_xwaits(self, p: int, ex) -> None:
         """Queue ``p``'s head is now one whose cross-core waits are ``ex.xwaits`` (None: it has none)."""
@@ -120,7 +48,7 @@ class HeapLoop:
     def _loop_fast(self, until: Callable[[], bool] | None) -> bool:
         queues, heads = self.queues, self.heads
         pending = sum(len(q) - h for q, h in zip(queues, heads))
-        time_of = self._time
+        time_of = self.start_time
         events = self.events
         steps = self.steps
         if self._cache is None:

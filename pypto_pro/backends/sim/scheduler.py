@@ -141,9 +141,12 @@ class CoreScheduler(HeapLoop):
     # ---- readiness -------------------------------------------------------------------------
 
     def start_time(self, inst: Inst) -> float | None:
-        if self.stalled and inst.pipe in self.stalled:
+        """When ``inst`` can start, or None while something it waits for is missing (one rule for both
+        loops: buffer ids read once per id, a single cross-core wait without the per-call counts)."""
+        p = inst.pipe
+        if self.stalled and p in self.stalled:
             return None  # its pipe is stalled at a set_flag of a flag still set
-        t = self.free[inst.pipe]
+        t = self.free[p]
         if inst.t_issue > t:
             t = inst.t_issue
         if inst.port and self.port_free > t:
@@ -155,7 +158,9 @@ class CoreScheduler(HeapLoop):
             if g.end > t:
                 t = g.end
         ex = inst.extra
-        if ex is not None:
+        if ex is None:
+            return t
+        if ex.waits:
             flags = self.flags
             for key in ex.waits:
                 f = flags.get(key)
@@ -163,35 +168,48 @@ class CoreScheduler(HeapLoop):
                     return None
                 if f[0] > t:
                     t = f[0]
+        if ex.acquires:
+            locks = self.locks
             for mid in ex.acquires:
-                lock = self.locks[mid]
+                lock = locks[mid]
                 if lock.holder is not None or lock.line[lock.pos] is not inst:
                     return None
                 rel = lock.rel
                 if rel is not None and rel[0] > t:
                     t = rel[0]
-            if ex.xwaits:
-                needed: dict = {}
-                for key, count in ex.xwaits:  # a fused record may wait on one key several times
-                    n, c = needed.get(key, (0, count))
-                    needed[key] = (n + 1, c)
-                for key, (n, count) in needed.items():
-                    senders = self.xflags.get(key)
-                    if senders is None:
+        xw = ex.xwaits
+        if xw:
+            if len(xw) == 1:
+                (key, count), = xw
+                needed = ((key, 1, count),)
+            else:  # a fused record may wait on one key several times
+                counts: dict = {}
+                for key, count in xw:
+                    n, c = counts.get(key, (0, count))
+                    counts[key] = (n + 1, c)
+                needed = tuple((key, n, c) for key, (n, c) in counts.items())
+            xflags = self.xflags
+            for key, n, count in needed:
+                senders = xflags.get(key)
+                if senders is None:
+                    return None
+                if type(count) is tuple:  # ("from", core): n signals of that one sender
+                    q = senders.get(count[1])
+                    if q is None or len(q) < n:
                         return None
-                    if type(count) is tuple:  # ("from", core): n signals of that one sender
-                        q = senders.get(count[1])
-                        if q is None or len(q) < n:
-                            return None
+                    if q[n - 1][0] > t:
+                        t = q[n - 1][0]
+                    continue
+                have = 0  # needs n signals from each of `count` sending cores
+                for q in senders.values():
+                    if len(q) >= n:
+                        have += 1
                         if q[n - 1][0] > t:
                             t = q[n - 1][0]
-                        continue
-                    if sum(1 for q in senders.values() if len(q) >= n) < count:
-                        return None  # needs n signals from each of `count` sending cores
-                    for q in senders.values():
-                        if len(q) >= n and q[n - 1][0] > t:
-                            t = q[n - 1][0]
+                if have < count:
+                    return None
         return t
+
 
     # ---- main loop ------------------------------------------------------------------------
 
@@ -306,7 +324,7 @@ class CoreScheduler(HeapLoop):
 
     def _verify_cache(self, cache: list) -> None:
         """Self-check for tests: every cached head start time (``fast``: the head's heap entry, which
-        must be in the heap) equals a fresh computation by the reference ``start_time``."""
+        must be in the heap) equals a fresh computation by ``start_time``."""
         live = {id(e) for e in self.ready}
         for p in range(self.nq):
             h = self.heads[p]
