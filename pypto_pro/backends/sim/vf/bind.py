@@ -16,11 +16,9 @@ import numpy as np
 from pypto_pro.backends.sim.vf.regfile import VL
 
 
-def bound_step(kernel, views: list, outs: list) -> Callable | None:
-    """The step of a group without partial writes (``views``: (arena, rows) per operand), or None."""
-    bind = getattr(kernel, "bind", None)
-    if bind is None:
-        return None
+def _operands(views: list) -> tuple[list, list]:
+    """The operand arrays of a group step (``views``: (arena, rows) per operand): a row slice as a view
+    of its arena, scattered rows as a buffer of the step's own, filled by :func:`_gather` at each run."""
     ins, takes = [], []
     for arena, rows in views:
         if isinstance(rows, slice):
@@ -29,13 +27,26 @@ def bound_step(kernel, views: list, outs: list) -> Callable | None:
             buf = np.empty((len(rows), VL), arena.dtype)
             takes.append((arena, rows, buf))
             ins.append(buf)
+    return ins, takes
+
+
+def _gather(takes: list) -> None:
+    for arena, rows, buf in takes:
+        arena.take(rows, axis=0, out=buf, mode="clip")  # (in-range rows: clip is not buffered)
+
+
+def bound_step(kernel, views: list, outs: list) -> Callable | None:
+    """The step of a group without partial writes (``views``: (arena, rows) per operand), or None."""
+    bind = getattr(kernel, "bind", None)
+    if bind is None:
+        return None
+    ins, takes = _operands(views)
     direct = bind(ins, outs)
     if direct is None or not takes:
         return direct
 
     def step(rf, mem, bases):
-        for arena, rows, buf in takes:
-            arena.take(rows, axis=0, out=buf, mode="clip")  # (in-range rows: clip is not buffered)
+        _gather(takes)
         direct(rf, mem, bases)
     return step
 
@@ -45,17 +56,9 @@ def gathered_step(kernel, views: list, outs: list) -> Callable:
     scattered rows go into buffers of the group's own (``take`` over the same rows in the same order: the
     bytes ``arena[rows]`` copies), the others are views bound once; the kernel gets the same lists at
     every run."""
-    ins, takes = [], []
-    for arena, rows in views:
-        if isinstance(rows, slice):
-            ins.append(arena[rows])
-        else:
-            buf = np.empty((len(rows), VL), arena.dtype)
-            takes.append((arena, rows, buf))
-            ins.append(buf)
+    ins, takes = _operands(views)
 
     def step(rf, mem, bases):
-        for arena, rows, buf in takes:
-            arena.take(rows, axis=0, out=buf, mode="clip")  # (in-range rows: clip is not buffered)
+        _gather(takes)
         kernel(ins, outs, mem)
     return step
