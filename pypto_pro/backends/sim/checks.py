@@ -183,19 +183,7 @@ class OnChipChecker:
             other = slots.get(k)
             if other is not None and self._may_conflict(other, write, vc, p, inst, unordered):
                 self._conflicts(other, key, write, label, vc, p, inst, fp)
-        if write:
-            st.w = (p, vc[p], inst, fp)
-            st.r.clear()
-        else:
-            st.r[p] = (vc[p], inst, fp)
-            space, lo, _, core = key
-            if self.stale.marks:
-                carry = next((w[5] for w in inst.commits if len(w) > 5), None) if inst.commits else None
-                entry = (lambda text: self._enter(inst, text)) if carry is not None and carry.entry else None
-                self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter, entry)
-            mem = (core, space)
-            if (mem, lo, rows, used) not in self.known_written:
-                self._check_written(inst, mem, lo, rows, row_bytes, used, label)
+        self._record(inst, st, key, write, label, rows, row_bytes, used, fp, True)
 
     def _may_conflict(self, st: _Slot, write: bool, vc: tuple, p: int, inst: Inst, unordered: bool) -> bool:
         """Whether :meth:`_conflicts` on ``st`` may report anything (True when an earlier access is not
@@ -234,17 +222,26 @@ class OnChipChecker:
             other = self.slots.get(k)
             if other is not None:
                 self._conflicts(other, key, write, label, vc, p, inst, fp)
+        self._record(inst, st, key, write, label, rows, row_bytes, used, fp, False)
+
+    def _record(self, inst: Inst, st: _Slot, key: tuple, write: bool, label: str, rows: int, row_bytes: int,
+                used: int, fp: tuple, known: bool) -> None:
+        """Keep this access in its slot; a read is also checked for stale and never-written bytes
+        (``known``: skip the never-written check of a region already known written, the fast path)."""
+        p, vc = inst.pipe, inst.vc
         if write:
             st.w = (p, vc[p], inst, fp)
             st.r.clear()
-        else:
-            st.r[p] = (vc[p], inst, fp)
-            space, lo, _, core = key
-            if self.stale.marks:
-                carry = next((w[5] for w in inst.commits if len(w) > 5), None) if inst.commits else None
-                entry = (lambda text: self._enter(inst, text)) if carry is not None and carry.entry else None
-                self.stale.check(inst, (core, space), lo, rows, row_bytes, used, label, self.reporter, entry)
-            self._check_written(inst, (core, space), lo, rows, row_bytes, used, label)
+            return
+        st.r[p] = (vc[p], inst, fp)
+        space, lo, _, core = key
+        mem = (core, space)
+        if self.stale.marks:
+            carry = next((w[5] for w in inst.commits if len(w) > 5), None) if inst.commits else None
+            entry = (lambda text: self._enter(inst, text)) if carry is not None and carry.entry else None
+            self.stale.check(inst, mem, lo, rows, row_bytes, used, label, self.reporter, entry)
+        if not known or (mem, lo, rows, used) not in self.known_written:
+            self._check_written(inst, mem, lo, rows, row_bytes, used, label)
 
     def _conflicts(self, st: _Slot, key: tuple, write: bool, label: str, vc: tuple, p: int, inst: Inst,
                    fp: tuple | None = None) -> None:
