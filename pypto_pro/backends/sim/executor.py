@@ -568,9 +568,14 @@ class SimExecutable:
         ``inst`` is the recorded block's instruction: same statement, pipe and clock)."""
         if gmcheck is None:
             return None
-        gm_rects = gmcheck.access_rects
+        gm_rects, gm_rows = gmcheck.access_rects, gmcheck.access_rows
 
         def check(inst: Inst, gm: tuple) -> None:
+            geom = getattr(gm, "geom", None)  # one strided access through a view (gm_views.records)
+            if geom is not None:
+                pidx, pname, _, write = gm[0]
+                gm_rows(inst, block_of(inst), objs[pidx], pname, geom, write, pidx)
+                return
             # a run of records of one tensor and direction (a view's rows: gm_views.row_rects) is one call
             i, n = 0, len(gm)
             while i < n:
