@@ -273,8 +273,7 @@ class _Tensor:
         if got is None or got[0] is not rects:  # (the cache holds rects: its id is not reused meanwhile)
             if len(self._records) >= 1 << 12:
                 self._records.clear()
-            got = self._records[(id(rects), write)] = (rects, tuple((self.pidx, self.pname, rr, write)
-                                                                   for rr in rects))
+            got = self._records[(id(rects), write)] = (rects, gm_views.records(self.pidx, self.pname, rects, write))
         return got[1]
 
 

@@ -568,9 +568,14 @@ class SimExecutable:
         ``inst`` is the recorded block's instruction: same statement, pipe and clock)."""
         if gmcheck is None:
             return None
-        gm_rects = gmcheck.access_rects
+        gm_rects, gm_rows = gmcheck.access_rects, gmcheck.access_rows
 
         def check(inst: Inst, gm: tuple) -> None:
+            geom = getattr(gm, "geom", None)  # one strided access through a view (gm_views.records)
+            if geom is not None:
+                pidx, pname, _, write = gm[0]
+                gm_rows(inst, block_of(inst), objs[pidx], pname, geom, write, pidx)
+                return
             if len(gm) == 1:  # the common case: one record (what the loop below does with it)
                 pidx, pname, rect, write = gm[0]
                 gm_rects(inst, block_of(inst), objs[pidx], pname, (rect,), write, pidx)

@@ -6,10 +6,19 @@ from pypto_pro.arch.pipes import unordered_pipes
 from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, PIPE_INDEX, PIPES, Inst
 from pypto_pro.backends.sim.same_writes import Region, SameWrites, span_of
 from pypto_pro.backends.sim.scheduler import Reporter
+from bisect import insort
+
 from pypto_pro.backends.sim.checks import _hazard, _race
+from pypto_pro.backends.sim.gm_rows import Geom, row_meets, row_ranges, rows_inside, rows_meet
 from pypto_pro.errors_sim import RaceError
 
 GM_CELL_ROWS, GM_CELL_COLS = 128, 512  # grid (in elements) that indexes global-memory accesses
+STRIDED = True  # a view access is one strided entry (access_rows); False: one entry per row, the reference
+_BUCKET = 20    # strided entries are indexed by the 1 MiB buckets their byte span touches
+
+
+def _seq(entry: tuple) -> int:
+    return entry[6]
 
 def _cells(rect: tuple) -> list[tuple]:
     n = len(rect)
@@ -57,6 +66,11 @@ class GlobalChecker:
     conflict with them also conflicts with this write, and anything ordered after this write is
     ordered after them. This keeps rewritten windows (workspaces, ring slots) from piling up.
 
+    An access through a view (:meth:`access_rows`: rows of bytes, one stride apart) is held as one
+    strided entry while nothing unordered meets it; the moment something would have to be compared row
+    by row, the entries it meets are expanded into the cells, in the order the per-row entries would
+    hold there (``seq``), and the access runs the per-row path (``STRIDED = False``: always).
+
     With ``region`` (GM binding index, rect -> those bytes), a write that overlaps another block's
     write is judged by the bytes once it has landed (``same_writes``): identical bytes are a note,
     different bytes a ``RaceError``. The scheduler calls :meth:`landed` for the writes in
@@ -75,6 +89,9 @@ class GlobalChecker:
         self.same = SameWrites(region) if region is not None else None
         self.pending: dict[Inst, list] = self.same.pending if self.same is not None else {}
         self.in_flight = in_flight
+        self.seq = 0  # entries' order (entry[6]); a strided entry's rows take seq .. seq + rows - 1
+        self.rows: dict[int, tuple[dict, dict]] = {}  # obj -> strided (writes, reads): bucket -> {seq: entry}
+        self.keys: dict[int, set] = {}  # obj -> its cells (for the strided path's look-up)
 
     def landed(self, inst: Inst) -> None:
         """``inst``'s writes are in memory: compare the cross-block overlaps it was watched for."""
@@ -94,24 +111,41 @@ class GlobalChecker:
 
     def access_rects(self, inst: Inst, block: int, obj: int, name: str, rects, write: bool, pidx: int = -1) -> None:
         """:meth:`access` of each of ``rects`` in turn (the row ranges of one access through a view)."""
+        idx = self.rows.get(obj)
+        if idx is not None and (idx[0] or idx[1]):  # strided entries this may meet: into the cells first
+            for rect in rects:
+                if len(rect) != 1:
+                    for g in (0, 1):
+                        for e in {e[6]: e for d in idx[g].values() for e in d.values()}.values():
+                            self._expand(obj, idx, g, e)
+                    break
+                (x0, x1), = rect
+                if x1 > x0:
+                    for g, e in self._row_hits(idx, (x0, 1, x1 - x0, x1 - x0), write, inst, block):
+                        self._expand(obj, idx, g, e)
+        self._per_row(inst, block, obj, name, rects, write, pidx)
+
+    def _per_row(self, inst: Inst, block: int, obj: int, name: str, rects, write: bool, pidx: int) -> None:
         vc = inst.vc
         p = inst.pipe
         shared = self.shared_clock
         for rect in rects:
-            entry = (block, p, vc[p], rect, inst, write)
+            entry = (block, p, vc[p], rect, inst, write, self.seq)
+            self.seq += 1
             hazards: list[tuple] = []  # same-queue conflicts: reported only when no cross-pipe race is
             races = 0
             for cell in _cells(rect):
                 lists = self.cells.get((obj, cell))
                 if lists is None:
                     lists = self.cells[(obj, cell)] = ([], [])
+                    self.keys.setdefault(obj, set()).add(cell)
                 writes, reads = lists
                 for group in ((writes, reads) if write else (writes,)):
                     retired = None
                     for i, other in enumerate(group):
                         if (other[4] is inst and other[0] == block) or not _overlap(rect, other[3]):
                             continue  # itself (replayed blocks share their recorded block's instructions)
-                        ob, op, oc, orect, _, ow = other
+                        ob, op, oc, orect, _, ow, _ = other
                         if write is ATOMIC and ow is ATOMIC:
                             continue  # atomic adds commute at the destination: concurrent ones do not conflict
                         if (ob == block or shared) and (oc <= inst.drained if op == p and p % NPIPES in self.unordered
@@ -141,10 +175,162 @@ class GlobalChecker:
             if hazards and not races:
                 self._conflict(inst, block, name, rect, write, *hazards[0])
 
+    def access_rows(self, inst: Inst, block: int, obj: int, name: str, geom: Geom, write: bool, pidx: int = -1) -> None:
+        """:meth:`access_rects` of the rows of ``geom`` (start, rows, stride, width: ``stride >= width > 0``),
+        one access through a view: one strided entry unless an unordered access (or a partly covered one)
+        meets it; then what it meets is expanded into the cells and its rows run one by one."""
+        if not STRIDED:
+            return self._per_row(inst, block, obj, name, row_ranges(geom), write, pidx)
+        idx = self.rows.get(obj)
+        if idx is None:
+            idx = self.rows[obj] = ({}, {})
+        hits = self._row_hits(idx, geom, write, inst, block)
+        if not self._cells_meet(obj, geom, write, inst, block):
+            drop = self._ordered(hits, inst, block, write, geom)
+            if drop is not None:  # nothing to report: retire the covered entries, keep this one strided
+                for g, e in drop:
+                    self._unindex(idx[g], e)
+                entry = (block, inst.pipe, inst.vc[inst.pipe], geom, inst, write, self.seq)
+                self.seq += geom[1]
+                self._index(idx[0 if write else 1], entry)
+                return
+        for g, e in hits:
+            self._expand(obj, idx, g, e)
+        self._per_row(inst, block, obj, name, row_ranges(geom), write, pidx)
+
+    def _ordered(self, hits: list, inst: Inst, block: int, write: bool, geom: Geom) -> list | None:
+        """The strided entries ``inst``'s rows retire, when every one it meets happens before it (or is an
+        atomic add meeting an atomic add) and each is covered by its rows wholly or not at all; else None."""
+        vc = inst.vc
+        p = inst.pipe
+        shared = self.shared_clock
+        drop = []
+        for g, e in hits:
+            ob, op, oc, og, _, ow, _ = e
+            if write is ATOMIC and ow is ATOMIC:
+                continue
+            if not ((ob == block or shared) and (oc <= inst.drained if op == p and p % NPIPES in self.unordered
+                                                  else op == p or oc <= vc[op])):
+                return None
+            if write and (write is not ATOMIC or ow is ATOMIC):
+                inside = rows_inside(og, geom)
+                if inside == og[1]:
+                    drop.append((g, e))
+                elif inside:
+                    return None
+        return drop
+
+    def _row_hits(self, idx: tuple, geom: Geom, write: bool, inst: Inst, block: int) -> list:
+        """(group, entry) of the strided entries (writes; reads too for a write) a row of ``geom`` meets."""
+        a, n, s, w = geom
+        lo, hi = a >> _BUCKET, (a + (n - 1) * s + w - 1) >> _BUCKET
+        out = []
+        for g in ((0, 1) if write else (0,)):
+            buckets = idx[g]
+            if not buckets:
+                continue
+            seen: set | None = set() if hi > lo else None
+            for bk in range(lo, hi + 1):
+                d = buckets.get(bk)
+                if not d:
+                    continue
+                for sq, e in d.items():
+                    if seen is not None:
+                        if sq in seen:
+                            continue
+                        seen.add(sq)
+                    if (e[4] is inst and e[0] == block) or not rows_meet(geom, e[3]):
+                        continue
+                    out.append((g, e))
+        return out
+
+    def _cells_meet(self, obj: int, geom: Geom, write: bool, inst: Inst, block: int) -> bool:
+        """Whether an entry of the cells (writes; reads too for a write) meets a row of ``geom``."""
+        keys = self.keys.get(obj)
+        if not keys:
+            return False
+        a, n, s, w = geom
+        j0, j1 = a // GM_CELL_COLS, (a + (n - 1) * s + w - 1) // GM_CELL_COLS
+        groups = (0, 1) if write else (0,)
+        if len(keys) > 2 * n:  # many cells: only those of the rows
+            keys = keys & {((), 0, j) for i in range(n)
+                           for j in range((a + i * s) // GM_CELL_COLS, (a + i * s + w - 1) // GM_CELL_COLS + 1)}
+        for cell in keys:
+            if len(cell) != 3 or cell[0] != () or cell[1] != 0:
+                return True  # not a byte range's cell: let the per-row path decide
+            j = cell[2]
+            if not j0 <= j <= j1 or not row_meets(j * GM_CELL_COLS, (j + 1) * GM_CELL_COLS, geom):
+                continue
+            lists = self.cells[(obj, cell)]
+            for g in groups:
+                for e in lists[g]:
+                    r = e[3]
+                    if len(r) != 1:
+                        return True
+                    if not (e[4] is inst and e[0] == block) and r[0][1] > r[0][0] and row_meets(r[0][0], r[0][1], geom):
+                        return True
+        return False
+
+    @staticmethod
+    def _index(buckets: dict, entry: tuple) -> None:
+        a, n, s, w = entry[3]
+        for bk in range(a >> _BUCKET, ((a + (n - 1) * s + w - 1) >> _BUCKET) + 1):
+            d = buckets.get(bk)
+            if d is None:
+                d = buckets[bk] = {}
+            d[entry[6]] = entry
+
+    @staticmethod
+    def _unindex(buckets: dict, entry: tuple) -> None:
+        a, n, s, w = entry[3]
+        for bk in range(a >> _BUCKET, ((a + (n - 1) * s + w - 1) >> _BUCKET) + 1):
+            d = buckets[bk]
+            del d[entry[6]]
+            if not d:
+                del buckets[bk]
+
+    def _expand(self, obj: int, idx: tuple, g: int, entry: tuple) -> None:
+        """Strided ``entry`` (group ``g``: 0 writes, 1 reads) as the per-row entries, each in its cells at
+        its place by ``seq`` (where the per-row path would have put it)."""
+        self._unindex(idx[g], entry)
+        b, p, c, geom, inst, write, seq = entry
+        for i, rect in enumerate(row_ranges(geom)):
+            row = (b, p, c, rect, inst, write, seq + i)
+            for cell in _cells(rect):
+                lists = self.cells.get((obj, cell))
+                if lists is None:
+                    lists = self.cells[(obj, cell)] = ([], [])
+                    self.keys.setdefault(obj, set()).add(cell)
+                group = lists[g]
+                if not group or group[-1][6] < row[6]:
+                    group.append(row)
+                else:
+                    insort(group, row, key=_seq)
+
+    def cell_entries(self) -> dict:
+        """The cells as the per-row path holds them (strided entries expanded, in a copy; empty cells
+        left out): what tests compare between ``STRIDED`` on and off."""
+        out: dict = {}
+        for key, (w, r) in self.cells.items():
+            if w or r:
+                out[key] = (list(w), list(r))
+        for obj, idx in self.rows.items():
+            for g in (0, 1):
+                for e in {e[6]: e for d in idx[g].values() for e in d.values()}.values():
+                    b, p, c, geom, inst, write, seq = e
+                    for i, rect in enumerate(row_ranges(geom)):
+                        for cell in _cells(rect):
+                            lists = out.setdefault((obj, cell), ([], []))
+                            lists[g].append((b, p, c, rect, inst, write, seq + i))
+        for lists in out.values():
+            for group in lists:
+                group.sort(key=_seq)
+        return out
+
     def _conflict(self, inst: Inst, block: int, name: str, rect: tuple, write: bool,
                   other: tuple, other_writes: bool, detail: str = "") -> None:
         """Report an overlapping access (one of them a write) that this one is not ordered after."""
-        ob, _, _, orect, oinst, _ = other
+        ob, _, _, orect, oinst, _, _ = other
         span = ", ".join(f"{max(a0, b0)}:{min(a1, b1)}" for (a0, a1), (b0, b1) in zip(rect, orect))
         if ob != block:
             what = "two blocks write the same bytes" if (write and other_writes) else "one block writes bytes another reads"

@@ -90,6 +90,12 @@ def row_rects(arr: np.ndarray, base: np.ndarray, idx: tuple) -> tuple[tuple, ...
 _RANGES: dict[tuple, tuple] = {}  # (addr, row stride, rows, row bytes) -> row_rects' answer (immutable)
 
 
+class Rows(tuple):
+    """Byte ranges of a view window's rows, with ``geom`` = (start, rows, stride, width) when the rows are
+    disjoint and ascending (the GM checker holds such an access as one strided entry), else None."""
+    geom: tuple | None
+
+
 def _row_ranges(addr: int, rs: int, rows: int, width: int) -> tuple[tuple, ...]:
     """``rows`` byte ranges of ``width`` bytes, ``rs`` apart from ``addr`` (kept: tiles reload the same windows)."""
     key = (addr, rs, rows, width)
@@ -97,8 +103,21 @@ def _row_ranges(addr: int, rs: int, rows: int, width: int) -> tuple[tuple, ...]:
     if got is None:
         if len(_RANGES) >= 1 << 14:
             _RANGES.clear()
-        got = _RANGES[key] = tuple(((addr + i * rs, addr + i * rs + width),) for i in range(rows))
+        got = _RANGES[key] = Rows(((addr + i * rs, addr + i * rs + width),) for i in range(rows))
+        got.geom = (addr, rows, rs, width) if rs >= width > 0 else None  # type: ignore[attr-defined]
     return got
+
+
+def records(pidx: int, name: str, rects: tuple, write: bool) -> tuple:
+    """The GM records of one access through a view (one per row range: what the recorder and the
+    per-row checker read); for strided rows a ``Rows`` carrying their ``geom``."""
+    recs = tuple((pidx, name, r, write) for r in rects)
+    geom = getattr(rects, "geom", None)
+    if geom is None:
+        return recs
+    out = Rows(recs)
+    out.geom = geom  # type: ignore[attr-defined]
+    return out
 
 
 def element(param, arrays: list, view: Sequence[int], offset: int, fault: Callable[[str], Exception],
