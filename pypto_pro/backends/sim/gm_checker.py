@@ -7,6 +7,7 @@ from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, PIPE_INDEX, PIPES, Inst
 from pypto_pro.backends.sim.same_writes import Region, SameWrites, span_of
 from pypto_pro.backends.sim.scheduler import Reporter
 from bisect import insort
+from itertools import product
 
 from pypto_pro.backends.sim.checks import _hazard, _race
 from pypto_pro.backends.sim.gm_rows import Geom, row_meets, row_ranges, rows_inside, rows_meet
@@ -33,8 +34,10 @@ def _cells(rect: tuple) -> list[tuple]:
         if (c1 - 1) // GM_CELL_COLS == j:
             return [((), 0, j)]
     *lead, (r0, r1), (c0, c1) = rect if len(rect) >= 2 else ((0, 1), *rect)
-    lead_key = tuple(a for a, _ in lead)
-    return [(lead_key, i, j) for i in range(r0 // GM_CELL_ROWS, (r1 - 1) // GM_CELL_ROWS + 1)
+    # Leading axes are bucketed like the rows (GM_CELL_ROWS apart), never keyed by their start: two windows
+    # that overlap must share a cell, and [0:128] / [64:192] on a leading axis overlap.
+    leads = product(*(range(a // GM_CELL_ROWS, (b - 1) // GM_CELL_ROWS + 1) for a, b in lead)) if lead else ((),)
+    return [(lead_key, i, j) for lead_key in leads for i in range(r0 // GM_CELL_ROWS, (r1 - 1) // GM_CELL_ROWS + 1)
             for j in range(c0 // GM_CELL_COLS, (c1 - 1) // GM_CELL_COLS + 1)]
 
 

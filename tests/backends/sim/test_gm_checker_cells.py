@@ -10,8 +10,8 @@ from pypto_pro.backends.sim.gm_checker import GM_CELL_COLS, GM_CELL_ROWS
 
 def _general_cells(rect: tuple) -> list[tuple]:
     *lead, (r0, r1), (c0, c1) = rect if len(rect) >= 2 else ((0, 1), *rect)
-    lead_key = tuple(a for a, _ in lead)
-    return [(lead_key, i, j) for i in range(r0 // GM_CELL_ROWS, (r1 - 1) // GM_CELL_ROWS + 1)
+    leads = itertools.product(*(range(a // GM_CELL_ROWS, (b - 1) // GM_CELL_ROWS + 1) for a, b in lead))
+    return [(lead_key, i, j) for lead_key in leads for i in range(r0 // GM_CELL_ROWS, (r1 - 1) // GM_CELL_ROWS + 1)
             for j in range(c0 // GM_CELL_COLS, (c1 - 1) // GM_CELL_COLS + 1)]
 
 
