@@ -70,14 +70,14 @@ class Spec:
 
 
 def merge_rows(dst: np.ndarray, res, act: np.ndarray, merging: bool) -> None:
-    """``regfile.merge`` over stacks: ``act`` may be one row for all."""
+    """``regfile.merge`` over stacks: ``act`` may be one row for all. Zeroing: the result, then a zero of
+    the destination's type into the inactive lanes (one masked copy; none when every lane is active)."""
     if merging:
         np.copyto(dst, res, where=act)
     else:
         np.copyto(dst, res)
-        if act.shape != dst.shape:
-            act = np.broadcast_to(act, dst.shape)
-        dst[~act] = 0
+        if not act.all():
+            np.copyto(dst, dst.dtype.type(0), where=~act)
 
 
 class MemRows:

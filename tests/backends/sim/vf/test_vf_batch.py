@@ -320,3 +320,30 @@ def test_mem_rows_grid_stays_inside_the_memory():
     assert batch._grid(_GRID, 256, 3584 + 255) is None  # the last row would end past the memory
     assert batch._cuts(_RUN + [a + 4096 for a in _GRID], 256, 4096 + 3584 + 255) is None
     assert batch.MemRows(_GRID, 256, 3584 + 255).mode == "index"
+
+
+def _merge_rows_reference(dst, res, act, merging):
+    """The per-element form: the result in active lanes, the old value (merging) or zero elsewhere."""
+    if merging:
+        np.copyto(dst, res, where=act)
+    else:
+        np.copyto(dst, res)
+        dst[~np.broadcast_to(act, dst.shape)] = 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8, np.bool_])
+@pytest.mark.parametrize("rows_act", [1, 5])
+@pytest.mark.parametrize("density", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("merging", [False, True])
+def test_merge_rows_as_per_element(dtype, rows_act, density, merging):
+    g = np.random.default_rng(rows_act + int(10 * density))
+    raw = g.integers(0, 256, (5, 64 * 4), np.uint8)
+    raw[0, :8] = [0, 0, 0x80, 0x80, 0xff, 0x7f, 0x01, 0x7c]  # -0.0, NaN payloads among the results
+    res = raw.view(dtype)[:, :32] if dtype is not np.bool_ else raw[:, :32] > 127
+    old = g.integers(0, 256, (5, 64 * 4), np.uint8)
+    start = old.view(dtype)[:, :32] if dtype is not np.bool_ else old[:, :32] > 127
+    act = g.random((rows_act, 32)) < density
+    want, got = start.copy(), start.copy()
+    _merge_rows_reference(want, res, act, merging)
+    batch.merge_rows(got, res, act, merging)
+    assert want.tobytes() == got.tobytes()
