@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_pro.backends.sim.numerics import cast as tile_cast
+from pypto_pro.backends.sim import torch_cast
 from pypto_pro.backends.sim.vf.batch import Spec
 from pypto_pro.backends.sim.vf.regfile import PerRegFile, active, lanes, np_of, view
 from pypto_pro.frontend.vf.values import RegValue
@@ -154,11 +155,14 @@ def _sim_vcvt(instr):
                 if widen and ratio > 1:
                     x = x[:, part::ratio]
                 out = outs[0].view(dt_np)
+                res = torch_cast.cast(x, dt_np)  # x.astype(dt_np)'s bytes, through torch when trusted
+                if res is None:
+                    res = x.astype(dt_np)
                 if not widen and ratio > 1:
                     out[...] = 0
-                    out[:, part::ratio] = x.astype(dt_np)
+                    out[:, part::ratio] = res
                 else:
-                    out[...] = x.astype(dt_np)
+                    out[...] = res
             return kernel
         full.batched = Spec(("vcvt", sdt, ddt, part, ratio, widen), make)  # type: ignore[attr-defined]
     return run

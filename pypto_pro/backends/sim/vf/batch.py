@@ -35,6 +35,7 @@ from pypto_pro.backends.sim.vf.regfile import VL, RegFile
 from pypto_pro.ir.vf import MASK, VREG, RegRead
 
 BATCH = True
+GRID = True  # a load / store group whose addresses form a grid reads / writes one [I, J, n] view (MemRows)
 BIND = True  # groups whose kernel binds its arena rows once (``kernel.bind``, bind.py) run that bound call
 _WORTH = 0.8  # batch a trace only when its steps are at most this fraction of its instructions
 
@@ -69,24 +70,26 @@ class Spec:
 
 
 def merge_rows(dst: np.ndarray, res, act: np.ndarray, merging: bool) -> None:
-    """``regfile.merge`` over stacks: ``act`` may be one row for all."""
+    """``regfile.merge`` over stacks: ``act`` may be one row for all. Zeroing: the result, then a zero of
+    the destination's type into the inactive lanes (one masked copy; none when every lane is active)."""
     if merging:
         np.copyto(dst, res, where=act)
     else:
         np.copyto(dst, res)
-        if act.shape != dst.shape:
-            act = np.broadcast_to(act, dst.shape)
-        dst[~act] = 0
+        if not act.all():
+            np.copyto(dst, dst.dtype.type(0), where=~act)
 
 
 class MemRows:
-    """``n`` UB bytes at each of ``addrs``, as ``[N, n]`` rows: a view when the addresses step evenly,
-    else an index array."""
+    """``n`` UB bytes at each of ``addrs``, as ``[N, n]`` rows: a view when the addresses step evenly, a
+    ``[I, J, n]`` strided view when they form a grid (``a0 + i * outer + j * inner``, both steps positive:
+    the FA DN bodies' loads of four column blocks per iteration), a few such pieces one after another
+    (``parts``: two loops' loads of one tile in one group), else an index array."""
 
-    __slots__ = ("a0", "step", "n", "count", "idx", "mode")
+    __slots__ = ("a0", "step", "n", "count", "idx", "mode", "grid", "parts")
 
-    def __init__(self, addrs: list[int], n: int, size: int) -> None:
-        self.a0, self.n, self.count, self.idx = addrs[0], n, len(addrs), None
+    def __init__(self, addrs: list[int], n: int, size: int, pieces: bool = True) -> None:
+        self.a0, self.n, self.count, self.idx, self.grid, self.parts = addrs[0], n, len(addrs), None, None, None
         steps = {b - a for a, b in zip(addrs, addrs[1:])}
         self.step = steps.pop() if len(steps) == 1 else None
         if self.count == 1:
@@ -95,20 +98,44 @@ class MemRows:
             self.mode = "reshape"
         elif self.step is not None and self.step > 0:
             self.mode = "strided"
+        elif GRID and (grid := _grid(addrs, n, size)) is not None:
+            self.mode, self.grid = "grid", grid
+        elif GRID and pieces and (cuts := _cuts(addrs, n, size)) is not None:
+            self.mode = "parts"
+            self.parts = [(r0, r1, MemRows(addrs[r0:r1], n, size, False)) for r0, r1 in zip(cuts, cuts[1:])]
         else:
             self.mode = "index"
             self.idx = np.asarray(addrs, np.int64)[:, None] + np.arange(n)
 
+    def _grid_view(self, mem: np.ndarray) -> np.ndarray:
+        i, j, outer, inner = self.grid
+        return np.lib.stride_tricks.as_strided(mem[self.a0:], (i, j, self.n), (outer, inner, 1))
+
     def view(self, mem: np.ndarray) -> np.ndarray | None:
+        """The rows as one array (a view; for a grid or parts a copy in row order), None for an index array."""
         if self.mode == "one":
             return mem[self.a0:self.a0 + self.n].reshape(1, self.n)
         if self.mode == "reshape":
             return mem[self.a0:self.a0 + self.count * self.step].reshape(self.count, self.step)[:, :self.n]
         if self.mode == "strided":
             return np.lib.stride_tricks.as_strided(mem[self.a0:], (self.count, self.n), (self.step, 1))
+        if self.mode == "grid":
+            return self._grid_view(mem).reshape(self.count, self.n)
+        if self.mode == "parts":
+            out = np.empty((self.count, self.n), mem.dtype)
+            self.read(mem, out)
+            return out
         return None
 
     def read(self, mem: np.ndarray, out: np.ndarray) -> None:
+        if self.mode == "grid":
+            i, j = self.grid[:2]
+            np.copyto(out.reshape(i, j, self.n), self._grid_view(mem))
+            return
+        if self.mode == "parts":
+            for r0, r1, part in self.parts:
+                part.read(mem, out[r0:r1])
+            return
         v = self.view(mem)
         if v is None:
             np.take(mem, self.idx, out=out)
@@ -118,6 +145,20 @@ class MemRows:
     def write(self, mem: np.ndarray, vals: np.ndarray, t: np.dtype | None = None, where=None) -> None:
         """Store rows (distinct bytes: a group never holds two overlapping stores); ``where``: per element
         of dtype ``t``."""
+        if self.mode == "parts":
+            per_row = where is not None and where.shape[0] == self.count and self.count > 1
+            for r0, r1, part in self.parts:
+                part.write(mem, vals[r0:r1], t, where[r0:r1] if per_row else where)
+            return
+        if self.mode == "grid":
+            i, j = self.grid[:2]
+            v = self._grid_view(mem)
+            if where is None:
+                v[...] = vals.reshape(i, j, self.n)
+            else:
+                w = where.reshape(i, j, -1) if where.shape[0] == self.count and self.count > 1 else where
+                np.copyto(v.view(t), vals.reshape(i, j, self.n).view(t), where=w)
+            return
         v = self.view(mem) if self.mode != "strided" else None
         if v is None:
             idx = self.idx if self.idx is not None else (self.a0 + self.step * np.arange(self.count)[:, None]
@@ -132,6 +173,60 @@ class MemRows:
             v[...] = vals
         else:
             np.copyto(v.view(t), vals.view(t), where=where)
+
+
+_MAX_PARTS = 8  # more pieces than this: one index gather is cheaper than a copy per piece
+
+
+def _grid(addrs: list[int], n: int, size: int) -> tuple[int, int, int, int] | None:
+    """``(I, J, outer, inner)`` when ``addrs[i * J + j] == addrs[0] + i * outer + j * inner`` for every
+    ``i < I``, ``j < J`` (``I, J >= 2``, both steps positive, every row inside ``size``), else None."""
+    a0, count = addrs[0], len(addrs)
+    if count < 4:
+        return None
+    inner = addrs[1] - a0
+    if inner <= 0:
+        return None
+    j = 1
+    while j < count and addrs[j] - addrs[j - 1] == inner:
+        j += 1
+    if j < 2 or j == count or count % j:
+        return None
+    outer = addrs[j] - a0
+    if outer <= 0 or a0 + (count // j - 1) * outer + (j - 1) * inner + n > size:
+        return None
+    for k, a in enumerate(addrs):
+        if a != a0 + (k // j) * outer + (k % j) * inner:
+            return None
+    return count // j, j, outer, inner
+
+
+def _cuts(addrs: list[int], n: int, size: int) -> list[int] | None:
+    """Row boundaries ``[0, ..., N]`` of at most ``_MAX_PARTS`` pieces (and no more than a quarter of the
+    rows), each an even run of positive step inside ``size`` or a grid (:func:`_grid`), taken greedily
+    from the front; None past that."""
+    cuts, s, count = [0], 0, len(addrs)
+    while s < count:
+        if len(cuts) > _MAX_PARTS:
+            return None
+        e = s + 1
+        if e < count and addrs[e] > addrs[s]:
+            step = addrs[e] - addrs[s]
+            while e < count and addrs[e] - addrs[e - 1] == step:
+                e += 1
+            run = e - s
+            if run >= 2 and e < count:  # grow a grid of that run while whole runs repeat at one outer step
+                outer, g = addrs[e] - addrs[s], e
+                while g + run <= count and all(addrs[g + k] == addrs[s] + ((g - s) // run) * outer + k * step
+                                               for k in range(run)):
+                    g += run
+                if g > e and outer > 0:
+                    e = g
+        if max(addrs[s:e]) + n > size:
+            return None
+        cuts.append(e)
+        s = e
+    return cuts if 4 * (len(cuts) - 1) <= count else None  # pieces of four rows on average at least
 
 
 def _rows(rows: list[int]):

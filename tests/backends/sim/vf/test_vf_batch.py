@@ -227,6 +227,64 @@ def test_mem_rows_read_and_write_as_row_by_row(addrs, n):
         assert (mem == want).all()
 
 
+_GRID = [0, 1024, 2048, 3072, 256, 1280, 2304, 3328, 512, 1536, 2560, 3584]  # 3 x 4, outer 256, inner 1024
+_RUN = [0, 256, 512, 768]
+
+
+@pytest.mark.parametrize("addrs,n,mode", [
+    (_GRID, 256, "grid"),
+    (_GRID, 64, "grid"),
+    ([a + 32 for a in _GRID], 32, "grid"),
+    (_RUN + [a + 4096 for a in _GRID], 256, "parts"),  # two loops' loads of one tile: a run, then a grid
+    ([a + 4096 for a in _GRID] + _RUN, 256, "parts"),
+    (_GRID[:-1], 256, "parts"),  # not whole runs: a grid and a shorter run after it
+    (_GRID[:8] + [8000] + [a + 4096 for a in _GRID[:8]], 64, "parts"),
+    (_GRID[:8] + [512, 1536, 2560, 3580], 4, "parts"),  # the grid breaks in its last run
+    ([3072, 2048, 1024, 0, 3328, 2304, 1280, 256], 256, "index"),  # descending inner steps
+    ([i * 512 % 4096 + i // 8 * 8 for i in range(80)], 8, "grid"),  # 10 x 8, outer 8, inner 512
+    ([64 * (i ^ 1) for i in range(32)], 64, "parts"),  # one row, a 15 x 2 grid (outer 128, inner 192), one row
+    ([64 * p for p in (5, 3, 9, 1, 7, 0, 8, 2, 6, 4, 11, 10)], 64, "index"),  # scattered: too many pieces
+    ([a + 7168 for a in (0, 256, 512, 768)], 1024, "strided"),  # overlapping rows at one step
+])
+def test_mem_rows_grid_and_parts_as_row_by_row(addrs, n, mode):
+    """Grid and piecewise row sets (``MemRows`` modes ``grid`` / ``parts``) read and write exactly the bytes a
+    row-by-row copy does, with and without a per-element ``where``; ``GRID = False`` takes the index array."""
+    size = 8192 + 1024
+    g = np.random.default_rng(len(addrs) + n)
+    base = g.integers(0, 256, size, np.uint8)
+    rows = batch.MemRows(addrs, n, size)
+    assert rows.mode == mode
+    distinct = all(b - a >= n for a, b in zip(sorted(addrs), sorted(addrs)[1:]))
+    for where_kind in (None, "row", "per_row"):
+        mem = base.copy()
+        got = np.empty((len(addrs), n), np.uint8)
+        rows.read(mem, got)
+        assert all((got[i] == mem[a:a + n]).all() for i, a in enumerate(addrs))
+        view = rows.view(mem)
+        assert (view is None) == (mode == "index")
+        if view is not None:
+            assert (view == got).all()
+        if not distinct:
+            continue
+        vals = g.integers(0, 256, (len(addrs), n), np.uint8)
+        k = n // 4
+        where = None if where_kind is None else g.integers(0, 2, (1 if where_kind == "row" else len(addrs), k)).astype(bool)
+        want = mem.copy()
+        for i, a in enumerate(addrs):
+            if where is None:
+                want[a:a + n] = vals[i]
+            else:
+                w = want[a:a + n].view(np.float32)
+                np.copyto(w, vals[i].view(np.float32), where=where[0 if where_kind == "row" else i])
+        rows.write(mem, vals, np.dtype(np.float32), where)
+        assert (mem == want).all()
+    batch.GRID = False
+    try:
+        assert batch.MemRows(addrs, n, size).mode == ("index" if mode in ("grid", "parts") else mode)
+    finally:
+        batch.GRID = True
+
+
 def select_body(dist, dt=F32):
     """Predicate loads (plds, ``dist``) of bits from UB and selects under them, one per iteration: the
     masked-softmax pattern of the FA bodies (both batch as groups of their own)."""
@@ -255,3 +313,37 @@ def test_batched_predicate_loads_and_selects(dist, dt):
     assert ran and on == off and on[0] != "SimulationError"
     # 33 instructions in 12 steps; without batched plds / vsel forms the trace was not worth batching at all
     assert ran[0] <= 12
+
+
+def test_mem_rows_grid_stays_inside_the_memory():
+    assert batch._grid(_GRID, 256, 3584 + 256) == (3, 4, 256, 1024)
+    assert batch._grid(_GRID, 256, 3584 + 255) is None  # the last row would end past the memory
+    assert batch._cuts(_RUN + [a + 4096 for a in _GRID], 256, 4096 + 3584 + 255) is None
+    assert batch.MemRows(_GRID, 256, 3584 + 255).mode == "index"
+
+
+def _merge_rows_reference(dst, res, act, merging):
+    """The per-element form: the result in active lanes, the old value (merging) or zero elsewhere."""
+    if merging:
+        np.copyto(dst, res, where=act)
+    else:
+        np.copyto(dst, res)
+        dst[~np.broadcast_to(act, dst.shape)] = 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8, np.bool_])
+@pytest.mark.parametrize("rows_act", [1, 5])
+@pytest.mark.parametrize("density", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("merging", [False, True])
+def test_merge_rows_as_per_element(dtype, rows_act, density, merging):
+    g = np.random.default_rng(rows_act + int(10 * density))
+    raw = g.integers(0, 256, (5, 64 * 4), np.uint8)
+    raw[0, :8] = [0, 0, 0x80, 0x80, 0xff, 0x7f, 0x01, 0x7c]  # -0.0, NaN payloads among the results
+    res = raw.view(dtype)[:, :32] if dtype is not np.bool_ else raw[:, :32] > 127
+    old = g.integers(0, 256, (5, 64 * 4), np.uint8)
+    start = old.view(dtype)[:, :32] if dtype is not np.bool_ else old[:, :32] > 127
+    act = g.random((rows_act, 32)) < density
+    want, got = start.copy(), start.copy()
+    _merge_rows_reference(want, res, act, merging)
+    batch.merge_rows(got, res, act, merging)
+    assert want.tobytes() == got.tobytes()
