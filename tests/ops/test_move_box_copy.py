@@ -95,7 +95,6 @@ def test_moves_of_other_dtypes(dt, monkeypatch, copies):
 
 def test_copier_declines():
     """Not two boxed windows of whole boxes of one box shape and dtype: no copier (the scratch path)."""
-    from pypto_pro.arch.layouts import BOXES  # noqa: F401  (the layouts tile_view uses)
     from pypto_pro.language.enums import TensorLayout
     from pypto_pro.language.tile_type import TileType
     raw = np.zeros(1 << 16, np.uint8)
