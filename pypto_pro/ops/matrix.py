@@ -24,6 +24,7 @@ from pypto_pro.backends.sim.undefined import carriable, matmul_carry
 from pypto_pro.language.dtypes import (DT_BF16, DT_FP8E4M3FN, DT_FP8E5M2, DT_FP16, DT_FP32, DT_HF8, DT_INT8,
                                        DT_INT32)
 from pypto_pro.language.enums import AccPhase, MemorySpace, PipeType, SectionKind
+from pypto_pro.ops import matrix_bound
 from pypto_pro.ops.decl import CUBE, api, instruction
 
 if TYPE_CHECKING:
@@ -46,6 +47,10 @@ _CAST_ON_COPY_NP = tuple(np.dtype(d.np_dtype) for d in CAST_ON_COPY)
 # same NumPy ufuncs and casts on the same layouts as the unfused path, byte for byte
 # (tests/ops/test_matrix_fused.py compares the two); False restores the unfused path
 FUSED = True
+# the fused path with its operands bound once per record (ops/matrix_bound.py): box views found at dispatch,
+# float64 scratch from a per-shape pool; the same casts, BLAS call, add and store byte for byte
+# (tests/ops/test_matrix_bound.py compares the two); False restores the per-call fused path
+BOUND = True
 # the real parse-time builders' operand names (ir/op/block_ops.py _ir_matmul / _ir_matmul_acc): ``pl.matmul(dst=c,
 # lhs=a, rhs=b)`` binds too; the bias has no keyword in either spelling (the real page: 4th positional only)
 MATMUL_ALIASES = {"dst": "dst_tile", "acc": "acc_tile", "lhs": "lhs_tile", "rhs": "rhs_tile"}
@@ -167,6 +172,8 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
             out[...] = prod.astype(acc_np) if comp is not np.int64 else \
                 (prod & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
         out_view = d.region(sd, m, n)
+        if BOUND and FUSED and comp is np.float64 and lhs_dt in CAST_ON_COPY and rhs_dt in CAST_ON_COPY:
+            compute = matrix_bound.bind(av, bv, acc_view, out_view, m, k, n, compute) or compute
         # fused: straight into the (boxed) Acc window when undeferred; safe because compute has read every
         # operand (the accumulator too, into a float64 copy) first and L0C shares no bytes with L0A / L0B
         run = deferred(compute, out_view, direct=FUSED)
@@ -181,7 +188,7 @@ def _matmul_sim(op: TileOp, env: SimEnv) -> Callable:
         return prep
     batchable = DT_HF8 not in (lhs_dt, rhs_dt)
     return memoized(dispatch, [(1, lhs.valid), (2, rhs.valid)] + ([(3, extra.valid)] if extra is not None else []),
-                    state=lambda: FUSED)  # (the record's run depends on it)
+                    state=lambda: (FUSED, BOUND))  # (the record's run depends on them)
 
 
 def _operand(stack: Callable, view, comp) -> np.ndarray | None:

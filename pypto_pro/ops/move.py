@@ -17,6 +17,7 @@ import numpy as np
 
 from pypto_pro.backends.sim import batch_ops, batch_replay, numerics
 from pypto_pro.backends.sim.batch_replay import BatchSpec
+from pypto_pro.backends.sim.fractal import box_copier
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, broadcast, deferred, fault, tiles
 from pypto_pro.backends.sim.prep_memo import memoized
 from pypto_pro.backends.sim.templates import elementwise
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
     from pypto_pro.frontend.parser import FunctionParser
 
 FAMILY = "memory_data_movement"
+# an undeferred Mat -> Left / Right move of whole boxes copies box view to box view in one pass
+# (fractal.box_copier) instead of through a gathered copy and a scratch tile: the same bytes
+# (tests/ops/test_move_box_copy.py compares the two); False restores the scratch path
+BOX_COPY = True
 V, M, L, R, A = MemorySpace.Vec, MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc
 
 # (src space, dst space) -> (instruction, pipe, section that issues it, needs a5's direct Cube<->Vector path)
@@ -226,6 +231,16 @@ def _copy_sim(op: TileOp, env: SimEnv) -> Callable:
     return memoized(dispatch, [(0, d.valid), (1, a.valid)])
 
 
+def _box_run(copy: Callable[[], None], run: Callable[[bool], Callable | None]) -> Callable[[bool], Callable | None]:
+    """``run`` whose undeferred form is ``copy()`` while :data:`BOX_COPY` is on (read when it runs)."""
+    def fast(defer: bool) -> Callable | None:
+        if defer or not BOX_COPY:
+            return run(defer)
+        copy()
+        return None
+    return fast
+
+
 def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
     """Mat -> Left/Right (MTE1): dst's valid region from ``src`` at ``offset``, optionally transposed."""
     d, a = tiles(op, env)
@@ -257,6 +272,9 @@ def _extract_sim(op: TileOp, env: SimEnv) -> Callable:
                 src = windows[key] = a.views[sa][r0:r0 + r, c0:c0 + c]
             dv = d.region(sd, dr, dc)
             run = deferred(lambda out: np.copyto(out, src.T if transpose else src), dv)
+            copy = None if transpose else box_copier(src, dv)
+            if copy is not None:  # L1 -> L0 of whole boxes: undeferred, one strided copy (the same bytes)
+                run = _box_run(copy, run)
         # a TMOV copies the destination's valid shape whatever the source's: the rows past the source's valid
         # shape carry what L1 holds there (garbage the chip computes with and a tail store leaves out), so the
         # checkers see the read of the source's valid part only

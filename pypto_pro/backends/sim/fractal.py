@@ -13,7 +13,7 @@ hardware does byte for byte (TINSERT, UB -> L1 TMOV), which follow storage, not 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -117,6 +117,24 @@ class Region:
 
     def view(self, dtype: Any) -> np.ndarray:
         return self.read().view(dtype)
+
+
+def box_copier(src, dst) -> Callable[[], None] | None:
+    """``dst[...] = src`` as one strided copy of box views, when both are boxed windows of whole boxes of the
+    same box shape and dtype (an L1 -> L0 move: the bytes ``np.copyto(scratch, src)`` then
+    ``dst[...] = scratch`` would land, in one pass instead of three); None otherwise."""
+    if not (isinstance(src, Region) and isinstance(dst, Region)) or src.dtype != dst.dtype:
+        return None
+    s, d = src._blocks(), dst._blocks()
+    if s is None or d is None or not (s[1] and d[1]) or s[0].shape != d[0].shape:
+        return None
+    sb, db = s[0], d[0]
+    if np.may_share_memory(sb, db):  # (an overlap would need the scratch: reads before writes)
+        return None
+
+    def copy() -> None:
+        db[...] = sb
+    return copy
 
 
 def _boxes(flat: np.ndarray, idx: np.ndarray, box: tuple[int, int]) -> np.ndarray | None:
