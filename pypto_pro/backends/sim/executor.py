@@ -32,7 +32,7 @@ from pypto_pro.backends.sim.memory import CoreMemory
 from pypto_pro.backends.sim.launch_stats import BlockStats, L2Tracker
 from pypto_pro.backends.sim.recorder import Recorder, RecorderPlan, _read_now, build_block
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
-from pypto_pro.backends.sim.schedule_cache import RecordedSchedule, schedule_signature
+from pypto_pro.backends.sim.schedule_cache import RecordedSchedule, TokenPool, schedule_signature
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.backends.sim.vec_mask import VecMaskSPR
@@ -326,6 +326,7 @@ class SimExecutable:
                 r.gm.arrays[:], r.gm.objs[:] = main.gm.arrays, main.gm.objs
         logged: list[list[Recorder]] = []
         loggers: dict[tuple[int, int, float], Recorder] = {}  # (lane, core, GM port share) -> its logging recorder
+        pool = TokenPool() if self.reuse_schedules else None  # one copy of each distinct token sequence
         try:
             for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
                 port_bpc = seq.port_share(b)
@@ -340,6 +341,8 @@ class SimExecutable:
                             aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
                     r.fn(ctx, logger.ops, _prange)
                     rec = logger.detach()  # this block's log (the logger goes on, emptied)
+                    if pool is not None:
+                        pool.intern(rec)
                     rec.account(stats)
                     for fault in rec.faults:
                         reporter.report(fault)
@@ -348,6 +351,7 @@ class SimExecutable:
         finally:
             for logger in loggers.values():
                 logger.release()
+        pool = None  # the shared logs live as long as their blocks
         if self._dispatched is not None:
             self._dispatched()
         fractions_of = [l2.miss_fractions([w for rec in recs for w in rec.windows], stats) for recs in logged]
