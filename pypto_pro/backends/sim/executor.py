@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import math
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -364,11 +365,18 @@ class SimExecutable:
             self._lanes_wanted = True
         checked = onchip.arrays if onchip is not None else None  # (memory, space) -> bytes: the block's lane
         schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
+        # blocks still to come with each signature: a schedule is recorded only if a later block may
+        # replay it, and dropped (its records with it) after the last one
+        later = Counter(sigs) if self.reuse_schedules else None
         done: set[int] = set()  # blocks already replayed with an earlier one (batch_replay.replay_chunk)
         for b, recs in enumerate(logged):
             lane = b % nlanes
             sig = sigs[b]
             known = schedules.get(sig) if sig is not None else None
+            if sig is not None:
+                later[sig] -= 1  # type: ignore[index]
+                if not later[sig]:  # type: ignore[index]
+                    schedules.pop(sig, None)
             if b in done:
                 seq.block_done(b, recs, known.end_time, known.busy, trace, [], None)  # type: ignore[union-attr]
                 logged[b] = []
@@ -410,13 +418,14 @@ class SimExecutable:
                                 checked[(i, space)] = arr  # type: ignore[index]
                 hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
                 faults = len(reporter.faults)
+                wanted = sig is not None and later[sig] > 0  # type: ignore[index]  # a later block may replay it
                 sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
                                       cores=seq.ncores_block, defer=check != "raise", on_commit=on_commit,
-                                      record_steps=sig is not None, watch=watch, landed=landed)
+                                      record_steps=wanted, watch=watch, landed=landed)
                 block_end = sched.run()
                 report.blocks_scheduled += 1
                 busy, flows = sched.busy, sched.flows
-                if sig is not None and len(reporter.faults) == faults:
+                if wanted and len(reporter.faults) == faults:
                     schedules[sig] = RecordedSchedule(insts, op_insts, sched.steps or [], busy, block_end, flows)
             seq.block_done(b, recs, block_end, busy, trace, insts, flows)
             logged[b] = []  # free the block's log as soon as it has run
