@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import math
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -32,7 +33,7 @@ from pypto_pro.backends.sim.memory import CoreMemory
 from pypto_pro.backends.sim.launch_stats import BlockStats, L2Tracker
 from pypto_pro.backends.sim.recorder import Recorder, RecorderPlan, _read_now, build_block
 from pypto_pro.backends.sim.report import BlockTiming, LaunchReport, Roofline
-from pypto_pro.backends.sim.schedule_cache import RecordedSchedule, schedule_signature
+from pypto_pro.backends.sim.schedule_cache import RecordedSchedule, TokenPool, schedule_signature
 from pypto_pro.backends.sim.scheduler import CoreScheduler, Reporter
 from pypto_pro.backends.sim.tile_state import SlotState
 from pypto_pro.backends.sim.vec_mask import VecMaskSPR
@@ -326,6 +327,7 @@ class SimExecutable:
                 r.gm.arrays[:], r.gm.objs[:] = main.gm.arrays, main.gm.objs
         logged: list[list[Recorder]] = []
         loggers: dict[tuple[int, int, float], Recorder] = {}  # (lane, core, GM port share) -> its logging recorder
+        pool = TokenPool() if self.reuse_schedules else None  # one copy of each distinct token sequence
         try:
             for b in range(block_num):  # log every block first: L2 reuse is priced over the launch
                 port_bpc = seq.port_share(b)
@@ -340,6 +342,8 @@ class SimExecutable:
                             aivs=self.subblocks if self.mixed else 0, l2=l2, gm_objs=objs)
                     r.fn(ctx, logger.ops, _prange)
                     rec = logger.detach()  # this block's log (the logger goes on, emptied)
+                    if pool is not None:
+                        pool.intern(rec)
                     rec.account(stats)
                     for fault in rec.faults:
                         reporter.report(fault)
@@ -348,6 +352,7 @@ class SimExecutable:
         finally:
             for logger in loggers.values():
                 logger.release()
+        pool = None  # the shared logs live as long as their blocks
         if self._dispatched is not None:
             self._dispatched()
         fractions_of = [l2.miss_fractions([w for rec in recs for w in rec.windows], stats) for recs in logged]
@@ -360,11 +365,18 @@ class SimExecutable:
             self._lanes_wanted = True
         checked = onchip.arrays if onchip is not None else None  # (memory, space) -> bytes: the block's lane
         schedules: dict[tuple, RecordedSchedule] = {}  # signature -> a block scheduled that way
+        # blocks still to come with each signature: a schedule is recorded only if a later block may
+        # replay it, and dropped (its records with it) after the last one
+        later = Counter(sigs) if self.reuse_schedules else None
         done: set[int] = set()  # blocks already replayed with an earlier one (batch_replay.replay_chunk)
         for b, recs in enumerate(logged):
             lane = b % nlanes
             sig = sigs[b]
             known = schedules.get(sig) if sig is not None else None
+            if sig is not None:
+                later[sig] -= 1  # type: ignore[index]
+                if not later[sig]:  # type: ignore[index]
+                    schedules.pop(sig, None)
             if b in done:
                 seq.block_done(b, recs, known.end_time, known.busy, trace, [], None)  # type: ignore[union-attr]
                 logged[b] = []
@@ -406,13 +418,14 @@ class SimExecutable:
                                 checked[(i, space)] = arr  # type: ignore[index]
                 hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
                 faults = len(reporter.faults)
+                wanted = sig is not None and later[sig] > 0  # type: ignore[index]  # a later block may replay it
                 sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
                                       cores=seq.ncores_block, defer=check != "raise", on_commit=on_commit,
-                                      record_steps=sig is not None, watch=watch, landed=landed)
+                                      record_steps=wanted, watch=watch, landed=landed)
                 block_end = sched.run()
                 report.blocks_scheduled += 1
                 busy, flows = sched.busy, sched.flows
-                if sig is not None and len(reporter.faults) == faults:
+                if wanted and len(reporter.faults) == faults:
                     schedules[sig] = RecordedSchedule(insts, op_insts, sched.steps or [], busy, block_end, flows)
             seq.block_done(b, recs, block_end, busy, trace, insts, flows)
             logged[b] = []  # free the block's log as soon as it has run

@@ -109,15 +109,20 @@ class Recorder:
         self.cost = cost
         self.port_bpc = port_bytes_per_cycle
         self.on_commit = on_commit
-        # logging: (builder, payload) per call; what the scheduler and the on-chip checker depend
-        # on, per call: the id of an op's (statement, size) cost entry and its tile slots, a
-        # sync's statement id and event (schedule_cache; ids of live objects are distinct, so
-        # equal token lists mean equal call sequences); each op's numerics; L2-priced windows
-        self.log: list[tuple[int, object]] = []  # (call site, payload); its builder is made on first build
-        self.tokens: list = []
+        # logging, in flat lists (a block holds its whole log until it runs, and the logs of a launch's
+        # blocks are all held at once: a list slot per item, no tuple made per call). ``log``: per call,
+        # an op's call site or a sync's (call site, event, statement id), one tuple per site and event
+        # (its builder is made on first build). ``tokens``: what the scheduler and the on-chip checker
+        # depend on, per call: the id of an op's (statement, size) cost entry and its tile slots, a
+        # sync's (site, event, statement id) (schedule_cache; ids of live objects are distinct, so equal
+        # token lists mean equal call sequences). Each op's numerics and cost entry, in call order; the
+        # L2-priced windows.
+        self.log: list = []
+        self.tokens: list = []  # a tuple once pooled (schedule_cache.TokenPool), with its hash:
+        self.tokens_hash: int | None = None
         self.preps: list = []
+        self.used: list[tuple] = []  # the cost entry of every logged op (statistics, building)
         self.windows: list = []
-        self.used: list[tuple] = []  # the cost entry of every logged op (statistics)
         self.sync_alls = 0  # pl.system.sync_all calls logged
         # building
         self.insts: list[Inst] = []
@@ -131,6 +136,7 @@ class Recorder:
         self.gate: Inst | None = None
         self.dispatched = 0
         self.built = 0      # log entries already built (a live block builds as it goes: live.py)
+        self.cursor: tuple[Callable, Callable] | None = None  # the next prep and cost entry to build
         self.live: Callable | None = None  # (recorder, prepared read) -> value, in a live block
         self.sync_cycles = cost.sync
         self.issue_cycles = cost.issue
@@ -163,7 +169,7 @@ class Recorder:
         """The builder of call site ``k`` (made once per recorder)."""
         kind, stmt, _, info = self.plan.entries[k]
         if kind == "op":
-            b = self._op_builder(stmt, info[1])
+            b = self._op_builder(stmt, info[0], info[1])
         elif stmt.kind == "sync_all":
             b = lambda used: self._sync_all(stmt, used)  # noqa: E731
         elif stmt.kind == "barrier" and stmt.src is PipeType.ALL:
@@ -214,6 +220,7 @@ class Recorder:
             nslots = None
         tokens, used, preps, windows, log = self.tokens, self.used, self.preps, self.windows, self.log
         token, more_tokens, use, keep, log_it = tokens.append, tokens.extend, used.append, preps.append, log.append
+        site = k
         tracker = self.l2 if static[0] == "move" else None
         counted = tracker.windows if tracker is not None else {}
         gm_objs = self.gm_objs
@@ -233,8 +240,8 @@ class Recorder:
             more_tokens(args[:nslots])
             use(entry)
             keep(prep)
+            log_it(site)
             if tracker is None or entry[6] is None:
-                log_it((k, (prep, entry, None)))
                 return
             pidx, _, rect, write = prep.gm[0]  # a GM access the L2 model prices
             window = (gm_objs[pidx], rect, bool(write))
@@ -244,16 +251,17 @@ class Recorder:
             else:
                 seen[0] += 1
             windows.append(window)
-            log_it((k, (prep, entry, window)))
         return log_op
 
-    def _op_builder(self, stmt: TileOp, pipe: int) -> Callable[[tuple], None]:
+    def _op_builder(self, stmt: TileOp, static: tuple, pipe: int) -> Callable[[], None]:
         pending, last, insts, l2_insts, op_insts = self.pending, self.last, self.insts, self.l2_insts, self.op_insts
         queue, name, sync_cycles, issue = self.qbase + pipe, stmt.op, self.sync_cycles, self.issue_cycles
         commits = self.on_commit is not None  # written regions are tracked only with the checker
+        next_prep, next_entry = self.cursor  # type: ignore[misc]
+        priced = self.l2 is not None and static[0] == "move"  # logged with an L2 window when it has a hit price
 
-        def build_op(payload: tuple) -> None:
-            prep, entry, window = payload
+        def build_op() -> None:
+            prep, entry = next_prep(), next_entry()
             cycles, port, flops, _, head, tail, hit, nbytes, path, _ = entry
             pre = pending[pipe]
             spec = None
@@ -287,7 +295,7 @@ class Recorder:
                         flops, path, spec, port, head, tail, self.dispatched * issue, prep.commits if commits else ())
             inst.at = self.dispatched
             inst.gate = self.gate
-            if window is not None:
+            if priced and hit is not None:
                 inst.l2 = (cycles, port, hit)
                 l2_insts.append(inst)
             self.dispatched += 1
@@ -314,6 +322,15 @@ class Recorder:
 
     def _sync_logger(self, k: int, stmt: SyncOp) -> Callable[[int], None]:
         tokens, log, sid = self.tokens, self.log, id(stmt)
+        known: dict[int, tuple] = {}  # event -> this site's log item (int events: other types get their own)
+
+        def item(ev) -> tuple:
+            if ev.__class__ is not int:
+                return (k, ev, sid)
+            got = known.get(ev)
+            if got is None:
+                got = known[ev] = (k, ev, sid)
+            return got
         if stmt.kind == "sync_all":
             core_type = stmt.attrs.get("core_type")
             missing = None
@@ -330,12 +347,12 @@ class Recorder:
                 tokens.append(sid)
                 tokens.append(ev)
                 self.sync_alls += 1
-                log.append((k, ev))
+                log.append(item(ev))
             return log_sync_all
         if stmt.kind == "barrier" and stmt.src is PipeType.ALL:
             def log_bar_all(ev: int) -> None:
                 tokens.append(sid)
-                log.append((k, ev))
+                log.append(item(ev))
             return log_bar_all
         candidates = stmt.attrs.get("candidates") if stmt.kind in ("lock", "unlock") else None
         if candidates is not None:  # a run-time buffer id: the real code compares it with each candidate
@@ -343,7 +360,7 @@ class Recorder:
                 tokens.append(sid)
                 tokens.append(ev)
                 if ev in candidates:
-                    log.append((k, ev))
+                    log.append(item(ev))
                     return
                 where = f"{stmt.loc.path}:{stmt.loc.line}" if stmt.loc else "<unknown>"
                 self.faults.append(SyncError(
@@ -354,10 +371,12 @@ class Recorder:
 
         token, log_it = tokens.append, log.append
 
-        def log_sync(ev: int) -> None:
-            token(sid)
-            token(ev)
-            log_it((k, ev))
+        def log_sync(ev: int) -> None:  # the common case, inlined: its log item is its token
+            got = known.get(ev) if ev.__class__ is int else None
+            if got is None:
+                got = item(ev)
+            token(got)
+            log_it(got)
         return log_sync
 
     def _sync_builder(self, stmt: SyncOp) -> Callable[[int], None]:
@@ -490,7 +509,6 @@ class Recorder:
             else:
                 stats.flops += n * flops
                 stats.vector_ideal_cycles += n * ideal
-        self.used = []
 
     def build(self, final: bool = True) -> list[Inst]:
         """The logged calls as records (fused syncs, pending waits flushed), in dispatch order. A live
@@ -498,12 +516,20 @@ class Recorder:
         before a not yet dispatched op kept pending; no later sync is fused into what was built, which
         the scheduler may already have run); it returns the records of the step."""
         builders, make = self.builders, self._builder
+        if self.cursor is None:  # the op builders read the logged numerics and cost entries in order
+            self.cursor = (iter(self.preps).__next__, iter(self.used).__next__)
         first = len(self.insts)
-        for k, payload in self.log[self.built:]:
-            b = builders[k]
-            if b is None:
-                b = make(k)
-            b(payload)
+        for item in self.log[self.built:] if self.built else self.log:
+            if item.__class__ is int:  # an op's call site
+                b = builders[item]
+                if b is None:
+                    b = make(item)
+                b()
+            else:  # a sync's (site, event, statement id)
+                b = builders[item[0]]
+                if b is None:
+                    b = make(item[0])
+                b(item[1])
         self.built = len(self.log)
         if final:
             for p in range(len(self.pending)):
@@ -527,6 +553,7 @@ class Recorder:
         out.__dict__.update(self.__dict__)
         out.log, out.tokens, out.preps, out.windows, out.used = (
             self.log[:], self.tokens[:], self.preps[:], self.windows[:], self.used[:])
+        out.cursor = out.tokens_hash = None
         out.faults = self.faults[:]
         out.ops = []
         out.builders = [None] * len(self.plan.entries)

@@ -22,17 +22,70 @@ from typing import Callable
 from pypto_pro.backends.sim.inst import Inst
 
 
-def schedule_signature(recorders: list, fractions: tuple[float, ...]) -> tuple:
+class TokenPool:
+    """The distinct token sequences of a launch's cores, while its blocks are logged: a logged core's
+    tokens become a tuple shared with every earlier core that logged the same sequence (the blocks of
+    an SPMD launch mostly do), so a launch holds one copy of each while its blocks wait to run, and
+    equal sequences compare by identity; its hash is computed once (:class:`Signature` reuses it).
+
+    Equal tokens also mean an equal call log and equal cost entries: an op's token is its cost
+    entry's id (an entry belongs to one call site's cache, shared by every lane) and its tile slots,
+    a sync's is its (site, event, statement id) (a ``bar_all``'s only its statement: its logged
+    event, which no builder reads, may differ). So such a core shares the earlier one's ``log`` and
+    ``used`` lists too (never mutated once logged); only its numerics and GM windows are its own."""
+
+    def __init__(self) -> None:
+        self._by_hash: dict[int, list[tuple[tuple, list, list]]] = {}
+
+    def intern(self, rec) -> None:
+        """Replace ``rec.tokens`` (a list) by the pooled tuple equal to it, keep its hash on ``rec``,
+        and share the ``log`` and ``used`` of the first core that logged it."""
+        tokens = tuple(rec.tokens)
+        h = hash(tokens)
+        same = self._by_hash.setdefault(h, [])
+        for known, log, used in same:
+            if known == tokens:
+                rec.tokens, rec.tokens_hash, rec.log, rec.used = known, h, log, used
+                return
+        same.append((tokens, rec.log, rec.used))
+        rec.tokens, rec.tokens_hash = tokens, h
+
+
+class Signature:
+    """A block's schedule signature: its cores' token sequences and its L2 miss fractions, with its hash
+    computed once (equal signatures of pooled tokens compare by identity, element by element)."""
+
+    __slots__ = ("cores", "fractions", "_hash")
+
+    def __init__(self, cores: tuple, hashes: tuple[int, ...], fractions: tuple[float, ...]) -> None:
+        self.cores = cores
+        self.fractions = fractions
+        self._hash = hash((hashes, fractions))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Signature) or self._hash != other._hash or len(self.cores) != len(other.cores):
+            return False
+        return self.fractions == other.fractions and all(a is b or a == b for a, b in zip(self.cores, other.cores))
+
+
+def schedule_signature(recorders: list, fractions: tuple[float, ...]) -> Signature:
     """What a block's schedule depends on: its cores' recorder tokens (which cost entry and tile
     slots each op call used, which statement and event each sync had; the recorder is
     deterministic in these, so they fix every record's pipe, cost, issue time, sync effects and
-    on-chip accesses) and the L2 miss fraction of each priced GM access. Global addresses and
-    numerics are left out."""
-    tokens: list = []
+    on-chip accesses), core by core, and the L2 miss fraction of each priced GM access. Global
+    addresses and numerics are left out. Tokens pooled by :class:`TokenPool` are used as they are."""
+    cores, hashes = [], []
     for rec in recorders:
-        tokens.extend(rec.tokens)
-        tokens.append(None)  # end of this core's program
-    return tuple(tokens), fractions
+        pooled = isinstance(rec.tokens, tuple) and rec.tokens_hash is not None
+        tokens = rec.tokens if pooled else tuple(rec.tokens)
+        cores.append(tokens)
+        hashes.append(rec.tokens_hash if pooled else hash(tokens))
+    return Signature(tuple(cores), tuple(hashes), fractions)
 
 
 class RecordedSchedule:

@@ -216,3 +216,24 @@ def test_full_size_runs_equal_with_and_without_reuse(arch, tmp_path, monkeypatch
                                        monkeypatch)
     assert not report["faults"] and len(ran) < 24
     np.testing.assert_allclose(out[3].astype(np.float32), fa.reference(q, k, v).astype(np.float32), atol=2e-3)
+
+
+def test_a_schedule_is_recorded_only_for_later_blocks(tmp_path, monkeypatch):
+    """A block's schedule (its steps and records) is kept only while a later block has its signature:
+    the ragged last block of the uniform launch is scheduled but never recorded, the first block of
+    each wave is recorded once, and the results are those of scheduling every block."""
+    recorded = []
+
+    class Counting(executor.RecordedSchedule):
+        def __init__(self, insts, *rest):
+            recorded.append(len(insts))
+            super().__init__(insts, *rest)
+    monkeypatch.setattr(executor, "RecordedSchedule", Counting)
+    rng = np.random.default_rng(6)
+    m, blocks = 128 * 76 + 50, 77  # a5: two waves of 64 and 13 blocks, the last one ragged
+    x = rng.random((m, 128)).astype(np.float16)
+    ran, report, out = _same_both_ways(pl.jit(add_fn, arch="a5"), [x, x, np.zeros_like(x)], blocks, tmp_path,
+                                       monkeypatch)
+    assert np.array_equal(out[2], x + x)
+    assert ran == [0, report["physical_cores"], blocks - 1]
+    assert len(recorded) == 2 and all(recorded)  # the two waves' first blocks (both runs: reuse off records none)
