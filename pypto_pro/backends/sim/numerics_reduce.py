@@ -59,9 +59,20 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
     if src.ndim != 2:  # a leading block axis (batch_replay)
         _reduce_blocks(op, dst, src, dim, n, p, cdt, ufunc, round_each_level)
         return
+    if op != "sum" and DIRECT_EXTREMES:
+        _extremes(op, dst, src, dim, n, p, cdt, ufunc)
+        return
     if dim == 1 and TRANSPOSED_ROWS and (dt in _INTS or op == "sum" and not np.isnan(src).any()):
         _rows_transposed(op, dst, src, n, p, cdt, ufunc, round_each_level)
         return
+    _tree(op, dst, src, dim, n, p, cdt, ufunc, round_each_level)
+
+
+def _tree(op: str, dst: np.ndarray, src: np.ndarray, dim: int, n: int, p: int, cdt, ufunc,
+          round_each_level: bool) -> None:
+    """The reference: the binary tree of :func:`reduce` on a padded work buffer, level by level."""
+    dt = src.dtype
+    rows, cols = src.shape
     work = np.empty((rows, p) if dim == 1 else (p, cols), dtype=cdt)
     with _ignore():
         if dim == 1:
@@ -84,6 +95,30 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
                 lo[...] = lo.astype(BF16)
             w = h
         dst[...] = work[:, :1] if dim == 1 else work[:1]
+
+
+# A max / min has one possible value wherever it is neither a NaN nor a zero: comparisons are exact, so
+# every pairing of the tree keeps the same extreme element, and a non-zero value has one bit pattern. So
+# NumPy's own (SIMD) reduction along the axis gives the tree's bytes there; the lines whose extreme is a
+# NaN (which payload survives depends on the pairing) or a zero (which of +0 / -0) run the tree itself.
+# Integers have neither. tests/backends/sim/test_fast_paths_reduce.py compares both on random bit patterns.
+DIRECT_EXTREMES = True
+
+
+def _extremes(op: str, dst: np.ndarray, src: np.ndarray, dim: int, n: int, p: int, cdt, ufunc) -> None:
+    with _ignore():
+        got = ufunc.reduce(src.astype(cdt, copy=False), axis=dim, keepdims=True)
+    if src.dtype not in _INTS:
+        lines = np.flatnonzero(np.isnan(got) | (got == 0))
+        if lines.size:
+            sub = src[lines] if dim == 1 else src[:, lines]
+            fix = np.empty((lines.size, 1) if dim == 1 else (1, lines.size), src.dtype)
+            _tree(op, fix, sub, dim, n, p, cdt, ufunc, False)
+            if dim == 1:
+                got[lines] = fix
+            else:
+                got[:, lines] = fix
+    dst[...] = got
 
 
 # Row reductions whose result cannot depend on the layout of the tree's loops run the same tree on a

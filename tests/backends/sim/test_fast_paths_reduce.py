@@ -79,3 +79,46 @@ def test_rows_with_nans_and_float_max_take_the_original_tree(monkeypatch):
     numerics.reduce("sum", out, x, 1)
     numerics.reduce("max", out, np.ones((4, 16), np.float32), 1)
     assert calls == [1]
+
+
+def _extremes_both(op: str, x: np.ndarray, dim: int, monkeypatch) -> tuple[bytes, bytes]:
+    out = []
+    for fast in (True, False):
+        monkeypatch.setattr(numerics_reduce, "DIRECT_EXTREMES", fast)
+        shape = (x.shape[0], 3) if dim == 1 else (3, x.shape[1])
+        dst = np.full(shape, 7, x.dtype)[:, 1:2] if dim == 1 else np.full(shape, 7, x.dtype)[1:2]
+        with numerics.launch_errstate():
+            numerics.reduce(op, dst, x, dim)
+        out.append(dst.tobytes())
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dt", [F16, BF16, F32, np.dtype(np.int16), np.dtype(np.int32)], ids=str)
+def test_direct_extremes_give_the_tree_bytes(dt, op, dim, monkeypatch):
+    """NaN payloads, signed zeros, infinities: NumPy's reduction where the extreme is unique, the tree
+    where it is a NaN or a zero; the bytes of the tree everywhere (``DIRECT_EXTREMES``)."""
+    rng = np.random.default_rng(3)
+    for rows, cols in SHAPES:
+        for extra in (0, 5):
+            for nan_free in (False, True):
+                x = _values(dt, rng, rows * (cols + extra), nan_free).reshape(rows, cols + extra)[:, :cols]
+                fast, slow = _extremes_both(op, x, dim, monkeypatch)
+                assert fast == slow, (rows, cols, extra, nan_free)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_direct_extremes_redo_only_nan_and_zero_lines(op, monkeypatch):
+    """Lines whose extreme is a NaN or a zero run the tree; the others do not."""
+    seen = []
+    orig = numerics_reduce._tree
+    monkeypatch.setattr(numerics_reduce, "_tree", lambda op_, dst, src, *a: seen.append(src.shape) or orig(op_, dst, src, *a))
+    x = np.full((5, 8), 3.0 if op == "max" else -3.0, np.float32)
+    x[1] = 0.0
+    x[1, 2] = -0.0
+    x[3, 4] = np.float32(np.nan)
+    dst = np.zeros((5, 1), np.float32)
+    numerics.reduce(op, dst, x, 1)
+    assert seen == [(2, 8)]
+    assert np.isnan(dst[3, 0]) and dst[1, 0] == 0 and dst[0, 0] == x[0, 0]
