@@ -62,7 +62,7 @@ def reduce(op: str, dst: np.ndarray, src: np.ndarray, dim: int) -> None:
     if op != "sum" and DIRECT_EXTREMES:
         _extremes(op, dst, src, dim, n, p, cdt, ufunc)
         return
-    if dim == 1 and TRANSPOSED_ROWS and (dt in _INTS or op == "sum" and not np.isnan(src).any()):
+    if dim == 1 and TRANSPOSED_ROWS and (dt in _INTS or op == "sum"):
         _rows_transposed(op, dst, src, n, p, cdt, ufunc, round_each_level)
         return
     _tree(op, dst, src, dim, n, p, cdt, ufunc, round_each_level)
@@ -127,7 +127,9 @@ def _extremes(op: str, dst: np.ndarray, src: np.ndarray, dim: int, n: int, p: in
 # only which payload NumPy returns when two NaNs of different payloads meet depends on the loop it picks
 # (contiguous SIMD or strided). That cannot happen for integers (no NaN) nor for a sum of NaN-free
 # values: a NaN it makes (inf + -inf) is the machine's one default NaN in every loop, so NaNs that meet
-# have the same bits. Max / min are excluded (which of +0 and -0 they keep also depends on the loop).
+# have the same bits. A row with a NaN in its source sums to a NaN, so the rows whose transposed sum is a
+# NaN (and only those: no other row had a NaN to meet) are summed again by the original tree. Max / min
+# are excluded (which of +0 and -0 they keep also depends on the loop; see DIRECT_EXTREMES).
 # tests/backends/sim/test_fast_paths_reduce.py compares both trees on random bit patterns.
 TRANSPOSED_ROWS = True
 
@@ -148,7 +150,14 @@ def _rows_transposed(op: str, dst: np.ndarray, src: np.ndarray, n: int, p: int, 
             if round_each_level:
                 lo[...] = lo.astype(BF16)
             w = h
-        dst[...] = work[0][:, None]
+        got = work[0]
+        if src.dtype not in _INTS:
+            lines = np.flatnonzero(np.isnan(got))
+            if lines.size:
+                fix = np.empty((lines.size, 1), src.dtype)
+                _tree(op, fix, src[lines], 1, n, p, cdt, ufunc, round_each_level)
+                got[lines] = fix[:, 0]
+        dst[...] = got[:, None]
 
 
 def _reduce_blocks(op: str, dst: np.ndarray, src: np.ndarray, dim: int, n: int, p: int, cdt, ufunc,

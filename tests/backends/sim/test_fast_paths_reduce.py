@@ -66,19 +66,29 @@ def test_integer_row_reductions_are_the_same_transposed(op, dt, monkeypatch):
         assert fast == slow, (rows, cols)
 
 
-def test_rows_with_nans_and_float_max_take_the_original_tree(monkeypatch):
-    """A NaN in the source, or a float max / min, never takes the transposed tree."""
-    calls = []
-    orig = numerics_reduce._rows_transposed
-    monkeypatch.setattr(numerics_reduce, "_rows_transposed", lambda *a: calls.append(1) or orig(*a))
+def test_rows_with_nans_are_summed_again_by_the_original_tree(monkeypatch):
+    """A row whose source holds a NaN is summed again by the tree; the other rows are not."""
+    seen = []
+    orig = numerics_reduce._tree
+    monkeypatch.setattr(numerics_reduce, "_tree", lambda op_, dst, src, *a: seen.append(src.shape) or orig(op_, dst, src, *a))
     x = np.ones((4, 16), np.float32)
     out = np.zeros((4, 1), np.float32)
     numerics.reduce("sum", out, x, 1)
-    assert calls == [1] and out[:, 0].tolist() == [16.0] * 4
+    assert seen == [] and out[:, 0].tolist() == [16.0] * 4
     x[2, 3] = np.nan
     numerics.reduce("sum", out, x, 1)
-    numerics.reduce("max", out, np.ones((4, 16), np.float32), 1)
-    assert calls == [1]
+    assert seen == [(1, 16)] and np.isnan(out[2, 0]) and out[[0, 1, 3], 0].tolist() == [16.0] * 3
+
+
+@pytest.mark.parametrize("dt", [F16, BF16, F32], ids=str)
+def test_sums_of_rows_with_nan_payloads_are_the_same_transposed(dt, monkeypatch):
+    rng = np.random.default_rng(4)
+    for rows, cols in SHAPES:
+        for extra in (0, 5):
+            for _ in range(3):
+                x = _values(dt, rng, rows * (cols + extra), False).reshape(rows, cols + extra)[:, :cols]
+                fast, slow = _both("sum", x, monkeypatch)
+                assert fast == slow, (rows, cols, extra)
 
 
 def _extremes_both(op: str, x: np.ndarray, dim: int, monkeypatch) -> tuple[bytes, bytes]:
