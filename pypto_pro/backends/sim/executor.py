@@ -581,17 +581,18 @@ class SimExecutable:
         ``inst`` is the recorded block's instruction: same statement, pipe and clock)."""
         if gmcheck is None:
             return None
-        gm_rects, gm_rows = gmcheck.access_rects, gmcheck.access_rows
+        gm_rects, gm_rows, gm_one = gmcheck.access_rects, gmcheck.access_rows, gmcheck.access_one
 
         def check(inst: Inst, gm: tuple) -> None:
-            geom = getattr(gm, "geom", None)  # one strided access through a view (gm_views.records)
+            # one strided access through a view (gm_views.records: a tuple subclass; a plain tuple has none)
+            geom = getattr(gm, "geom", None) if gm.__class__ is not tuple else None
             if geom is not None:
                 pidx, pname, _, write = gm[0]
                 gm_rows(inst, block_of(inst), objs[pidx], pname, geom, write, pidx)
                 return
             if len(gm) == 1:  # the common case: one record (what the loop below does with it)
                 pidx, pname, rect, write = gm[0]
-                gm_rects(inst, block_of(inst), objs[pidx], pname, (rect,), write, pidx)
+                gm_one(inst, block_of(inst), objs[pidx], pname, rect, write, pidx)
                 return
             # a run of records of one tensor and direction (a view's rows: gm_views.row_rects) is one call
             i, n = 0, len(gm)

@@ -15,6 +15,7 @@ from pypto_pro.errors_sim import RaceError
 
 GM_CELL_ROWS, GM_CELL_COLS = 128, 512  # grid (in elements) that indexes global-memory accesses
 STRIDED = True  # a view access is one strided entry (access_rows); False: one entry per row, the reference
+FAST_ONE = True  # access_one: a 2-D window in one cell that meets nothing there skips the per-row loop
 _BUCKET = 20    # strided entries are indexed by the 1 MiB buckets their byte span touches
 
 
@@ -52,6 +53,20 @@ def _overlap(a: tuple, b: tuple) -> bool:
         (b0, b1), = b
         return a0 < b1 and b0 < a1
     return all(x0 < y1 and y0 < x1 for (x0, x1), (y0, y1) in zip(a, b))
+
+
+def _meets(group: list, rect: tuple, inst: Inst, block: int) -> bool:
+    """Whether an entry of ``group`` other than ``inst``'s own (of ``block``) overlaps 2-D ``rect`` (or is
+    not 2-D: then the per-row path decides)."""
+    (r0, r1), (c0, c1) = rect
+    for other in group:
+        orect = other[3]
+        if len(orect) != 2:
+            return True
+        (a0, a1), (a2, a3) = orect
+        if r0 < a1 and a0 < r1 and c0 < a3 and a2 < c1 and not (other[4] is inst and other[0] == block):
+            return True
+    return False
 
 
 def _contains(outer: tuple, inner: tuple) -> bool:
@@ -127,6 +142,29 @@ class GlobalChecker:
                     for g, e in self._row_hits(idx, (x0, 1, x1 - x0, x1 - x0), write, inst, block):
                         self._expand(obj, idx, g, e)
         self._per_row(inst, block, obj, name, rects, write, pidx)
+
+    def access_one(self, inst: Inst, block: int, obj: int, name: str, rect: tuple, write: bool, pidx: int = -1) -> None:
+        """:meth:`access` of one rect. The common case of an SPMD launch, a 2-D window inside one cell
+        whose entries there (writes; reads too for a write) it does not overlap, is appended at once:
+        the per-row loop would compare it with each of them, find nothing to report or retire, and
+        append the same entry (``FAST_ONE = False``: always that loop, the reference)."""
+        if FAST_ONE and len(rect) == 2:
+            idx = self.rows.get(obj)
+            if idx is None or not (idx[0] or idx[1]):
+                (r0, r1), (c0, c1) = rect
+                i, j = r0 // GM_CELL_ROWS, c0 // GM_CELL_COLS
+                if (r1 - 1) // GM_CELL_ROWS == i and (c1 - 1) // GM_CELL_COLS == j:
+                    lists = self.cells.get((obj, ((), i, j)))
+                    if lists is None or not (_meets(lists[0], rect, inst, block) or
+                                             (write and _meets(lists[1], rect, inst, block))):
+                        if lists is None:
+                            lists = self.cells[(obj, ((), i, j))] = ([], [])
+                            self.keys.setdefault(obj, set()).add(((), i, j))
+                        p = inst.pipe
+                        lists[0 if write else 1].append((block, p, inst.vc[p], rect, inst, write, self.seq))
+                        self.seq += 1
+                        return
+        self.access_rects(inst, block, obj, name, (rect,), write, pidx)
 
     def _per_row(self, inst: Inst, block: int, obj: int, name: str, rects, write: bool, pidx: int) -> None:
         vc = inst.vc

@@ -31,12 +31,12 @@ class L2Tracker:
         if self._resident is None:
             unique = sum(nbytes for _, nbytes in self.windows.values())
             self._resident = min(1.0, self.model.capacity.value / unique) if unique else 1.0
-        resident, seen, out = self._resident, self.windows, []
+        resident, out = self._resident, []
+        keep = out.append
         hbm = hit = 0.0
-        for window in windows:
-            uses, nbytes = seen[window]
+        for uses, nbytes in map(self.windows.__getitem__, windows):  # (the same sums, in the same order)
             frac = 1.0 - resident * (1.0 - 1.0 / uses)
-            out.append(frac)
+            keep(frac)
             hbm += frac * nbytes
             hit += (1.0 - frac) * nbytes
         stats.gm_bytes += hbm
