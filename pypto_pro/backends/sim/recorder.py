@@ -118,7 +118,7 @@ class Recorder:
         # token lists mean equal call sequences). Each op's numerics and cost entry, in call order; the
         # L2-priced windows.
         self.log: list = []
-        self.tokens: list = []  # a tuple once pooled (schedule_cache.TokenPool), with its hash:
+        self.tokens: list = []  # bytes once pooled (schedule_cache.TokenPool), with its hash:
         self.tokens_hash: int | None = None
         self.preps: list = []
         self.used: list[tuple] = []  # the cost entry of every logged op (statistics, building)

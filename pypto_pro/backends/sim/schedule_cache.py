@@ -27,7 +27,7 @@ from pypto_pro.backends.sim.inst import Inst
 
 class TokenPool:
     """The distinct token sequences of a launch's cores, while its blocks are logged: a logged core's
-    tokens become a tuple shared with every earlier core that logged the same sequence (the blocks of
+    tokens become an encoding shared with every earlier core that logged the same sequence (the blocks of
     an SPMD launch mostly do), so a launch holds one copy of each while its blocks wait to run, and
     equal sequences compare by identity; its hash is computed once (:class:`Signature` reuses it).
 
@@ -39,12 +39,27 @@ class TokenPool:
     its numerics are kept as a :class:`PrepDelta` against the first such core's where few differ."""
 
     def __init__(self) -> None:
-        self._by_hash: dict[int, list[tuple[tuple, list, list]]] = {}
+        self._by_hash: dict[int, list[tuple[bytes, list, list, list]]] = {}
+        self._codes = _Codes()
+
+    def encode(self, tokens: list) -> bytes | tuple:
+        """The token sequence as bytes: each distinct token (compared as a tuple compares its items) gets
+        the next small code, and the codes are packed 2 bytes each, or 4 when one passes 65535 (a type
+        byte first), so equal sequences give equal bytes and unequal ones unequal bytes; a tuple if a
+        token cannot be a dict key."""
+        try:
+            codes = array("I", map(self._codes.__getitem__, tokens))
+        except TypeError:
+            return tuple(tokens)
+        if not codes or max(codes) < 65536:
+            return b"H" + array("H", codes).tobytes()
+        return b"I" + codes.tobytes()
 
     def intern(self, rec) -> None:
-        """Replace ``rec.tokens`` (a list) by the pooled tuple equal to it, keep its hash on ``rec``,
-        and share the ``log`` and ``used`` of the first core that logged it."""
-        tokens = tuple(rec.tokens)
+        """Replace ``rec.tokens`` (a list) by the pooled encoding equal to it (:meth:`encode`: a launch
+        holds each distinct sequence once, 2 bytes a token instead of a tuple's 8), keep its hash on
+        ``rec``, and share the ``log`` and ``used`` of the first core that logged it."""
+        tokens = self.encode(rec.tokens)
         h = hash(tokens)
         same = self._by_hash.setdefault(h, [])
         for known, log, used, preps in same:
@@ -54,6 +69,14 @@ class TokenPool:
                 return
         same.append((tokens, rec.log, rec.used, rec.preps))
         rec.tokens, rec.tokens_hash = tokens, h
+
+
+class _Codes(dict):
+    """token -> its code, the next one for a token not seen yet."""
+
+    def __missing__(self, token) -> int:
+        code = self[token] = len(self)
+        return code
 
 
 class PrepDelta:
@@ -121,7 +144,7 @@ def schedule_signature(recorders: list, fractions: tuple[float, ...]) -> Signatu
     addresses and numerics are left out. Tokens pooled by :class:`TokenPool` are used as they are."""
     cores, hashes = [], []
     for rec in recorders:
-        pooled = isinstance(rec.tokens, tuple) and rec.tokens_hash is not None
+        pooled = not isinstance(rec.tokens, list) and rec.tokens_hash is not None
         tokens = rec.tokens if pooled else tuple(rec.tokens)
         cores.append(tokens)
         hashes.append(rec.tokens_hash if pooled else hash(tokens))

@@ -132,3 +132,19 @@ def test_uniform_add_is_unchanged(monkeypatch):
     z = np.zeros_like(x)
     pl.jit(add_fn, arch="a5")[None, 4](x, x, z)
     assert np.array_equal(z, x + x)
+
+
+def test_token_encoding_is_injective():
+    """Pooled tokens are bytes: equal sequences encode equal, any other sequence (another order, a
+    token of another value, a prefix, a token past 65535 codes) encodes otherwise; tokens compare as a
+    tuple compares its items (1 == 1.0)."""
+    pool = schedule_cache.TokenPool()
+    a = [7, 3, (1, 2, 3), 3, 10**12]
+    assert pool.encode(a) == pool.encode(list(a)) == pool.encode([7, 3, (1, 2, 3), 3.0, 10**12])
+    for other in ([3, 7, (1, 2, 3), 3, 10**12], [7, 3, (1, 2, 4), 3, 10**12], a[:-1], a + [0], [7, 3]):
+        assert pool.encode(other) != pool.encode(a)
+    many = list(range(70000))
+    wide = pool.encode(many)
+    assert wide[:1] == b"I" and wide == pool.encode(list(many)) and wide != pool.encode(many[:-1] + [-1])
+    assert pool.encode(a)[:1] == b"H"
+    assert pool.encode([[1]]) == ([1],)  # an unhashable token: kept as a tuple
