@@ -391,7 +391,8 @@ class SimExecutable:
                 lanes.poison(lane, len(chunk), POISON)
             else:
                 seq.poison()
-            insts: list[Inst] = []
+            insts: list[Inst] = []  # (and the last block's records die here, not while this one is built)
+            op_insts: list[Inst] = []
             if known is None or trace is not None:  # records are needed to schedule, or for the trace
                 insts, op_insts = build_block(recs, fractions)
             if known is not None and len(chunk) > 1:  # blocks b.. replay one schedule in lockstep
@@ -427,6 +428,7 @@ class SimExecutable:
                 busy, flows = sched.busy, sched.flows
                 if wanted and len(reporter.faults) == faults:
                     schedules[sig] = RecordedSchedule(insts, op_insts, sched.steps or [], busy, block_end, flows)
+                sched = hook = None  # its queues and clocks hold this block's records: free them with the block
             seq.block_done(b, recs, block_end, busy, trace, insts, flows)
             logged[b] = []  # free the block's log as soon as it has run
         seq.finish(reporter, gmcheck)

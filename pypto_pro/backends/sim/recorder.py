@@ -118,12 +118,13 @@ class Recorder:
         # token lists mean equal call sequences). Each op's numerics and cost entry, in call order; the
         # L2-priced windows.
         self.log: list = []
-        self.tokens: list = []  # a tuple once pooled (schedule_cache.TokenPool), with its hash:
+        self.tokens: list = []  # bytes once pooled (schedule_cache.TokenPool), with its hash:
         self.tokens_hash: int | None = None
         self.preps: list = []
         self.used: list[tuple] = []  # the cost entry of every logged op (statistics, building)
         self.windows: list = []
         self.sync_alls = 0  # pl.system.sync_all calls logged
+        self.sync_origins: dict[int, dict] = {}  # site -> event -> its origin (shared by the detached blocks)
         # building
         self.insts: list[Inst] = []
         self.l2_insts: list[Inst] = []  # records of the L2-priced windows, in order
@@ -175,7 +176,7 @@ class Recorder:
         elif stmt.kind == "barrier" and stmt.src is PipeType.ALL:
             b = lambda _ev: self._bar_all(stmt)  # noqa: E731
         else:
-            b = self._sync_builder(stmt)
+            b = self._sync_builder(stmt, k)
         self.builders[k] = b
         return b
 
@@ -379,25 +380,44 @@ class Recorder:
             log_it(got)
         return log_sync
 
-    def _sync_builder(self, stmt: SyncOp) -> Callable[[int], None]:
+    def _sync_builder(self, stmt: SyncOp, site: int = -1) -> Callable[[int], None]:
         kind = stmt.kind
         pipe = PIPE_INDEX[stmt.pipe]
         key_of = self._sync_key(stmt)
         pending, last = self.pending, self.last
         if kind == "xwait" and self.su_wait:  # a2a3: a record of its own on S that gates the core
             return su_wait_builder(self, stmt, key_of)
+        # a sync's (kind, key, statement) origin (and for an xset, the origins of its flags), made once
+        # per int event: the key is a pure function of the event (and of this core's place, the same for
+        # every block its logger logs), and the records of the launch's blocks share them
+        made: dict[int, tuple] = self.sync_origins.setdefault(site, {}) if site >= 0 else {}
+
+        def origin(ev) -> tuple:
+            got = made.get(ev) if ev.__class__ is int else None
+            if got is None:
+                key = ev if key_of is None else key_of(ev)
+                got = (kind, key, stmt)
+                if kind == "xset":
+                    got = (got, tuple(("xset", k, stmt) for k in key))
+                if ev.__class__ is int:
+                    made[ev] = got
+            return got
         if kind in _PRE:  # wait_flag, lock, xwait: fused into the next op of the pipe
             def build_before(ev: int) -> None:
                 self.pending_at[pipe].append(self.dispatched)
                 self.dispatched += 1
-                pending[pipe].append((kind, ev if key_of is None else key_of(ev), stmt))
+                pending[pipe].append(origin(ev))
             return build_before
         sync_cycles = self.sync_cycles
 
         def build_after(ev: int) -> None:  # set_flag, unlock, xset: fused into the previous op; barrier
             at = self.dispatched
             self.dispatched += 1
-            key = ev if key_of is None else key_of(ev)
+            own = origin(ev)
+            flags: tuple = ()
+            if kind == "xset":
+                own, flags = own
+            key = own[1]
             prev = last[pipe]
             if kind != "barrier" and not pending[pipe] and prev is not None and prev.kind == OP:
                 spec = prev.extra
@@ -408,19 +428,17 @@ class Recorder:
                 elif kind == "xset":
                     spec.xsets = spec.xsets + key
                     spec.xat = spec.xat + (at,) * len(key)
-                    for k in key:
-                        spec.origins.append(("xset", k, stmt))
+                    spec.origins.extend(flags)
                 else:
                     spec.releases = spec.releases + (key,)
-                spec.origins.append((kind, key, stmt))
+                spec.origins.append(own)
                 prev.cycles += sync_cycles
                 return
             self._flush(pipe)
             spec = SyncSpec(sets=(key,) if kind == "set_flag" else (), releases=(key,) if kind == "unlock" else (),
                             xsets=key if kind == "xset" else ())
-            spec.origins.append((kind, key, stmt))
-            for k in key if kind == "xset" else ():
-                spec.origins.append(("xset", k, stmt))
+            spec.origins.append(own)
+            spec.origins.extend(flags)
             if kind == "xset":
                 spec.xat = (at,) * len(key)
             self._standalone(pipe, SET if kind != "barrier" else BARRIER, stmt, kind, spec, at)
@@ -485,10 +503,11 @@ class Recorder:
         return inst
 
     def _flush(self, pipe: int) -> None:
-        for (kind, key, stmt), at in zip(self.pending[pipe], self.pending_at[pipe]):
+        for origin, at in zip(self.pending[pipe], self.pending_at[pipe]):
+            kind, key, stmt = origin
             spec = SyncSpec(waits=(key,) if kind == "wait_flag" else (), acquires=(key,) if kind == "lock" else (),
                             xwaits=(key,) if kind == "xwait" else ())
-            spec.origins.append((kind, key, stmt))
+            spec.origins.append(origin)
             self._standalone(pipe, SET, stmt, kind, spec, at)
         self.pending[pipe] = []
         self.pending_at[pipe] = []

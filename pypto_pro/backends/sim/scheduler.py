@@ -11,6 +11,7 @@ same flag and id edges, and handed to the race checker.
 from __future__ import annotations
 
 import heapq
+from array import array
 from typing import Callable
 
 from pypto_pro.backends.sim.inst import BARRIER, NPIPES, Inst
@@ -62,7 +63,7 @@ class CoreScheduler(HeapLoop):
                  record_steps: bool = False, watch: dict | None = None, landed: Callable | None = None):
         self.insts = insts
         # order of starts (seq) and finishes (~seq), for replaying this schedule (schedule_cache)
-        self.steps: list[int] | None = [] if record_steps else None
+        self.steps: array | None = array("i") if record_steps else None  # (4 bytes a step: kept for replay)
         self.defer = defer          # numerics write at the end (True) or at the start (exact under check=raise)
         self.on_commit = on_commit  # marks an instruction's written on-chip regions when it ends
         # writes the GM checker waits for (cross-block overlaps judged by their bytes): landed(inst)
