@@ -99,8 +99,9 @@ def _tree(op: str, dst: np.ndarray, src: np.ndarray, dim: int, n: int, p: int, c
 
 # A max / min has one possible value wherever it is neither a NaN nor a zero: comparisons are exact, so
 # every pairing of the tree keeps the same extreme element, and a non-zero value has one bit pattern. So
-# NumPy's own (SIMD) reduction along the axis gives the tree's bytes there; the lines whose extreme is a
-# NaN (which payload survives depends on the pairing) or a zero (which of +0 / -0) run the tree itself.
+# NumPy's own (SIMD) reduction along the axis gives the tree's bytes there. A tile where some line's
+# extreme is a NaN (which payload survives depends on the pairing and on NumPy's loop) or a zero (which of
+# +0 / -0) runs the tree itself, on the whole tile: the loop NumPy picks depends on the work buffer's shape.
 # Integers have neither. tests/backends/sim/test_fast_paths_reduce.py compares both on random bit patterns.
 DIRECT_EXTREMES = True
 
@@ -108,16 +109,9 @@ DIRECT_EXTREMES = True
 def _extremes(op: str, dst: np.ndarray, src: np.ndarray, dim: int, n: int, p: int, cdt, ufunc) -> None:
     with _ignore():
         got = ufunc.reduce(src.astype(cdt, copy=False), axis=dim, keepdims=True)
-    if src.dtype not in _INTS:
-        lines = np.flatnonzero(np.isnan(got) | (got == 0))
-        if lines.size:
-            sub = src[lines] if dim == 1 else src[:, lines]
-            fix = np.empty((lines.size, 1) if dim == 1 else (1, lines.size), src.dtype)
-            _tree(op, fix, sub, dim, n, p, cdt, ufunc, False)
-            if dim == 1:
-                got[lines] = fix
-            else:
-                got[:, lines] = fix
+    if src.dtype not in _INTS and (np.isnan(got).any() or not got.all()):
+        _tree(op, dst, src, dim, n, p, cdt, ufunc, False)  # the whole tile: NumPy's loop, so which NaN payload
+        return                                             # or zero sign survives, depends on its shape
     dst[...] = got
 
 
@@ -127,8 +121,8 @@ def _extremes(op: str, dst: np.ndarray, src: np.ndarray, dim: int, n: int, p: in
 # only which payload NumPy returns when two NaNs of different payloads meet depends on the loop it picks
 # (contiguous SIMD or strided). That cannot happen for integers (no NaN) nor for a sum of NaN-free
 # values: a NaN it makes (inf + -inf) is the machine's one default NaN in every loop, so NaNs that meet
-# have the same bits. A row with a NaN in its source sums to a NaN, so the rows whose transposed sum is a
-# NaN (and only those: no other row had a NaN to meet) are summed again by the original tree. Max / min
+# have the same bits. A row with a NaN in its source sums to a NaN, so a tile with a NaN sum is summed
+# again by the original tree (the whole tile, whose loop decides which payload survives). Max / min
 # are excluded (which of +0 and -0 they keep also depends on the loop; see DIRECT_EXTREMES).
 # tests/backends/sim/test_fast_paths_reduce.py compares both trees on random bit patterns.
 TRANSPOSED_ROWS = True
@@ -151,12 +145,9 @@ def _rows_transposed(op: str, dst: np.ndarray, src: np.ndarray, n: int, p: int, 
                 lo[...] = lo.astype(BF16)
             w = h
         got = work[0]
-        if src.dtype not in _INTS:
-            lines = np.flatnonzero(np.isnan(got))
-            if lines.size:
-                fix = np.empty((lines.size, 1), src.dtype)
-                _tree(op, fix, src[lines], 1, n, p, cdt, ufunc, round_each_level)
-                got[lines] = fix[:, 0]
+        if src.dtype not in _INTS and np.isnan(got).any():
+            _tree(op, dst, src, 1, n, p, cdt, ufunc, round_each_level)  # the whole tile, as DIRECT_EXTREMES does
+            return
         dst[...] = got[:, None]
 
 
