@@ -86,26 +86,9 @@ def bind(av, bv, acc_view, out_view, m: int, k: int, n: int,
     dst_view, dst_shape = dst
     prod_out = prod.reshape(dst_shape)
     busy = _BUSY
-    if acc is None:
-        def compute(out: np.ndarray) -> None:
-            if busy[0]:
-                unbound(out)
-                return
-            busy[0] = True
-            try:
-                a_fill[...] = a_src
-                b_fill[...] = b_src
-                np.matmul(a64, b64, out=prod)
-                if out is out_view:
-                    dst_view[...] = prod_out
-                else:
-                    out[...] = prod
-            finally:
-                busy[0] = False
-        return compute
-    acc_src, acc64, acc_fill = acc
+    acc_src, acc64, acc_fill = acc if acc is not None else (None, None, None)
 
-    def compute_acc(out: np.ndarray) -> None:
+    def compute(out: np.ndarray) -> None:
         if busy[0]:
             unbound(out)
             return
@@ -114,15 +97,16 @@ def bind(av, bv, acc_view, out_view, m: int, k: int, n: int,
             a_fill[...] = a_src
             b_fill[...] = b_src
             np.matmul(a64, b64, out=prod)
-            acc_fill[...] = acc_src  # read before anything is stored (dst may be the accumulator)
-            np.add(prod, acc64, out=prod)
+            if acc_fill is not None:
+                acc_fill[...] = acc_src  # read before anything is stored (dst may be the accumulator)
+                np.add(prod, acc64, out=prod)
             if out is out_view:
                 dst_view[...] = prod_out
             else:
                 out[...] = prod
         finally:
             busy[0] = False
-    return compute_acc
+    return compute
 
 
 _BUSY = [False]  # a bound run is in progress (its scratch is in use)

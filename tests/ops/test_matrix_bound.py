@@ -14,6 +14,7 @@ import pypto_pro.language as pl
 from pypto_pro.ops import matrix, matrix_bound
 
 from cube_kernels import matmul_tiles
+from fast_switch import count_taken, run_both
 
 T = 64
 _SPECIAL16 = np.array([0x0000, 0x8000, 0x7C00, 0xFC00, 0x7C01, 0xFE3F, 0x7E00, 0x0001, 0x8005, 0x03FF],
@@ -35,24 +36,11 @@ def _operand(rng: np.random.Generator, shape: tuple[int, int], frac: float, dtyp
 @pytest.fixture
 def bound_count(monkeypatch):
     """How many records the bound path binds (``bind`` returning a compute)."""
-    seen = [0]
-    real = matrix_bound.bind
-
-    def counting(*args, **kwargs):
-        got = real(*args, **kwargs)
-        seen[0] += got is not None
-        return got
-    monkeypatch.setattr(matrix_bound, "bind", counting)
-    return seen
+    return count_taken(monkeypatch, matrix_bound, "bind")
 
 
 def _both(run, monkeypatch) -> list:
-    got = []
-    for bound in (True, False):
-        monkeypatch.setattr(matrix, "BOUND", bound)
-        got.append(run())
-    assert got[0] == got[1]
-    return got
+    return run_both(run, monkeypatch, matrix, "BOUND")
 
 
 @pytest.mark.parametrize("arch", ["a2a3", "a5"])

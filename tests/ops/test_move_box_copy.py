@@ -14,6 +14,7 @@ from pypto_pro.backends.sim import fractal
 from pypto_pro.ops import move
 
 from cube_kernels import matmul_tiles
+from fast_switch import count_taken, run_both
 
 T = 64
 
@@ -21,24 +22,11 @@ T = 64
 @pytest.fixture
 def copies(monkeypatch):
     """How many moves dispatch a box copy."""
-    seen = [0]
-    real = fractal.box_copier
-
-    def counting(src, dst):
-        got = real(src, dst)
-        seen[0] += got is not None
-        return got
-    monkeypatch.setattr(move, "box_copier", counting)
-    return seen
+    return count_taken(monkeypatch, move, "box_copier", fractal)
 
 
 def _both(run, monkeypatch) -> list:
-    got = []
-    for on in (True, False):
-        monkeypatch.setattr(move, "BOX_COPY", on)
-        got.append(run())
-    assert got[0] == got[1]
-    return got
+    return run_both(run, monkeypatch, move, "BOX_COPY")
 
 
 def _specials(x: np.ndarray, rng: np.random.Generator, patterns: list[int], frac: float = 0.03) -> np.ndarray:

@@ -11,17 +11,12 @@ from hypothesis import given, settings, strategies as st
 
 from pypto_pro.backends.sim import gm_checker
 from pypto_pro.backends.sim.gm_checker import GM_CELL_COLS, GM_CELL_ROWS, GlobalChecker
-from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, OP, Inst
+from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, Inst
 from pypto_pro.backends.sim.scheduler import Reporter
 
+from gm_sequences import make_inst, sequence_inst
+
 ROWS, COLS = 2 * GM_CELL_ROWS, 2 * GM_CELL_COLS  # four cells: windows meet often and cross edges
-
-
-def _inst(name, pipe, vc, drained, start, end):
-    inst = Inst(0, pipe, OP, 1.0, None, name)
-    inst.vc = tuple(vc) + (0,) * (NPIPES - len(vc))
-    inst.drained, inst.start, inst.end = drained, start, end
-    return inst
 
 
 def _rect(r0, h, c0, w):
@@ -55,15 +50,7 @@ def _run(seq, fast: bool, shared: bool, in_flight: bool, with_region: bool):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for k, (rect, write, block, pipe, clocks, drained, start, view, change, reuse) in enumerate(seq):
-                if 0 <= reuse < len(made):  # the same instruction again (a replayed block's accesses)
-                    inst = made[reuse]
-                else:
-                    vc = [0] * (2 * NPIPES + 2)
-                    for p, c in zip((0, 1, NPIPES + 1), clocks):
-                        vc[p] = c
-                    vc[pipe] = max(vc[pipe], 1) + k % 3
-                    inst = _inst(f"i{k}", pipe, vc, drained, start, start + 2)
-                    made.append(inst)
+                inst = sequence_inst(made, k, pipe, clocks, drained, start, reuse)
                 if view:  # a strided view access of another tensor in between (its own index)
                     (r0, r1), (c0, c1) = rect
                     gm.access_rows(inst, block, 6, "v", (c0, max(1, (r1 - r0) // 32), 1024, c1 - c0), write, 1)
@@ -109,7 +96,7 @@ def test_disjoint_windows_take_the_fast_path(monkeypatch):
     monkeypatch.setattr(GlobalChecker, "_per_row", lambda self, *a: calls.append(a) or real(self, *a))
     reporter = Reporter("warn")
     gm = GlobalChecker(reporter)
-    inst = _inst("i", 0, [1], 0, 0, 1)
+    inst = make_inst("i", 0, [1], 0, 0, 1)
     for j in range(0, COLS, 128):
         gm.access_one(inst, 0, 5, "t", _rect(0, 128, j, 128), False, 0)
         gm.access_one(inst, 0, 7, "z", _rect(0, 128, j, 128), True, 2)

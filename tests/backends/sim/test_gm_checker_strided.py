@@ -10,8 +10,10 @@ from hypothesis import given, settings, strategies as st
 
 from pypto_pro.backends.sim import gm_checker, gm_rows, gm_views
 from pypto_pro.backends.sim.gm_checker import GlobalChecker
-from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, OP, Inst
+from pypto_pro.backends.sim.inst import ATOMIC, NPIPES, Inst
 from pypto_pro.backends.sim.scheduler import Reporter
+
+from gm_sequences import sequence_inst
 
 MEM = 6000  # bytes of the memory the accesses live in (small: they meet often)
 
@@ -56,13 +58,6 @@ def test_view_records_carry_their_geometry():
 
 # ---- random access sequences: strided against per-row --------------------------------------------
 
-def _inst(name, pipe, vc, drained, start, end):
-    inst = Inst(0, pipe, OP, 1.0, None, name)
-    inst.vc = tuple(vc) + (0,) * (NPIPES - len(vc))
-    inst.drained, inst.start, inst.end = drained, start, end
-    return inst
-
-
 pipes = st.sampled_from([0, 1, 2, NPIPES + 1, 2 * NPIPES + 1])  # queues of the cube and the two vector cores
 access = st.tuples(
     st.one_of(geoms, st.sampled_from([(0, 4, 1024, 256), (256, 4, 1024, 256), (0, 4, 1024, 512), (512, 2, 2048, 512)])),
@@ -83,15 +78,7 @@ def _run(seq, strided: bool, shared: bool, in_flight: bool, with_region: bool):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for k, (geom, write, block, pipe, clocks, drained, start, plain, change, reuse) in enumerate(seq):
-                if 0 <= reuse < len(made):  # the same instruction again (a replayed block's accesses)
-                    inst = made[reuse]
-                else:
-                    vc = [0] * (2 * NPIPES + 2)
-                    for p, c in zip((0, 1, NPIPES + 1), clocks):
-                        vc[p] = c
-                    vc[pipe] = max(vc[pipe], 1) + k % 3
-                    inst = _inst(f"i{k}", pipe, vc, drained, start, start + 2)
-                    made.append(inst)
+                inst = sequence_inst(made, k, pipe, clocks, drained, start, reuse)
                 if plain:  # the rows one by one through access_rects (setval / getval, strided loads)
                     gm.access_rects(inst, block, 5, "v", gm_rows.row_ranges(geom), write, 0)
                 else:
