@@ -148,23 +148,33 @@ class GlobalChecker:
         whose entries there (writes; reads too for a write) it does not overlap, is appended at once:
         the per-row loop would compare it with each of them, find nothing to report or retire, and
         append the same entry (``FAST_ONE = False``: always that loop, the reference)."""
-        if FAST_ONE and len(rect) == 2:
-            idx = self.rows.get(obj)
-            if idx is None or not (idx[0] or idx[1]):
-                (r0, r1), (c0, c1) = rect
-                i, j = r0 // GM_CELL_ROWS, c0 // GM_CELL_COLS
-                if (r1 - 1) // GM_CELL_ROWS == i and (c1 - 1) // GM_CELL_COLS == j:
-                    lists = self.cells.get((obj, ((), i, j)))
-                    if lists is None or not (_meets(lists[0], rect, inst, block) or
-                                             (write and _meets(lists[1], rect, inst, block))):
-                        if lists is None:
-                            lists = self.cells[(obj, ((), i, j))] = ([], [])
-                            self.keys.setdefault(obj, set()).add(((), i, j))
-                        p = inst.pipe
-                        lists[0 if write else 1].append((block, p, inst.vc[p], rect, inst, write, self.seq))
-                        self.seq += 1
-                        return
-        self.access_rects(inst, block, obj, name, (rect,), write, pidx)
+        if not (FAST_ONE and len(rect) == 2 and self._append_alone(inst, block, obj, rect, write)):
+            self.access_rects(inst, block, obj, name, (rect,), write, pidx)
+
+    def _append_alone(self, inst: Inst, block: int, obj: int, rect: tuple, write: bool) -> bool:
+        """Append 2-D ``rect``'s entry when it lies in one cell and meets nothing there (and the tensor has
+        no strided view entries); whether it did."""
+        idx = self.rows.get(obj)
+        if idx is not None and (idx[0] or idx[1]):
+            return False
+        cells = _cells(rect)
+        if len(cells) != 1:
+            return False
+        lists = self.cells.get((obj, cells[0]))
+        if lists is None:
+            lists = self._new_cell(obj, cells[0])
+        elif _meets(lists[0], rect, inst, block) or (write and _meets(lists[1], rect, inst, block)):
+            return False
+        p = inst.pipe
+        lists[0 if write else 1].append((block, p, inst.vc[p], rect, inst, write, self.seq))
+        self.seq += 1
+        return True
+
+    def _new_cell(self, obj: int, cell: tuple) -> tuple[list, list]:
+        """A new cell's (writes, reads) lists, its key recorded in ``keys`` with them."""
+        lists = self.cells[(obj, cell)] = ([], [])
+        self.keys.setdefault(obj, set()).add(cell)
+        return lists
 
     def _per_row(self, inst: Inst, block: int, obj: int, name: str, rects, write: bool, pidx: int) -> None:
         vc = inst.vc
@@ -178,8 +188,7 @@ class GlobalChecker:
             for cell in _cells(rect):
                 lists = self.cells.get((obj, cell))
                 if lists is None:
-                    lists = self.cells[(obj, cell)] = ([], [])
-                    self.keys.setdefault(obj, set()).add(cell)
+                    lists = self._new_cell(obj, cell)
                 writes, reads = lists
                 for group in ((writes, reads) if write else (writes,)):
                     retired = None
@@ -340,8 +349,7 @@ class GlobalChecker:
             for cell in _cells(rect):
                 lists = self.cells.get((obj, cell))
                 if lists is None:
-                    lists = self.cells[(obj, cell)] = ([], [])
-                    self.keys.setdefault(obj, set()).add(cell)
+                    lists = self._new_cell(obj, cell)
                 group = lists[g]
                 if not group or group[-1][6] < row[6]:
                     group.append(row)
