@@ -1,4 +1,6 @@
-"""torch for the plain float casts fp32 <-> fp16 / bf16 of batched VF plans, where it gives NumPy's bytes.
+"""torch for the plain float casts fp32 <-> fp16 / bf16, where it gives NumPy's bytes.
+
+Used by batched VF plans (``cast``) and the tile ``pl.cast`` fp32 -> fp16 numerics (``cast_into``).
 
 NumPy converts fp32 to fp16 one element at a time in software (about 3-7 ns an element here; ml_dtypes'
 bf16 about 2 ns); torch's CPU copy kernel converts with vector instructions (about 0.1-0.2 ns). For every
@@ -27,13 +29,15 @@ from pypto_pro.backends.sim import torch_engine
 enabled = True
 
 _F32, _F16 = np.dtype(np.float32), np.dtype(np.float16)
-_NARROW = (_F16, np.dtype(ml_dtypes.bfloat16))
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_NARROW = (_F16, _BF16)
+_INF_BITS = {_F16: 0x7C00, _BF16: 0x7F80}  # a 16-bit value is a NaN when its bits without the sign exceed these
 _trusted: dict[tuple, bool] = {}  # (source dtype, result dtype) -> this process's torch passed the probe
 
 
 def _torch_view(torch, a: np.ndarray):
     """A torch tensor over ``a``'s memory (bf16 through its uint16 bits: torch cannot wrap ml_dtypes)."""
-    if a.dtype == _F32 or a.dtype == _F16:
+    if a.dtype != _BF16:
         return torch.from_numpy(a)
     return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16)
 
@@ -105,3 +109,48 @@ def cast(x: np.ndarray, dt: np.dtype) -> np.ndarray | None:
     if nan.any():
         out[nan] = x[nan].astype(dt)
     return out
+
+
+def _pair(src: np.dtype, dst: np.dtype) -> bool:
+    return (src == _F32 and dst in _NARROW) or (dst == _F32 and src in _NARROW)
+
+
+def _nan_lanes(x: np.ndarray) -> np.ndarray:
+    """Where ``x`` (fp32, fp16 or bf16) is a NaN; by its bits for the 16-bit types (NumPy's fp16 ``isnan``
+    runs in software, ~8x slower)."""
+    if x.dtype == _F32:
+        return np.isnan(x)
+    return np.bitwise_and(x.view(np.uint16), 0x7FFF) > _INF_BITS[x.dtype]
+
+
+def cast_into(dst: np.ndarray, src: np.ndarray) -> bool:
+    """``dst[...] = src`` for arrays of one shape and a pair of :func:`cast`, through
+    torch when that is trusted and worth it; NaN lanes by NumPy, so ``dst`` gets exactly the assignment's
+    bytes. Larger arrays go in chunks of at most ``torch_engine.MAX_ELEMENTS`` along the first axis (each
+    on one of torch's threads). False: nothing was written (or ``dst`` is to be assigned again whole)."""
+    if not enabled or not torch_engine.enabled or type(src) is not np.ndarray or type(dst) is not np.ndarray:
+        return False
+    if src.shape != dst.shape or not _pair(src.dtype, dst.dtype) or src.ndim == 0:
+        return False
+    if src.size < torch_engine.MIN_ELEMENTS or min(src.strides + dst.strides) < 0:
+        return False
+    per = src.size // src.shape[0]
+    if per > torch_engine.MAX_ELEMENTS or not src.flags.writeable or np.may_share_memory(src, dst):
+        return False  # (torch warns on a read-only array)
+    torch = _torch(src.dtype, dst.dtype)
+    if torch is None:
+        return False
+    try:
+        ts, td = _torch_view(torch, src), _torch_view(torch, dst)
+        if src.size <= torch_engine.MAX_ELEMENTS:
+            td.copy_(ts)
+        else:
+            step = torch_engine.MAX_ELEMENTS // per
+            for i in range(0, src.shape[0], step):
+                td[i:i + step].copy_(ts[i:i + step])
+    except (TypeError, ValueError, RuntimeError):
+        return False
+    nan = _nan_lanes(src)
+    if nan.any():
+        dst[nan] = src[nan].astype(dst.dtype)
+    return True
