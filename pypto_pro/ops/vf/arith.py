@@ -38,11 +38,18 @@ def _idiv(a, b):
     return np.where(b == 0, -1, np.sign(a.astype(np.int64)) * np.sign(b.astype(np.int64)) * q)
 
 
+# the dtypes each basic_arithmetic page lists (the real backend's EmitVF* checks agree or are wider)
+_I8_16_32_F = (D.DT_INT8, D.DT_INT16, D.DT_INT32, D.DT_FP16, D.DT_FP32)      # abs, neg
+_DIV = (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32, D.DT_FP16, D.DT_FP32)  # div, muls
+_MUL = _DIV + (D.DT_BF16,)
+_RELU = (D.DT_FP16, D.DT_INT32, D.DT_FP32)
+_F16_32 = (D.DT_FP16, D.DT_FP32)  # exp, ln, log, log2, log10, sqrt, leaky_relu, prelu
+
 for _name, _fn, _cost, _types, _text in (
         ("add", np.add, "VADD", NUMERIC, "src0[i] + src1[i]"),
         ("sub", np.subtract, "VADD", NUMERIC, "src0[i] - src1[i]"),
-        ("mul", np.multiply, "VMUL", NUMERIC, "src0[i] * src1[i]"),
-        ("div", _idiv, "VDIV", NUMERIC, "src0[i] / src1[i]"),
+        ("mul", np.multiply, "VMUL", _MUL, "src0[i] * src1[i]"),
+        ("div", _idiv, "VDIV", _DIV, "src0[i] / src1[i]"),
         ("max", np.maximum, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
         ("min", np.minimum, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
         ("abs_sub", lambda a, b: np.abs(a - b), "VADD", NUMERIC, "|src0[i] - src1[i]|")):
@@ -63,33 +70,33 @@ declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS, _DOC.format("trunc(s
               instr="vtrc")
 
 for _name, _fn, _cost, _types, _text in (
-        ("abs", np.abs, "VADD", NUMERIC, "|src[i]|"),
-        ("neg", np.negative, "VMIN", NUMERIC, "-src[i]"),
-        ("relu", lambda a: np.maximum(a, a.dtype.type(0)), "VMIN", NUMERIC, "max(src[i], 0)"),
-        ("log2", _f64(np.log2), "VEXP", FLOATS, "log2(src[i])"),
-        ("log10", _f64(np.log10), "VEXP", FLOATS, "log10(src[i])")):
+        ("abs", np.abs, "VADD", _I8_16_32_F, "|src[i]|"),
+        ("neg", np.negative, "VMIN", _I8_16_32_F, "-src[i]"),
+        ("relu", lambda a: np.maximum(a, a.dtype.type(0)), "VMIN", _RELU, "max(src[i], 0)"),
+        ("log2", _f64(np.log2), "VEXP", _F16_32, "log2(src[i])"),
+        ("log10", _f64(np.log10), "VEXP", _F16_32, "log10(src[i])")):
     declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
 
 for _name, _fn, _cost, _text in (("exp", _f64(np.exp), "VEXP", "e^src[i]"), ("ln", _f64(np.log), "VEXP", "ln(src[i])"),
                                  ("log", _f64(np.log), "VEXP", "ln(src[i])"),
                                  ("sqrt", _f64(np.sqrt), "VSQRT", "sqrt(src[i])")):
-    declare_unary(FAMILY, _name, _fn, _cost, FLOATS, _DOC.format(_text),
+    declare_unary(FAMILY, _name, _fn, _cost, _F16_32, _DOC.format(_text),
                   params="src, mask, mode=None, precision=None", instr=f"v{_name}")
 
 for _name, _fn, _cost, _types, _text in (
         ("adds", np.add, "VADD", NUMERIC, "src[i] + scalar"),
         ("subs", np.subtract, "VADD", NUMERIC, "src[i] - scalar"),
-        ("muls", np.multiply, "VMUL", NUMERIC, "src[i] * scalar"),
+        ("muls", np.multiply, "VMUL", _DIV, "src[i] * scalar"),
         ("maxs", np.maximum, "VMIN", NUMERIC, "max(src[i], scalar)"),
         ("mins", np.minimum, "VMIN", NUMERIC, "min(src[i], scalar)")):
     declare_scalar(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
 
-declare_scalar(FAMILY, "leaky_relu", lambda a, s: np.where(a >= 0, a, a * s), "VMUL", FLOATS,
+declare_scalar(FAMILY, "leaky_relu", lambda a, s: np.where(a >= 0, a, a * s), "VMUL", _F16_32,
                _DOC.format("src[i] >= 0 ? src[i] : src[i] * alpha"), scalar_name="alpha", instr="vlrelu")
 
 
 def _check_prelu(p, node, a):
-    regs = [c.reg(p, a, n, FLOATS) for n in ("src", "slope")]
+    regs = [c.reg(p, a, n, _F16_32) for n in ("src", "slope")]
     dt = c.same_dtype(p, a, ("src", "slope"), regs)
     m = c.mask(p, a, "mask")
     d = c.dst(p, c.VREG, dt)
