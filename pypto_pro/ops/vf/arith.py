@@ -45,6 +45,10 @@ _MUL = _DIV + (D.DT_BF16,)
 _RELU = (D.DT_FP16, D.DT_INT32, D.DT_FP32)
 _F16_32 = (D.DT_FP16, D.DT_FP32)  # exp, ln, log, log2, log10, sqrt, leaky_relu, prelu
 
+# MERGING: only add, max and min take it (their pages; the real backend's VFAnyMode); the other
+# basic_arithmetic pages say "not supported yet" and the real backend refuses it (VFZeroingOnly)
+_MERGING = ("add", "max", "min", "abs_sub")  # (abs_sub: vf_computation/composite, not reviewed here)
+
 for _name, _fn, _cost, _types, _text in (
         ("add", np.add, "VADD", NUMERIC, "src0[i] + src1[i]"),
         ("sub", np.subtract, "VADD", NUMERIC, "src0[i] - src1[i]"),
@@ -53,7 +57,7 @@ for _name, _fn, _cost, _types, _text in (
         ("max", np.maximum, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
         ("min", np.minimum, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
         ("abs_sub", lambda a, b: np.abs(a - b), "VADD", NUMERIC, "|src0[i] - src1[i]|")):
-    declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+    declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=_name in _MERGING)
 
 _LOGIC = " (mask registers: the predicate operation, under the mask)"
 _BITS = " Float registers are taken as their bit patterns (the real pages list FP16 / BF16 / FP32 too)."
@@ -75,13 +79,13 @@ for _name, _fn, _cost, _types, _text in (
         ("relu", lambda a: np.maximum(a, a.dtype.type(0)), "VMIN", _RELU, "max(src[i], 0)"),
         ("log2", _f64(np.log2), "VEXP", _F16_32, "log2(src[i])"),
         ("log10", _f64(np.log10), "VEXP", _F16_32, "log10(src[i])")):
-    declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+    declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=False)
 
 for _name, _fn, _cost, _text in (("exp", _f64(np.exp), "VEXP", "e^src[i]"), ("ln", _f64(np.log), "VEXP", "ln(src[i])"),
                                  ("log", _f64(np.log), "VEXP", "ln(src[i])"),
                                  ("sqrt", _f64(np.sqrt), "VSQRT", "sqrt(src[i])")):
     declare_unary(FAMILY, _name, _fn, _cost, _F16_32, _DOC.format(_text),
-                  params="src, mask, mode=None, precision=None", instr=f"v{_name}")
+                  params="src, mask, mode=None, precision=None", instr=f"v{_name}", merging=False)
 
 for _name, _fn, _cost, _types, _text in (
         ("adds", np.add, "VADD", NUMERIC, "src[i] + scalar"),
@@ -89,10 +93,11 @@ for _name, _fn, _cost, _types, _text in (
         ("muls", np.multiply, "VMUL", _DIV, "src[i] * scalar"),
         ("maxs", np.maximum, "VMIN", NUMERIC, "max(src[i], scalar)"),
         ("mins", np.minimum, "VMIN", NUMERIC, "min(src[i], scalar)")):
-    declare_scalar(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+    declare_scalar(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=False)
 
 declare_scalar(FAMILY, "leaky_relu", lambda a, s: np.where(a >= 0, a, a * s), "VMUL", _F16_32,
-               _DOC.format("src[i] >= 0 ? src[i] : src[i] * alpha"), scalar_name="alpha", instr="vlrelu")
+               _DOC.format("src[i] >= 0 ? src[i] : src[i] * alpha"), scalar_name="alpha", instr="vlrelu",
+               merging=False)
 
 
 def _check_prelu(p, node, a):
@@ -100,7 +105,7 @@ def _check_prelu(p, node, a):
     dt = c.same_dtype(p, a, ("src", "slope"), regs)
     m = c.mask(p, a, "mask")
     d = c.dst(p, c.VREG, dt)
-    c.emit(p, node, "vprelu", (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+    c.emit(p, node, "vprelu", (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a, merging=False),
            lanes=lanes(dt), api="prelu")
     return d
 

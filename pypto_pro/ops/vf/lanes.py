@@ -239,15 +239,19 @@ def _direct(fn: np.ufunc, ins: list, scalars: list, out: np.ndarray):
     return lambda rf, mem, bases: fn(*args, out=out)
 
 
-def merge_mode(p, a, name: str = "mode") -> bool:
-    return c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+def merge_mode(p, a, name: str = "mode", merging: bool = True) -> bool:
+    """Whether ``mode=`` asks for MERGING (default ZEROING). ``merging=False``: the op's page says MERGING
+    is not supported yet and the real backend refuses it (``VFZeroingOnly``): a located error."""
+    allowed = None if merging else ("ZEROING",)
+    return c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING, allowed) is MergeMode.MERGING
 
 
 def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
                    params: str = "src0, src1, mask, mode=None", instr: str | None = None,
-                   on_masks: Callable | None = None) -> None:
+                   on_masks: Callable | None = None, merging: bool = True) -> None:
     """``dst = vf.<name>(src0, src1, mask, mode=None)``: two registers of one dtype. ``on_masks(a, b)``:
-    the predicate form (``pand`` ...) when the operands are mask registers, under the mask."""
+    the predicate form (``pand`` ...) when the operands are mask registers, under the mask.
+    ``merging=False``: ``mode=MERGING`` is a located error (``merge_mode``)."""
     op = instr or f"v{name.rstrip('_')}"
     pop = f"p{name.rstrip('_')}"
 
@@ -258,7 +262,7 @@ def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tupl
         dt = c.same_dtype(p, a, ("src0", "src1"), regs)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, dt)
-        c.emit(p, node, op, (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a, merging=merging),
                lanes=lanes(dt), api=name)
         return d
     vf_api(family, name, params, doc, check)
@@ -290,7 +294,8 @@ def sim_mask_logic(fn: Callable) -> Callable:
 
 def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
                   params: str = "src, mask, mode=None", instr: str | None = None,
-                  on_masks: Callable | None = None) -> None:
+                  on_masks: Callable | None = None, merging: bool = True) -> None:
+    """``dst = vf.<name>(src, mask, mode=None)`` (``merging``: as ``declare_binary``)."""
     op = instr or f"v{name.rstrip('_')}"
     pop = f"p{name.rstrip('_')}"
 
@@ -300,7 +305,7 @@ def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple
         r = c.reg(p, a, "src", dtypes)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, r.dtype)
-        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a, merging=merging),
                lanes=lanes(r.dtype), api=name)
         return d
     vf_api(family, name, params, doc, check)
@@ -310,8 +315,9 @@ def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple
 
 
 def declare_scalar(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
-                   scalar_name: str = "scalar", instr: str | None = None) -> None:
-    """``dst = vf.<name>(src, scalar, mask, mode=None)``: the scalar converted to the register dtype."""
+                   scalar_name: str = "scalar", instr: str | None = None, merging: bool = True) -> None:
+    """``dst = vf.<name>(src, scalar, mask, mode=None)``: the scalar converted to the register dtype
+    (``merging``: as ``declare_binary``)."""
     op = instr or f"v{name}"
 
     def check(p, node, a):
@@ -319,7 +325,7 @@ def declare_scalar(family: str, name: str, fn: Numerics, cost: str, dtypes: tupl
         m = c.mask(p, a, "mask")
         s = c.scalar(p, a, scalar_name, r.dtype)
         d = c.dst(p, c.VREG, r.dtype)
-        c.emit(p, node, op, (d,), (c.read(r), c.read(m), s), dtype=r.dtype, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (c.read(r), c.read(m), s), dtype=r.dtype, merging=merge_mode(p, a, merging=merging),
                lanes=lanes(r.dtype), api=name)
         return d
     vf_api(family, name, f"src, {scalar_name}, mask, mode=None", doc, check)
