@@ -31,6 +31,35 @@ def _f64(fn):
     return lambda x: fn(x.astype(np.float64))
 
 
+def _signed_zeros(r: np.ndarray, negative) -> np.ndarray:
+    """Where ``r`` is a zero, its sign is ``negative`` (NumPy's maximum / minimum of +0 and -0 returns
+    one operand or the other depending on the dtype's loop, so the sign is set here explicitly)."""
+    z = r == 0
+    if z.any():
+        r[z] = 0
+        r[z & negative] = -0.0
+    return r
+
+
+def _max(a, b):
+    """max.md / maxs.md: max(-0, +0) is +0 (a -0 result only when both are -0); NaN in either gives NaN
+    (PTO-ISA vmax)."""
+    r = np.maximum(a, b)
+    return _signed_zeros(r, np.signbit(a) & np.signbit(b)) if r.dtype.kind == "f" else r
+
+
+def _min(a, b):
+    """min.md / mins.md: min(-0, +0) is -0 (either order, our choice for +0, -0: the page gives src0 = -0)."""
+    r = np.minimum(a, b)
+    return _signed_zeros(r, np.signbit(a) | np.signbit(b)) if r.dtype.kind == "f" else r
+
+
+def _relu(a):
+    """relu: src[i] where src[i] >= 0 else 0 (the real _vf_api.py docstring; PTO-ISA vrelu passes zeros
+    through unchanged, so -0 stays -0; a NaN stays NaN as in max)."""
+    return np.where(a < 0, a.dtype.type(0), a)
+
+
 def _idiv(a, b):
     if a.dtype.kind == "f":
         return a / b
@@ -54,8 +83,8 @@ for _name, _fn, _cost, _types, _text in (
         ("sub", np.subtract, "VADD", NUMERIC, "src0[i] - src1[i]"),
         ("mul", np.multiply, "VMUL", _MUL, "src0[i] * src1[i]"),
         ("div", _idiv, "VDIV", _DIV, "src0[i] / src1[i]"),
-        ("max", np.maximum, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
-        ("min", np.minimum, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
+        ("max", _max, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
+        ("min", _min, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
         ("abs_sub", lambda a, b: np.abs(a - b), "VADD", NUMERIC, "|src0[i] - src1[i]|")):
     declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=_name in _MERGING)
 
@@ -76,7 +105,7 @@ declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS, _DOC.format("trunc(s
 for _name, _fn, _cost, _types, _text in (
         ("abs", np.abs, "VADD", _I8_16_32_F, "|src[i]|"),
         ("neg", np.negative, "VMIN", _I8_16_32_F, "-src[i]"),
-        ("relu", lambda a: np.maximum(a, a.dtype.type(0)), "VMIN", _RELU, "max(src[i], 0)"),
+        ("relu", _relu, "VMIN", _RELU, "max(src[i], 0)"),
         ("log2", _f64(np.log2), "VEXP", _F16_32, "log2(src[i])"),
         ("log10", _f64(np.log10), "VEXP", _F16_32, "log10(src[i])")):
     declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=False)
@@ -91,8 +120,8 @@ for _name, _fn, _cost, _types, _text in (
         ("adds", np.add, "VADD", NUMERIC, "src[i] + scalar"),
         ("subs", np.subtract, "VADD", NUMERIC, "src[i] - scalar"),
         ("muls", np.multiply, "VMUL", _DIV, "src[i] * scalar"),
-        ("maxs", np.maximum, "VMIN", NUMERIC, "max(src[i], scalar)"),
-        ("mins", np.minimum, "VMIN", NUMERIC, "min(src[i], scalar)")):
+        ("maxs", _max, "VMIN", NUMERIC, "max(src[i], scalar)"),
+        ("mins", _min, "VMIN", NUMERIC, "min(src[i], scalar)")):
     declare_scalar(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=False)
 
 declare_scalar(FAMILY, "leaky_relu", lambda a, s: np.where(a >= 0, a, a * s), "VMUL", _F16_32,
