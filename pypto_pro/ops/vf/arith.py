@@ -31,6 +31,16 @@ def _f64(fn):
     return lambda x: fn(x.astype(np.float64))
 
 
+def _ln_times(c: float):
+    """``log2`` / ``log10`` as the real backend synthesizes them (the pages: the natural log times 1/ln 2,
+    1/ln 10): ``vln`` rounded to the lane type, then ``vmuls`` by the C float literal ``c`` (converted to
+    the lane type as vmuls takes its scalar), a second rounding."""
+    def fn(x):
+        t = x.dtype
+        return np.log(x.astype(np.float64)).astype(t) * t.type(np.float32(c))
+    return fn
+
+
 def _signed_zeros(r: np.ndarray, negative) -> np.ndarray:
     """Where ``r`` is a zero, its sign is ``negative`` (NumPy's maximum / minimum of +0 and -0 returns
     one operand or the other depending on the dtype's loop, so the sign is set here explicitly)."""
@@ -106,8 +116,8 @@ for _name, _fn, _cost, _types, _text in (
         ("abs", np.abs, "VADD", _I8_16_32_F, "|src[i]|"),
         ("neg", np.negative, "VMIN", _I8_16_32_F, "-src[i]"),
         ("relu", _relu, "VMIN", _RELU, "max(src[i], 0)"),
-        ("log2", _f64(np.log2), "VEXP", _F16_32, "log2(src[i])"),
-        ("log10", _f64(np.log10), "VEXP", _F16_32, "log10(src[i])")):
+        ("log2", _ln_times(1.4426950408889634), "VEXP", _F16_32, "log2(src[i]) (ln, then times 1/ln 2)"),
+        ("log10", _ln_times(0.4342944819032518), "VEXP", _F16_32, "log10(src[i]) (ln, then times 1/ln 10)")):
     declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=False)
 
 for _name, _fn, _cost, _text in (("exp", _f64(np.exp), "VEXP", "e^src[i]"), ("ln", _f64(np.log), "VEXP", "ln(src[i])"),
