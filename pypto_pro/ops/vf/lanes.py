@@ -52,10 +52,16 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
         def finish(res):
             return res if res.dtype == ot else res.astype(ct, copy=False).astype(ot)
 
+        # a scalar operand is of the lane type (the C++ form takes one): a BF16 register's scalar is rounded
+        # to BF16 before it is widened to the FP32 the lanes compute in (a constant keeps its Python value)
+        sct = ot.type if ct != ot else None
+
         def result(ins, scalars):
             if casts:
                 ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
-            return finish(np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins)))
+            if not scalars:
+                return finish(np.asarray(fn(*ins)))
+            return finish(np.asarray(fn(*ins, *(ct.type(sct(x) if sct else x) for x in scalars))))
         # scan_form's hoisted form (operands taken as they are): store a result as result() would give it
         result.store = (None if casts else _assign if ct == ot  # type: ignore[attr-defined]
                         else lambda out, res: _assign(out, finish(res)))
