@@ -454,9 +454,9 @@ LANEWISE: dict[str, Spelling] = {
 LANEWISE_MISSING = {
     "vabs_sub": "PTO-ISA's a5 headers and vector ISA docs have no absolute-difference micro-instruction",
     "vlog2": "PTO-ISA has no log2 micro-instruction (the real backend composes vln + vmuls, two roundings, "
-             "where the simulator rounds once)",
+             "as the simulator computes it)",
     "vlog10": "PTO-ISA has no log10 micro-instruction (the real backend composes vln + vmuls, two roundings, "
-              "where the simulator rounds once)",
+              "as the simulator computes it)",
 }
 
 
