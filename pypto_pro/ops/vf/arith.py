@@ -121,10 +121,37 @@ for _name, _fn, _cost, _types, _text in (
     declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=False)
 
 for _name, _fn, _cost, _text in (("exp", _f64(np.exp), "VEXP", "e^src[i]"), ("ln", _f64(np.log), "VEXP", "ln(src[i])"),
-                                 ("log", _f64(np.log), "VEXP", "ln(src[i])"),
-                                 ("sqrt", _f64(np.sqrt), "VSQRT", "sqrt(src[i])")):
+                                 ("log", _f64(np.log), "VEXP", "ln(src[i])")):
     declare_unary(FAMILY, _name, _fn, _cost, _F16_32, _DOC.format(_text),
                   params="src, mask, mode=None, precision=None", instr=f"v{_name}", merging=False)
+
+# vf.sqrt(precision=True): the high-precision mode of the real _vf_api.py (the backend's vsqrt with
+# SqrtSpecificMode): 0 ulp for FP32 inputs up to 85070596800837026223494223584045301760 (just above 2**126:
+# every larger FP32, +inf included, is past it), and those inputs give 0; FP16 is unaffected
+_HP_LIMIT = np.float32(2.0 ** 126)
+
+
+def _sqrt_hp(x):
+    return np.where(x > _HP_LIMIT, 0.0, np.sqrt(x.astype(np.float64)))
+
+
+def _check_sqrt(p, node, a):
+    r = c.reg(p, a, "src", _F16_32)
+    m = c.mask(p, a, "mask")
+    d = c.dst(p, c.VREG, r.dtype)
+    op = "vsqrt_hp" if a["precision"] is True and r.dtype is D.DT_FP32 else "vsqrt"
+    c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a, merging=False),
+           lanes=lanes(r.dtype), api="sqrt")
+    return d
+
+
+vf_api(FAMILY, "sqrt", "src, mask, mode=None, precision=None",
+       _DOC.format("sqrt(src[i])") + " precision=True (FP32): the high-precision mode, inputs above 2**126 give 0.",
+       _check_sqrt)
+vf_instr("vsqrt", FAMILY, sim_lanewise(_f64(np.sqrt)), "VSQRT", **vcpp.lanewise("vsqrt"))
+vf_instr("vsqrt_hp", FAMILY, sim_lanewise(_sqrt_hp), "VSQRT",
+         cpp_missing="the high-precision vsqrt (the SqrtSpecificMode template argument the real backend hoists) is "
+                     "not spelled by this backend yet")
 
 for _name, _fn, _cost, _types, _text in (
         ("adds", np.add, "VADD", NUMERIC, "src[i] + scalar"),
