@@ -116,3 +116,29 @@ def test_merging_is_a_located_error(op):
     with pytest.raises(CompileError, match="MERGING is not supported here") as info:
         vf_kernel(body, [(pl.DT_FP32, [1, 64])], (pl.DT_FP32, [1, 64])).compile()
     check_location(info.value, *marked_line(body), "mode)")
+
+
+def _sqrt_precise_kernel(dt):
+    @pl.vector_function
+    def body(ta, tb, to):
+        full = vf.create_mask(pattern=ALL, dtype=dt)
+        x = vf.load_align(ta, 0)
+        z = vf.sqrt(x, full, precision=True)
+        vf.store_align(to, z, full)
+    n = lanes(dt)
+    return vf_kernel(body, [(dt, [2, n]), (dt, [1, n])], (dt, [1, n]))
+
+
+@pytest.mark.parametrize("dt", TYPES, ids=lambda v: v.name)
+def test_sqrt_high_precision_mode(dt):
+    """_vf_api.py: precision=True is the high-precision mode, 0 ulp for inputs in [0,
+    85070596800837026223494223584045301760] (just above 2**126) and 0 for larger ones, FP32 only (FP16:
+    the standard result). +inf is larger: 0 (our reading); NaN is not: NaN. (Masks: as without it.)"""
+    a, old = inputs("sqrt", dt, 43), rand(dt, 44)
+    ref = reference("sqrt", dt, a)
+    if dt is pl.DT_FP32:
+        a[:6] = np.array([2.0**126, np.nextafter(np.float32(2.0**126), np.float32(np.inf)), 3e38, np.inf, np.nan,
+                          1e30], np.float32)
+        ref = np.where(a > np.float32(2.0**126), np.float32(0), reference("sqrt", dt, a))
+        assert ref[0] == np.float32(2.0**63) and ref[1] == ref[2] == ref[3] == 0 and ref[5] == np.float32(1e15)
+    check(launch(_sqrt_precise_kernel(dt), dt, a, None, old), ref, old, "ALL", "default")
