@@ -18,7 +18,7 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from arith_cases import (ALL_TYPES, FLOATS, INTS, NP, active_lanes, binary_kernel, launch, rand, round_to,
+from arith_cases import (ALL_TYPES, FLOATS, NP, active_lanes, binary_kernel, launch, rand, round_to,
                          specials, uview, wrap)
 from located import check_location, marked_line
 from vf_kernels import ALL, lanes, vf_kernel

@@ -152,7 +152,7 @@ def _mull_body(dt):
     def body(ta, to):
         m = vf.create_mask(pattern=ALL, dtype=dt)
         x = vf.load_align(ta, 0)
-        lo, hi = vf.mull(x, x, m)  # <- here
+        lo, _hi = vf.mull(x, x, m)  # <- here
         vf.store_align(to, lo, m)
     return body
 
@@ -162,7 +162,7 @@ def _addc_body(dt):
     def body(ta, to):
         m = vf.create_mask(pattern=ALL, dtype=dt)
         x = vf.load_align(ta, 0)
-        c, s = vf.addc(x, x, m, m)  # <- here
+        _c, s = vf.addc(x, x, m, m)  # <- here
         vf.store_align(to, s, m)
     return body
 
@@ -172,7 +172,7 @@ def _subc_body(dt):
     def body(ta, to):
         m = vf.create_mask(pattern=ALL, dtype=dt)
         x = vf.load_align(ta, 0)
-        c, s = vf.subc(x, x, m, m)  # <- here
+        _c, s = vf.subc(x, x, m, m)  # <- here
         vf.store_align(to, s, m)
     return body
 

@@ -19,10 +19,10 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from arith_cases import ALL_TYPES, NP, launch, rand, round_to, scalar_kernel, wrap
+from arith_cases import ALL_TYPES, NP, from_torch, launch, rand, round_to, scalar_kernel, to_torch, wrap
 from located import check_location, marked_line
 from test_vf_arith import check
-from vf_kernels import ALL, lanes, vf_kernel
+from vf_kernels import ALL, lanes, to_mte3, to_v, vf_kernel
 
 COVERED = frozenset({"vf.adds", "vf.subs", "vf.muls", "vf.maxs", "vf.mins", "vf.leaky_relu"})
 
@@ -125,3 +125,43 @@ def test_merging_is_a_located_error(op):
     with pytest.raises(CompileError, match="MERGING is not supported here") as info:
         vf_kernel(body, [(pl.DT_FP32, [1, 64])], (pl.DT_FP32, [1, 64])).compile()
     check_location(info.value, *marked_line(body), "mode)")
+
+
+def _runtime_scalar_kernel(op: str, dt):
+    """``vf.<op>(x, k, m)`` with ``k`` an FP32 launch argument (converted to the lane type at run time)."""
+    fn, n = getattr(vf, op), lanes(dt)
+    tt = pl.TileType(shape=[1, n], dtype=dt, target_memory=pl.MemorySpace.Vec)
+    T = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], dt]
+
+    @pl.vector_function
+    def body(ta, to, k: pl.DT_FP32):
+        m = vf.create_mask(pattern=pl.MaskPattern.M3, dtype=dt)
+        full = vf.create_mask(pattern=ALL, dtype=dt)
+        x = vf.load_align(ta, 0)
+        y = fn(x, k, m)
+        vf.store_align(to, y, full)
+
+    @pl.jit()
+    def kernel(a: T, out: T, k: pl.DT_FP32):
+        ta = pl.make_tile(tt, addr=0)
+        to = pl.make_tile(tt, addr=256)
+        with pl.section_vector():
+            pl.load(ta, a, [0, 0])
+            to_v()
+            body(ta, to, k)
+            to_mte3()
+            pl.store(out, to, [0, 0])
+    return kernel
+
+
+@pytest.mark.parametrize("op", ["adds", "subs", "maxs", "mins"])
+@pytest.mark.parametrize("dt", [pl.DT_FP16, pl.DT_BF16, pl.DT_FP32], ids=lambda v: v.name)
+def test_runtime_scalar_is_rounded_to_the_lane_type(op, dt):
+    """The scalar a launch argument (FP32), not a constant: the same results, the scalar taken in the
+    lane type (0.1 in BF16 is 0.10009765625)."""
+    k = _runtime_scalar_kernel(op, dt)
+    a = rand(dt, 23)
+    for s in (0.1, -0.0, 3.0e-3):
+        out = to_torch(np.zeros((1, lanes(dt)), NP[dt]))
+        k[None, 1](to_torch(a[None]), out, float(np.float32(s)))
+        check(from_torch(out, dt)[0], reference(op, dt, a, float(np.float32(s))), np.zeros_like(a), "M3", "default")
