@@ -340,7 +340,8 @@ def _check_mull(p, node, a):
     dt = c.same_dtype(p, a, ("src0", "src1"), regs)
     m = c.mask(p, a, "mask")
     lo, hi = c.dst(p, c.VREG, dt, 0), c.dst(p, c.VREG, dt, 1)
-    c.emit(p, node, "vmull", (lo, hi), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+    merge_mode(p, a)  # mode= is taken (the page's prototype) but vmull has none: unselected lanes are zeroed
+    c.emit(p, node, "vmull", (lo, hi), (*map(c.read, regs), c.read(m)), dtype=dt, merging=False,
            lanes=lanes(dt), api="mull")
     return lo, hi
 
@@ -364,5 +365,6 @@ def _sim_mull(instr):
 
 
 vf_api(FAMILY, "mull", "src0, src1, mask, mode=None",
-       "The 64-bit product of 32-bit lanes: (low 32 bits, high 32 bits) as two registers.", _check_mull)
+       "The 64-bit product of 32-bit lanes: (low 32 bits, high 32 bits) as two registers; unselected lanes are 0 "
+       "in both, whatever mode says (vmull has no merge mode: the real backend drops it).", _check_mull)
 vf_instr("vmull", FAMILY, _sim_mull, "VMUL", cpp=vcpp.vmull)

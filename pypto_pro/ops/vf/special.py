@@ -30,9 +30,11 @@ def _check_carry(name: str, op: str, borrow: bool):
         dt = c.same_dtype(p, a, ("src0", "src1"), regs)
         cin = c.mask(p, a, "borrow_in" if borrow else "carry_in")
         m = c.mask(p, a, "mask")
-        merging = c.enum_arg(p, a, "mode", MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+        # mode= is taken (the page's prototype) but vaddcs / vsubcs have none and the real backend drops it:
+        # unselected lanes of both outputs are 0 (AscendC's asc_addc / asc_subc: zeroed in the outputs)
+        c.enum_arg(p, a, "mode", MergeMode, MergeMode.ZEROING)
         flag, d = c.dst(p, c.MASK, dt, 0), c.dst(p, c.VREG, dt, 1)
-        c.emit(p, node, op, (flag, d), (*map(c.read, regs), c.read(cin), c.read(m)), dtype=dt, merging=merging,
+        c.emit(p, node, op, (flag, d), (*map(c.read, regs), c.read(cin), c.read(m)), dtype=dt, merging=False,
                borrow=borrow, lanes=lanes(dt), api=name)
         return flag, d
     return check
