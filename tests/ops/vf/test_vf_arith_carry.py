@@ -28,9 +28,8 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from arith_cases import ALL_TYPES, MODES, NP, PATTERNS, active_lanes, from_torch, rand, to_torch, wrap
+from arith_cases import ALL_TYPES, MODES, NP, PATTERNS, active_lanes, check, from_torch, rand, to_torch, wrap
 from located import check_location, marked_line
-from test_vf_arith import check
 from vf_kernels import ALL, lanes, vf_kernel
 
 COVERED = frozenset({"vf.mull", "vf.addc", "vf.subc"})
@@ -137,7 +136,7 @@ def test_subc_borrow_chains_into_a_64_bit_difference():
         xh = vf.load_align(tb, 0)
         yh = vf.full(1, full, dtype=dt)
         b0, lo = vf.subc(xl, yl, none, full)
-        b1, hi = vf.subc(xh, yh, b0, full)
+        _b1, hi = vf.subc(xh, yh, b0, full)
         vf.store_align(to, lo, full)
         vf.store_align(to, hi, full, N)
     k = vf_kernel(body, [(dt, [2, N]), (dt, [1, N])], (dt, [2, N]))

@@ -19,9 +19,8 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from arith_cases import ALL_TYPES, NP, from_torch, launch, rand, round_to, scalar_kernel, to_torch, wrap
+from arith_cases import ALL_TYPES, NP, check, from_torch, launch, rand, round_to, scalar_kernel, to_torch, wrap
 from located import check_location, marked_line
-from test_vf_arith import check
 from vf_kernels import ALL, lanes, to_mte3, to_v, vf_kernel
 
 COVERED = frozenset({"vf.adds", "vf.subs", "vf.muls", "vf.maxs", "vf.mins", "vf.leaky_relu"})

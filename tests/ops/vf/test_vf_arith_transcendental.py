@@ -23,9 +23,8 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from arith_cases import NP, launch, rand, round_to, unary_kernel
+from arith_cases import NP, check, launch, rand, round_to, unary_kernel
 from located import check_location, marked_line
-from test_vf_arith import check
 from vf_kernels import ALL, lanes, vf_kernel
 
 COVERED = frozenset({"vf.exp", "vf.ln", "vf.log", "vf.log2", "vf.log10", "vf.sqrt"})

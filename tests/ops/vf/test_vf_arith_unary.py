@@ -17,9 +17,8 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from arith_cases import ALL_TYPES, NP, launch, rand, unary_kernel, wrap
+from arith_cases import ALL_TYPES, NP, check, launch, rand, unary_kernel, wrap
 from located import check_location, marked_line
-from test_vf_arith import check
 from vf_kernels import ALL, lanes, vf_kernel
 
 COVERED = frozenset({"vf.abs", "vf.neg", "vf.relu"})
