@@ -31,6 +31,45 @@ def _f64(fn):
     return lambda x: fn(x.astype(np.float64))
 
 
+def _ln_times(c: float):
+    """``log2`` / ``log10`` as the real backend synthesizes them (the pages: the natural log times 1/ln 2,
+    1/ln 10): ``vln`` rounded to the lane type, then ``vmuls`` by the C float literal ``c`` (converted to
+    the lane type as vmuls takes its scalar), a second rounding."""
+    def fn(x):
+        t = x.dtype
+        return np.log(x.astype(np.float64)).astype(t) * t.type(np.float32(c))
+    return fn
+
+
+def _signed_zeros(r: np.ndarray, negative) -> np.ndarray:
+    """Where ``r`` is a zero, its sign is ``negative`` (NumPy's maximum / minimum of +0 and -0 returns
+    one operand or the other depending on the dtype's loop, so the sign is set here explicitly)."""
+    z = r == 0
+    if z.any():
+        r[z] = 0
+        r[z & negative] = -0.0
+    return r
+
+
+def _max(a, b):
+    """max.md / maxs.md: max(-0, +0) is +0 (a -0 result only when both are -0); NaN in either gives NaN
+    (PTO-ISA vmax)."""
+    r = np.maximum(a, b)
+    return _signed_zeros(r, np.signbit(a) & np.signbit(b)) if r.dtype.kind == "f" else r
+
+
+def _min(a, b):
+    """min.md / mins.md: min(-0, +0) is -0 (either order, our choice for +0, -0: the page gives src0 = -0)."""
+    r = np.minimum(a, b)
+    return _signed_zeros(r, np.signbit(a) | np.signbit(b)) if r.dtype.kind == "f" else r
+
+
+def _relu(a):
+    """relu: src[i] where src[i] >= 0 else 0 (the real _vf_api.py docstring; PTO-ISA vrelu passes zeros
+    through unchanged, so -0 stays -0; a NaN stays NaN as in max)."""
+    return np.where(a < 0, a.dtype.type(0), a)
+
+
 def _idiv(a, b):
     if a.dtype.kind == "f":
         return a / b
@@ -38,15 +77,26 @@ def _idiv(a, b):
     return np.where(b == 0, -1, np.sign(a.astype(np.int64)) * np.sign(b.astype(np.int64)) * q)
 
 
+# the dtypes each basic_arithmetic page lists (the real backend's EmitVF* checks agree or are wider)
+_I8_16_32_F = (D.DT_INT8, D.DT_INT16, D.DT_INT32, D.DT_FP16, D.DT_FP32)      # abs, neg
+_DIV = (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32, D.DT_FP16, D.DT_FP32)  # div, muls
+_MUL = _DIV + (D.DT_BF16,)
+_RELU = (D.DT_FP16, D.DT_INT32, D.DT_FP32)
+_F16_32 = (D.DT_FP16, D.DT_FP32)  # exp, ln, log, log2, log10, sqrt, leaky_relu, prelu
+
+# MERGING: only add, max and min take it (their pages; the real backend's VFAnyMode); the other
+# basic_arithmetic pages say "not supported yet" and the real backend refuses it (VFZeroingOnly)
+_MERGING = ("add", "max", "min", "abs_sub")  # (abs_sub: vf_computation/composite, not reviewed here)
+
 for _name, _fn, _cost, _types, _text in (
         ("add", np.add, "VADD", NUMERIC, "src0[i] + src1[i]"),
         ("sub", np.subtract, "VADD", NUMERIC, "src0[i] - src1[i]"),
-        ("mul", np.multiply, "VMUL", NUMERIC, "src0[i] * src1[i]"),
-        ("div", _idiv, "VDIV", NUMERIC, "src0[i] / src1[i]"),
-        ("max", np.maximum, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
-        ("min", np.minimum, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
+        ("mul", np.multiply, "VMUL", _MUL, "src0[i] * src1[i]"),
+        ("div", _idiv, "VDIV", _DIV, "src0[i] / src1[i]"),
+        ("max", _max, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
+        ("min", _min, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
         ("abs_sub", lambda a, b: np.abs(a - b), "VADD", NUMERIC, "|src0[i] - src1[i]|")):
-    declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+    declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=_name in _MERGING)
 
 _LOGIC = " (mask registers: the predicate operation, under the mask)"
 _BITS = " Float registers are taken as their bit patterns (the real pages list FP16 / BF16 / FP32 too)."
@@ -63,37 +113,65 @@ declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS, _DOC.format("trunc(s
               instr="vtrc")
 
 for _name, _fn, _cost, _types, _text in (
-        ("abs", np.abs, "VADD", NUMERIC, "|src[i]|"),
-        ("neg", np.negative, "VMIN", NUMERIC, "-src[i]"),
-        ("relu", lambda a: np.maximum(a, a.dtype.type(0)), "VMIN", NUMERIC, "max(src[i], 0)"),
-        ("log2", _f64(np.log2), "VEXP", FLOATS, "log2(src[i])"),
-        ("log10", _f64(np.log10), "VEXP", FLOATS, "log10(src[i])")):
-    declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+        ("abs", np.abs, "VADD", _I8_16_32_F, "|src[i]|"),
+        ("neg", np.negative, "VMIN", _I8_16_32_F, "-src[i]"),
+        ("relu", _relu, "VMIN", _RELU, "max(src[i], 0)"),
+        ("log2", _ln_times(1.4426950408889634), "VEXP", _F16_32, "log2(src[i]) (ln, then times 1/ln 2)"),
+        ("log10", _ln_times(0.4342944819032518), "VEXP", _F16_32, "log10(src[i]) (ln, then times 1/ln 10)")):
+    declare_unary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=False)
 
 for _name, _fn, _cost, _text in (("exp", _f64(np.exp), "VEXP", "e^src[i]"), ("ln", _f64(np.log), "VEXP", "ln(src[i])"),
-                                 ("log", _f64(np.log), "VEXP", "ln(src[i])"),
-                                 ("sqrt", _f64(np.sqrt), "VSQRT", "sqrt(src[i])")):
-    declare_unary(FAMILY, _name, _fn, _cost, FLOATS, _DOC.format(_text),
-                  params="src, mask, mode=None, precision=None", instr=f"v{_name}")
+                                 ("log", _f64(np.log), "VEXP", "ln(src[i])")):
+    declare_unary(FAMILY, _name, _fn, _cost, _F16_32, _DOC.format(_text),
+                  params="src, mask, mode=None, precision=None", instr=f"v{_name}", merging=False)
+
+# vf.sqrt(precision=True): the high-precision mode of the real _vf_api.py (the backend's vsqrt with
+# SqrtSpecificMode): 0 ulp for FP32 inputs up to 85070596800837026223494223584045301760 (just above 2**126:
+# every larger FP32, +inf included, is past it), and those inputs give 0; FP16 is unaffected
+_HP_LIMIT = np.float32(2.0 ** 126)
+
+
+def _sqrt_hp(x):
+    return np.where(x > _HP_LIMIT, 0.0, np.sqrt(x.astype(np.float64)))
+
+
+def _check_sqrt(p, node, a):
+    r = c.reg(p, a, "src", _F16_32)
+    m = c.mask(p, a, "mask")
+    d = c.dst(p, c.VREG, r.dtype)
+    op = "vsqrt_hp" if a["precision"] is True and r.dtype is D.DT_FP32 else "vsqrt"
+    c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a, merging=False),
+           lanes=lanes(r.dtype), api="sqrt")
+    return d
+
+
+vf_api(FAMILY, "sqrt", "src, mask, mode=None, precision=None",
+       _DOC.format("sqrt(src[i])") + " precision=True (FP32): the high-precision mode, inputs above 2**126 give 0.",
+       _check_sqrt)
+vf_instr("vsqrt", FAMILY, sim_lanewise(_f64(np.sqrt)), "VSQRT", **vcpp.lanewise("vsqrt"))
+vf_instr("vsqrt_hp", FAMILY, sim_lanewise(_sqrt_hp), "VSQRT",
+         cpp_missing="the high-precision vsqrt (the SqrtSpecificMode template argument the real backend hoists) is "
+                     "not spelled by this backend yet")
 
 for _name, _fn, _cost, _types, _text in (
         ("adds", np.add, "VADD", NUMERIC, "src[i] + scalar"),
         ("subs", np.subtract, "VADD", NUMERIC, "src[i] - scalar"),
-        ("muls", np.multiply, "VMUL", NUMERIC, "src[i] * scalar"),
-        ("maxs", np.maximum, "VMIN", NUMERIC, "max(src[i], scalar)"),
-        ("mins", np.minimum, "VMIN", NUMERIC, "min(src[i], scalar)")):
-    declare_scalar(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+        ("muls", np.multiply, "VMUL", _DIV, "src[i] * scalar"),
+        ("maxs", _max, "VMIN", NUMERIC, "max(src[i], scalar)"),
+        ("mins", _min, "VMIN", NUMERIC, "min(src[i], scalar)")):
+    declare_scalar(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=False)
 
-declare_scalar(FAMILY, "leaky_relu", lambda a, s: np.where(a >= 0, a, a * s), "VMUL", FLOATS,
-               _DOC.format("src[i] >= 0 ? src[i] : src[i] * alpha"), scalar_name="alpha", instr="vlrelu")
+declare_scalar(FAMILY, "leaky_relu", lambda a, s: np.where(a >= 0, a, a * s), "VMUL", _F16_32,
+               _DOC.format("src[i] >= 0 ? src[i] : src[i] * alpha"), scalar_name="alpha", instr="vlrelu",
+               merging=False)
 
 
 def _check_prelu(p, node, a):
-    regs = [c.reg(p, a, n, FLOATS) for n in ("src", "slope")]
+    regs = [c.reg(p, a, n, _F16_32) for n in ("src", "slope")]
     dt = c.same_dtype(p, a, ("src", "slope"), regs)
     m = c.mask(p, a, "mask")
     d = c.dst(p, c.VREG, dt)
-    c.emit(p, node, "vprelu", (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+    c.emit(p, node, "vprelu", (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a, merging=False),
            lanes=lanes(dt), api="prelu")
     return d
 
@@ -262,7 +340,8 @@ def _check_mull(p, node, a):
     dt = c.same_dtype(p, a, ("src0", "src1"), regs)
     m = c.mask(p, a, "mask")
     lo, hi = c.dst(p, c.VREG, dt, 0), c.dst(p, c.VREG, dt, 1)
-    c.emit(p, node, "vmull", (lo, hi), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+    merge_mode(p, a)  # mode= is taken (the page's prototype) but vmull has none: unselected lanes are zeroed
+    c.emit(p, node, "vmull", (lo, hi), (*map(c.read, regs), c.read(m)), dtype=dt, merging=False,
            lanes=lanes(dt), api="mull")
     return lo, hi
 
@@ -286,5 +365,6 @@ def _sim_mull(instr):
 
 
 vf_api(FAMILY, "mull", "src0, src1, mask, mode=None",
-       "The 64-bit product of 32-bit lanes: (low 32 bits, high 32 bits) as two registers.", _check_mull)
+       "The 64-bit product of 32-bit lanes: (low 32 bits, high 32 bits) as two registers; unselected lanes are 0 "
+       "in both, whatever mode says (vmull has no merge mode: the real backend drops it).", _check_mull)
 vf_instr("vmull", FAMILY, _sim_mull, "VMUL", cpp=vcpp.vmull)

@@ -112,6 +112,20 @@ def unary(name: str, merging: bool = True) -> Spelling:
     return spell
 
 
+def ln_times(literal: str) -> Spelling:
+    """``vf.log2`` / ``vf.log10`` as the real backend composes them (EmitVFLog2 / EmitVFLog10): ``vln`` into
+    the destination, then ``vmuls`` of it by the C float ``literal`` (1/ln 2, 1/ln 10), the same two
+    roundings the simulator computes (``ops/vf/arith.py``)."""
+    _names("vln", "vmuls")
+
+    def spell(i, e):
+        src, m = i.args[:2]
+        d, mode = e.dst(0), e.mode(i)
+        return [f"vln({d}, {e.reg(src, i.attrs.get('dtype'))}, {e.reg(m)}, {mode});",
+                f"vmuls({d}, {d}, {literal}, {e.reg(m)}, {mode});"]
+    return spell
+
+
 def with_scalar(name: str, scalar_type: Callable | None = None, negate: bool = False) -> Spelling:
     """``name(dst, src, (T)scalar, mask, MODE)`` (vadds, vmuls, vmaxs, vmins, vlrelu; vshls / vshrs take
     an int16_t amount). ``negate``: ``vf.subs`` is ``vadds`` of ``-scalar``, as the real backend emits it."""
@@ -445,6 +459,7 @@ LANEWISE: dict[str, Spelling] = {
     "pnot": regs_call("pnot", 2),
     **{op: unary(op) for op in ("vabs", "vneg", "vrelu", "vexp", "vln", "vsqrt", "vnot")},
     "vlog": unary("vln"),
+    "vlog2": ln_times("1.4426950408889634f"), "vlog10": ln_times("0.4342944819032518f"),
     "vtrc": vtrc,
     **{op: with_scalar(op) for op in ("vadds", "vmuls", "vmaxs", "vmins", "vlrelu")},
     "vsubs": with_scalar("vadds", negate=True),
@@ -453,10 +468,6 @@ LANEWISE: dict[str, Spelling] = {
 }
 LANEWISE_MISSING = {
     "vabs_sub": "PTO-ISA's a5 headers and vector ISA docs have no absolute-difference micro-instruction",
-    "vlog2": "PTO-ISA has no log2 micro-instruction (the real backend composes vln + vmuls, two roundings, "
-             "where the simulator rounds once)",
-    "vlog10": "PTO-ISA has no log10 micro-instruction (the real backend composes vln + vmuls, two roundings, "
-              "where the simulator rounds once)",
 }
 
 

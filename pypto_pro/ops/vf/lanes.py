@@ -52,10 +52,16 @@ def sim_lanewise(fn: Numerics, out_dtype_attr: str = "dtype") -> Callable:
         def finish(res):
             return res if res.dtype == ot else res.astype(ct, copy=False).astype(ot)
 
+        # a scalar operand is of the lane type (the C++ form takes one): a BF16 register's scalar is rounded
+        # to BF16 before it is widened to the FP32 the lanes compute in (a constant keeps its Python value)
+        sct = ot.type if ct != ot else None
+
         def result(ins, scalars):
             if casts:
                 ins = [x.astype(t, copy=False) for x, t in zip(ins, cts)]
-            return finish(np.asarray(fn(*ins, *(ct.type(x) for x in scalars)) if scalars else fn(*ins)))
+            if not scalars:
+                return finish(np.asarray(fn(*ins)))
+            return finish(np.asarray(fn(*ins, *(ct.type(sct(x) if sct else x) for x in scalars))))
         # scan_form's hoisted form (operands taken as they are): store a result as result() would give it
         result.store = (None if casts else _assign if ct == ot  # type: ignore[attr-defined]
                         else lambda out, res: _assign(out, finish(res)))
@@ -239,15 +245,19 @@ def _direct(fn: np.ufunc, ins: list, scalars: list, out: np.ndarray):
     return lambda rf, mem, bases: fn(*args, out=out)
 
 
-def merge_mode(p, a, name: str = "mode") -> bool:
-    return c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+def merge_mode(p, a, name: str = "mode", merging: bool = True) -> bool:
+    """Whether ``mode=`` asks for MERGING (default ZEROING). ``merging=False``: the op's page says MERGING
+    is not supported yet and the real backend refuses it (``VFZeroingOnly``): a located error."""
+    allowed = None if merging else ("ZEROING",)
+    return c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING, allowed) is MergeMode.MERGING
 
 
 def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
                    params: str = "src0, src1, mask, mode=None", instr: str | None = None,
-                   on_masks: Callable | None = None) -> None:
+                   on_masks: Callable | None = None, merging: bool = True) -> None:
     """``dst = vf.<name>(src0, src1, mask, mode=None)``: two registers of one dtype. ``on_masks(a, b)``:
-    the predicate form (``pand`` ...) when the operands are mask registers, under the mask."""
+    the predicate form (``pand`` ...) when the operands are mask registers, under the mask.
+    ``merging=False``: ``mode=MERGING`` is a located error (``merge_mode``)."""
     op = instr or f"v{name.rstrip('_')}"
     pop = f"p{name.rstrip('_')}"
 
@@ -258,7 +268,7 @@ def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tupl
         dt = c.same_dtype(p, a, ("src0", "src1"), regs)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, dt)
-        c.emit(p, node, op, (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a, merging=merging),
                lanes=lanes(dt), api=name)
         return d
     vf_api(family, name, params, doc, check)
@@ -290,7 +300,8 @@ def sim_mask_logic(fn: Callable) -> Callable:
 
 def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
                   params: str = "src, mask, mode=None", instr: str | None = None,
-                  on_masks: Callable | None = None) -> None:
+                  on_masks: Callable | None = None, merging: bool = True) -> None:
+    """``dst = vf.<name>(src, mask, mode=None)`` (``merging``: as ``declare_binary``)."""
     op = instr or f"v{name.rstrip('_')}"
     pop = f"p{name.rstrip('_')}"
 
@@ -300,7 +311,7 @@ def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple
         r = c.reg(p, a, "src", dtypes)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, r.dtype)
-        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a, merging=merging),
                lanes=lanes(r.dtype), api=name)
         return d
     vf_api(family, name, params, doc, check)
@@ -310,8 +321,9 @@ def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple
 
 
 def declare_scalar(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
-                   scalar_name: str = "scalar", instr: str | None = None) -> None:
-    """``dst = vf.<name>(src, scalar, mask, mode=None)``: the scalar converted to the register dtype."""
+                   scalar_name: str = "scalar", instr: str | None = None, merging: bool = True) -> None:
+    """``dst = vf.<name>(src, scalar, mask, mode=None)``: the scalar converted to the register dtype
+    (``merging``: as ``declare_binary``)."""
     op = instr or f"v{name}"
 
     def check(p, node, a):
@@ -319,7 +331,7 @@ def declare_scalar(family: str, name: str, fn: Numerics, cost: str, dtypes: tupl
         m = c.mask(p, a, "mask")
         s = c.scalar(p, a, scalar_name, r.dtype)
         d = c.dst(p, c.VREG, r.dtype)
-        c.emit(p, node, op, (d,), (c.read(r), c.read(m), s), dtype=r.dtype, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (c.read(r), c.read(m), s), dtype=r.dtype, merging=merge_mode(p, a, merging=merging),
                lanes=lanes(r.dtype), api=name)
         return d
     vf_api(family, name, f"src, {scalar_name}, mask, mode=None", doc, check)

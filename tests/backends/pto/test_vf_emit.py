@@ -193,12 +193,21 @@ def _vf_error(body, match: str, line_of: str):
 
 
 @pl.vector_function
-def _log2_body(src, dst, n: pl.DT_INT64):
+def _sqrt_precise_body(src, dst, n: pl.DT_INT64):
     m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
     x = vf.load_align(src, 0)
     y = vf.exp(x, m)
-    z = vf.log2(y, m)
+    z = vf.sqrt(y, m, precision=True)
     vf.store_align(dst, z, m, 0)
+
+
+@pl.vector_function
+def _log2_body(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    x = vf.load_align(src, 0)
+    z = vf.log2(x, m)
+    w = vf.log10(z, m)
+    vf.store_align(dst, w, m, 0)
 
 
 @pl.vector_function
@@ -209,8 +218,16 @@ def _first_element_fp16(src, dst, n: pl.DT_INT64):
 
 
 def test_an_op_without_a_spelling_is_a_located_error_naming_the_op():
-    err = _vf_error(_log2_body, r"cannot emit vf\.log2: PTO-ISA has no log2", "vf.log2(")
+    err = _vf_error(_sqrt_precise_body, r"cannot emit vf\.sqrt: the high-precision vsqrt", "vf.sqrt(")
     assert "vf.exp" not in str(err)
+
+
+def test_log2_log10_are_vln_then_vmuls():
+    """As the real backend's EmitVFLog2 / EmitVFLog10: vln into the destination, then vmuls by 1/ln 2 (1/ln 10)."""
+    text = K.kernel_cpp(K.kernel_for(_log2_body))
+    lines = [ln.split("//")[0].strip() for ln in text.splitlines() if "vln(" in ln or "vmuls(" in ln]
+    assert lines == ["vln(vf_z, vf_x, vf_m, MODE_ZEROING);", "vmuls(vf_z, vf_z, 1.4426950408889634f, vf_m, MODE_ZEROING);",
+                     "vln(vf_w, vf_z, vf_m, MODE_ZEROING);", "vmuls(vf_w, vf_w, 0.4342944819032518f, vf_m, MODE_ZEROING);"], lines
 
 
 def test_a_spelling_that_refuses_one_case_names_the_op_and_the_case():

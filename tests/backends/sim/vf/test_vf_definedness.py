@@ -66,8 +66,9 @@ def merging_defined(src, dst):
     m = vf.update_mask(16, dtype=pl.DT_FP32)
     full = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
     x = vf.load_align(src, 0)
+    one = vf.full(1.0, full, dtype=pl.DT_FP32)
     y = vf.full(5.0, full, dtype=pl.DT_FP32)
-    y = vf.adds(x, 1.0, m, mode=MERGING)  # lanes 16.. keep 5.0
+    y = vf.add(x, one, m, mode=MERGING)  # lanes 16.. keep 5.0 (vf.add: adds takes ZEROING only)
     vf.store_align(dst, y, full)
 
 
@@ -75,8 +76,9 @@ def merging_defined(src, dst):
 def merging_undefined(src, dst):
     m = vf.update_mask(16, dtype=pl.DT_FP32)
     full = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    one = vf.full(1.0, full, dtype=pl.DT_FP32)
     y = vf.load_align(src, 0)
-    y = vf.adds(y, 1.0, m, mode=MERGING)  # lanes 16.. keep the padding they were loaded with
+    y = vf.add(y, one, m, mode=MERGING)  # lanes 16.. keep the padding they were loaded with
     vf.store_align(dst, y, full)
 
 
