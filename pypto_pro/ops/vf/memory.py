@@ -25,7 +25,7 @@ from pypto_pro.ops.vf import batched_masks
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
-from pypto_pro.ops.vf.load_dists import UINT, batched_dist, move_bits
+from pypto_pro.ops.vf.load_dists import UINT, batched_dist, explicit_dist, move_bits
 
 FAMILY = "vf_data_movement"
 
@@ -175,11 +175,7 @@ _LOAD = {"NORM": (VL, 0, 32), "BRC": (None, 0, 0), "BRC_B8": (1, 1, 1), "BRC_B16
 
 
 def _load_kind(dist: str, w: int) -> tuple[int, int, int]:
-    if dist == "E2B":  # the register's width picks E2B_B16 / E2B_B32
-        dist = "E2B_B16" if w == 2 else "E2B_B32"
-    if dist == "UNPK":  # the register's lanes take the half-width elements (UNPK_B8 for b16 lanes ...)
-        return VL // 2, max(1, w // 2), 32
-    nbytes, dw, align = _LOAD[dist]
+    nbytes, dw, align = _LOAD[explicit_dist(dist, w)]
     dw = dw or w
     return (nbytes if nbytes is not None else dw), dw, (align or dw)
 
