@@ -350,10 +350,18 @@ vf_instr("vgather", FAMILY, _sim_vgather, "VLDS",
          cpp=vcpp.vgather2)
 
 
+# scatter.md's table: the index type each source width takes
+_SCATTER_INDEX = {1: (D.DT_UINT16,), 2: (D.DT_UINT16,), 4: (D.DT_UINT32,), 8: (D.DT_UINT32, D.DT_UINT64)}
+
+
 def _check_scatter(p, node, a):
     ptr = c.tile_ptr(p, a, "base_ptr")
     src = c.reg(p, a, "src")
     idx = c.reg(p, a, "index", INTS)
+    want = _SCATTER_INDEX.get(c.width(src.dtype), ())
+    if idx.dtype not in want:
+        p.fail(a.node("index"), f"vf.scatter(): a {src.dtype.name} source takes "
+                                f"{' or '.join(d.name for d in want) or 'no'} indices, got {idx.dtype.name}")
     m = c.mask(p, a, "mask")
     addr, size = _whole_tile(p, node, ptr, True)
     c.emit(p, node, "vscatter", (), (c.read(src), c.read(idx), c.read(m), addr), dtype=src.dtype, size=size,
@@ -371,8 +379,11 @@ def _sim_vscatter(instr):
         data = mem[at:at + size - off].view(t)
         x = view(rf.v[src.reg.uid], dt)
         ix = view(rf.v[idx.reg.uid], idx.dtype).astype(np.int64)
+        act = active(rf.m[mk.reg.uid], dt)
+        if x.itemsize == 1:  # 8-bit data: the even elements, one per 16-bit index lane (scatter.md)
+            x, act = x[0::2], act[0::2]
         n = min(x.size, ix.size)
-        act = active(rf.m[mk.reg.uid], dt)[:n]
+        act = act[:n]
         bad = act & ((ix[:n] < 0) | (ix[:n] >= data.size))
         if bad.any():
             raise fault(instr, f"vf.scatter: index {int(ix[:n][bad][0])} is outside the tile's {data.size} elements")
