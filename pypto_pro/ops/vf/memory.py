@@ -388,8 +388,9 @@ def _check_store_align(p, node, a):
         nbytes, align = VL, 32
     c.emit(p, node, "vsts", (), (c.read(src), c.read(m), addr), api="store_align", dist=dist.name, dtype=src.dtype,
            nbytes=nbytes, align=align, lanes=lanes(src.dtype))
-    if post:  # the stride is the offset argument, in elements (64-bit types: doubled, as the page says)
-        c.advance(p, node, cur, c._mul(p, node, elements, Const(2 if w == 8 else 1, DT_INT64)))
+    if post:  # the stride is the offset argument, in elements of the tile (for 64-bit types too: the page's
+        # "doubled" is the b32 count the backend emits for them, the same bytes as vf.load_align's cursor)
+        c.advance(p, node, cur, elements)
     return None
 
 
