@@ -43,7 +43,7 @@ def bits(x: np.ndarray) -> np.ndarray:
 
 
 def io_kernel(body, ins, out, addrs=None):
-    """A kernel of the tensors ``*ins, out`` (each ``(dtype, n)``, a ``[1, n]`` tensor and tile): loads
+    """A kernel of the tensors ``*ins, out`` (one to three inputs; each ``(dtype, n)``, a ``[1, n]`` tensor and tile): loads
     every one into its tile (the output's too, so bytes a store does not write keep the tensor's), runs
     ``body(*in_tiles, out_tile)`` and stores the output tile back. Tiles sit one after the other (each
     start rounded up to 256 bytes) unless ``addrs`` gives them."""
@@ -83,8 +83,25 @@ def io_kernel(body, ins, out, addrs=None):
                 body(ta, tb, to)
                 to_mte3()
                 pl.store(o, to, [0, 0])
+    elif len(ins) == 3:
+        A, B, C, O = T
+
+        def kernel(a: A, b: B, c: C, o: O):
+            ta = pl.make_tile(tts[0], addr=addrs[0])
+            tb = pl.make_tile(tts[1], addr=addrs[1])
+            tc = pl.make_tile(tts[2], addr=addrs[2])
+            to = pl.make_tile(tts[3], addr=addrs[3])
+            with pl.section_vector():
+                pl.load(ta, a, [0, 0])
+                pl.load(tb, b, [0, 0])
+                pl.load(tc, c, [0, 0])
+                pl.load(to, o, [0, 0])
+                to_v()
+                body(ta, tb, tc, to)
+                to_mte3()
+                pl.store(o, to, [0, 0])
     else:
-        raise ValueError(f"io_kernel takes one or two inputs, got {len(ins)}")
+        raise ValueError(f"io_kernel takes one to three inputs, got {len(ins)}")
     return pl.jit()(kernel)
 
 
