@@ -34,7 +34,7 @@ from pypto_pro.language.enums import IndexOrder, PackPart, SqueezeMode
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
-from pypto_pro.ops.vf.lanes import INTS, NUMERIC
+from pypto_pro.ops.vf.lanes import INTS, INTS64, NUMERIC
 
 FAMILY = "vf_indexing"
 _INDEX_TYPES = (D.DT_INT8, D.DT_INT16, D.DT_INT32, D.DT_UINT8, D.DT_UINT16, D.DT_UINT32, D.DT_FP16, D.DT_FP32)
@@ -357,7 +357,7 @@ _SCATTER_INDEX = {1: (D.DT_UINT16,), 2: (D.DT_UINT16,), 4: (D.DT_UINT32,), 8: (D
 def _check_scatter(p, node, a):
     ptr = c.tile_ptr(p, a, "base_ptr")
     src = c.reg(p, a, "src")
-    idx = c.reg(p, a, "index", INTS)
+    idx = c.reg(p, a, "index", INTS64)
     want = _SCATTER_INDEX.get(c.width(src.dtype), ())
     if idx.dtype not in want:
         p.fail(a.node("index"), f"vf.scatter(): a {src.dtype.name} source takes "

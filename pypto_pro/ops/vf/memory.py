@@ -368,7 +368,7 @@ def _check_store_align(p, node, a):
     offset = extra[1] if len(extra) == 2 else None
     post = _want_bool(p, a, "post_update")
     if isinstance(offset, AddrValue):
-        elements = convert(offset.offset, DT_INT64)
+        elements = c.addr_elements(p, node, offset, ptr)
     elif offset is None:
         elements = Const(0, DT_INT64)
     else:
@@ -404,7 +404,7 @@ def _store_mask(p, node, a, ptr, src, extra):
     if post:
         addr, cur = c.post_address(p, node, ptr, write=True)
     else:
-        elements = convert(offset.offset, DT_INT64) if isinstance(offset, AddrValue) else \
+        elements = c.addr_elements(p, node, offset, ptr) if isinstance(offset, AddrValue) else \
             _offset_value(p, node, ptr, offset) if offset is not None else Const(0, DT_INT64)
         addr = c.address(p, node, ptr, elements, write=True)
     nbytes = VL // 8 if dist.name == "NORM" else VL // 16
@@ -570,12 +570,22 @@ def _check_addr_reg(p, node, a):
             p.fail(node, f"vf.create_addr_reg(): index{k} and stride{k} go together")
         term = c._mul(p, node, c.scalar(p, a, f"index{k}", DT_INT64), c.scalar(p, a, f"stride{k}", DT_INT64))
         total = term if total is None else c._add(p, node, total, term)
-    return AddrValue(total if total is not None else Const(0, DT_INT64), c.dtype_arg(p, a, "dtype", DT_INT64))
+    dt = c.dtype_arg(p, a, "dtype", DT_FP32)  # the page's default: offsets in 32-bit elements
+    if dt not in _ADDR_TYPES:
+        p.fail(a.node("dtype"), f"vf.create_addr_reg(): dtype {dt.name} is not one of "
+                                f"{', '.join(d.name for d in _ADDR_TYPES)}")
+    return AddrValue(total if total is not None else Const(0, DT_INT64), dt)
+
+
+# create_addr_reg.md: the dtypes whose width an address register counts in
+_ADDR_TYPES = (D.DT_INT8, D.DT_UINT8, D.DT_INT16, D.DT_UINT16, D.DT_FP16, D.DT_BF16, D.DT_INT32, D.DT_UINT32,
+               D.DT_FP32, D.DT_INT64, D.DT_UINT64)
 
 
 vf_api(FAMILY, "create_addr_reg", "index0, stride0, index1=None, stride1=None, index2=None, stride2=None, "
        "index3=None, stride3=None, dtype=None",
-       "An address register: sum(index_k * stride_k) elements, used as the offset of a load or store.",
+       "An address register: sum(index_k * stride_k) elements of dtype (default DT_FP32), the offset of a load "
+       "or store.",
        _check_addr_reg)
 
 __all__ = ["pattern_lanes", "width"]
