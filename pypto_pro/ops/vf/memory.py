@@ -16,7 +16,7 @@ from pypto_pro.backends.sim.vf.batch import MemRows, Spec
 from pypto_pro.backends.sim.vf.regfile import VL, active, active_rows, lanes, merge, np_of, set_active, view, width
 from pypto_pro.frontend.scalars import is_scalar_value
 from pypto_pro.frontend.vf.values import AddrValue, RegValue
-from pypto_pro.ir.expr import Const, convert
+from pypto_pro.ir.expr import Const, convert, wrap_value
 from pypto_pro.ir.vf import MemRef
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64
@@ -126,6 +126,13 @@ def _check_full(p, node, a):
     return d
 
 
+def dup_value(value, dt):
+    """The scalar a vdup writes to ``dt`` lanes: an integer reduced modulo 2**bits (two's complement), as
+    the C++ conversion of the immediate does (``vf.full(-1, dtype=pl.DT_UINT8)`` is 255); a float as is
+    (NumPy's cast rounds it to ``dt``)."""
+    return value if dt.is_float() else wrap_value(int(value), dt)
+
+
 def _sim_vdup(instr):
     uid, dt, merging = instr.dsts[0].uid, instr.attrs["dtype"], instr.attrs["merging"]
     mk = instr.args[1]
@@ -133,7 +140,7 @@ def _sim_vdup(instr):
 
     def run(rf, mem, bases, value):
         out = view(rf.v[uid], dt)
-        res = np.full(out.shape, value, dtype=np.float64 if dt.is_float() else object).astype(t)
+        res = np.full(out.shape, dup_value(value, dt), dtype=np.float64 if dt.is_float() else object).astype(t)
         if mk is None:
             out[:] = res
         else:
