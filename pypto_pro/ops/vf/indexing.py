@@ -265,12 +265,12 @@ def _check_gather(p, node, a):
     if mode is not None and getattr(mode, "name", "") != "NORM":
         p.fail(a.node("data_copy_mode"), f"vf.gather(): data_copy_mode={mode.name} is not supported yet")
     ws, wi = c.width(ptr.dtype), c.width(idx.dtype)
-    # the index is as wide as the element, or (gather.md) 16 bits for an 8-bit tile (the bytes zero-extended
-    # to 16 bits) or 32 bits for a 16-bit tile (each element in the low half of a 32-bit lane, the high half 0)
-    if not (wi == ws or (ws, wi) in ((1, 2), (2, 4))):
+    # gather.md's table: unsigned indices as wide as the element, or 16 bits for an 8-bit tile (the bytes
+    # zero-extended to 16 bits) or 32 bits for a 16-bit tile (each element in the low half of a 32-bit lane)
+    if idx.dtype not in _GATHER_INDEX or not (wi == ws or (ws, wi) in ((1, 2), (2, 4))):
         p.fail(a.node("indices"), f"vf.gather(): indices of {idx.dtype.name} for a tile of {ptr.dtype.name}: "
-                                  "the index width must be the element width (16 bits for an 8-bit tile; 16 or "
-                                  "32 bits for a 16-bit one)")
+                                  "the indices are unsigned and the index width must be the element width (16 bits "
+                                  "for an 8-bit tile; 16 or 32 bits for a 16-bit one)")
     dt = ptr.dtype if ws > 1 else (D.DT_INT16 if ptr.dtype is D.DT_INT8 else D.DT_UINT16)
     addr, size = _whole_tile(p, node, ptr, False)
     d = c.dst(p, c.VREG, dt)
@@ -279,6 +279,7 @@ def _check_gather(p, node, a):
     return d
 
 
+_GATHER_INDEX = (D.DT_UINT16, D.DT_UINT32, D.DT_UINT64)  # gather.md: a tile gather's index types
 _BLOCK = 32  # bytes of a DataBlock
 _BLOCKS = 256 // _BLOCK
 

@@ -20,7 +20,8 @@ from pypto_pro.ir.expr import Const, convert, wrap_value
 from pypto_pro.ir.vf import MemRef
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64
-from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MergeMode, StoreDist)
+from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MemBarMode, MergeMode,
+                                      StoreDist)
 from pypto_pro.ops.vf import batched_masks
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
@@ -557,7 +558,8 @@ vf_instr("vsts", FAMILY, _sim_vsts, "VSTS", mem=_mem_store, cpp=vcpp.vsts,
 
 
 def _check_mem_bar(p, node, a):
-    c.emit(p, node, "mem_bar", (), (), mode=getattr(a["mode"], "name", None))
+    mode = c.enum_arg(p, a, "mode", MemBarMode, None)  # None: the default, VST_VLD (mem_bar.md)
+    c.emit(p, node, "mem_bar", (), (), mode=getattr(mode, "name", None))
     return None
 
 
