@@ -11,6 +11,8 @@ from pypto_pro.language import Vf as vf
 
 from vf_kernels import ALL, data, to_mte3, to_v
 
+COVERED = frozenset({"get_mask_spr"})
+
 
 def _kernel(dt, width, setup, n):
     """load a ([1, n] of dt); setup() of the mask SPRs; out = abs(a) under get_mask_spr, 0 elsewhere;
