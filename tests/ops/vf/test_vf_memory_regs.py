@@ -56,7 +56,8 @@ def as_dtype(v, dt) -> np.ndarray:
 _F = [-0.0, NAN, -INF, INF, 65520.0, 70000.0, 3e-5, 1e-7, 0.1, -2.5]  # 65520 / 70000: fp16 overflow to inf
 _SCALARS = {pl.DT_FP16: _F, pl.DT_BF16: _F + [1e38, 3.5e38], pl.DT_FP32: _F + [1e-40, 3.4028235e38],
             pl.DT_INT8: [-128, 127, 200, -1], pl.DT_UINT8: [0, 255, 256, -1], pl.DT_INT16: [-32768, 32767, 40000],
-            pl.DT_UINT16: [65535, 65536, -1], pl.DT_INT32: [-2**31, 2**31 - 1, 2**31], pl.DT_UINT32: [2**32 - 1, -1]}
+            pl.DT_UINT16: [65535, 65536, -1], pl.DT_INT32: [-2**31, 2**31 - 1, 2**31], pl.DT_UINT32: [2**32 - 1, -1],
+            pl.DT_INT64: [-2**63, 2**63 - 1, 2**63 + 5], pl.DT_UINT64: [2**64 - 1, -1]}  # 64-bit: the real backend's vdup takes them
 
 
 _FULL = [pytest.param(dt, v, mode, id=f"{dt.name}-{v!r}-{getattr(mode, 'name', 'default')}")

@@ -95,7 +95,10 @@ def test_store_dist(dist, dt, full):
     every lane; the bytes the store does not write keep the sentinel. A 64-bit register takes a mask of
     its dtype (each element's eight predicate bits). PACK / PACK4 pack the low half / quarter of the
     active elements back to back, as the page's table says ("the valid elements ... stored contiguously";
-    with every lane active it is the plain narrowing store of PTO-ISA's PK_B16 / PK_B32 / PK4_B32)."""
+    with every lane active it is the plain narrowing store of PTO-ISA's PK_B16 / PK_B32 / PK4_B32).
+    INTLV writes even[0], odd[0], even[1], ... (2 VL bytes); neither the page nor PTO-ISA says how the
+    one mask gates that pair of registers: ours (and this reference) lets element i's predicate gate the
+    pair even[i], odd[i]."""
     L = n_lanes(dt)
     n = 3 * L
     offset = 32 // width(dt)  # 32 bytes in: the offset is elements of the tile
