@@ -306,3 +306,21 @@ def test_load_unalign_sequence_from_an_unaligned_element(dt, start):
     want[:2 * L] = src[start:start + 2 * L]
     want[2 * L:3 * L] = src[1:1 + L]
     np.testing.assert_array_equal(bits(out), want)
+
+
+@pytest.mark.parametrize("dt", [pl.DT_UINT8, pl.DT_FP16, pl.DT_INT32], ids=["UINT8", "FP16", "INT32"])
+def test_explicit_norm_data_copy_mode_is_the_contiguous_copy(dt):
+    """data_copy_mode=pl.DataCopyMode.NORM (DataCopyMode.md: the default, element by element) on a load
+    and a store: the same bytes as without it (DATA_BLOCK_COPY / DATA_BLOCK_LOAD: test_vf_load_blocks.py,
+    test_vf_memory_stores.py, test_vf_gather_widths.py)."""
+    L = n_lanes(dt)
+    norm = pl.DataCopyMode.NORM
+
+    @pl.vector_function
+    def body(ta, to):
+        m = vf.create_mask(pattern=ALL, dtype=dt)
+        x = vf.load_align(ta, L, data_copy_mode=norm)
+        vf.store_align(to, x, m, data_copy_mode=norm)
+    a, s = rand(dt, 2 * L, 23), rand(dt, L, 24)
+    out = run_io(io_kernel(body, [(dt, 2 * L)], (dt, L)), a, s)
+    np.testing.assert_array_equal(bits(out), bits(a)[L:])
