@@ -250,6 +250,23 @@ def test_mask_register_loads(dist, mask_dt):
     np.testing.assert_array_equal(out[0], want)
 
 
+def test_mask_register_load_and_store_through_an_address_register():
+    """A mask load / store with an address register (the real pld / pst, as the reference's kernel 92
+    uses them): create_addr_reg(i, 8, dtype=pl.DT_UINT32) is 32 bytes per i, one mask's worth."""
+    @pl.vector_function
+    def body(ta, to):
+        for i in pl.range(0, 3):
+            ar = vf.create_addr_reg(i, 8, dtype=pl.DT_UINT32)
+            pm = vf.create_mask(pattern=ALL, dtype=pl.DT_FP32)
+            pm = vf.load_align(ta, ar)
+            vf.store_align(to, pm, ar)
+    a, s = rand(pl.DT_UINT32, 64, 25), rand(pl.DT_UINT32, 64, 26)
+    out = run_io(io_kernel(body, [(pl.DT_UINT32, 64)], (pl.DT_UINT32, 64)), a, s)
+    want = bits(s).copy()
+    want[:24] = bits(a)[:24]
+    np.testing.assert_array_equal(bits(out), want)
+
+
 # ---- vf.load / vf.load_unalign: any address ------------------------------------------------------------
 
 
