@@ -291,6 +291,27 @@ def test_store_unalign_stream_from_an_unaligned_element(dt, start):
     np.testing.assert_array_equal(bits(out), want)
 
 
+@pytest.mark.parametrize("mask_dt", [pl.DT_UINT8, pl.DT_FP16, pl.DT_INT32], ids=["b8", "b16", "b32"])
+def test_store_unalign_of_a_mask_register_packs_one_bit_per_element(mask_dt):
+    """store_unalign of a mask (pstu): one bit per element of the mask's type (lanes / 8 bytes: 32, 16,
+    8), bit i = element i, at any byte; the bytes after them keep the sentinel."""
+    L = n_lanes(mask_dt)
+
+    @pl.vector_function
+    def body(ta, to):
+        pm = vf.create_mask(pattern=ALL, dtype=mask_dt)
+        pm = vf.load_align(ta)
+        ureg = vf.unalign_reg_for_store()
+        vf.store_unalign(to + 3, pm, ureg)
+        vf.store_unalign_post(to + 3, ureg)
+    mb, act = mask_bytes(mask_dt, 60)
+    s = rand(U8, 256, 61)
+    out = run_io(io_kernel(body, [(U8, 256)], (U8, 256)), mb, s)
+    want = s[0].copy()
+    want[3:3 + L // 8] = np.packbits(act, bitorder="little")
+    np.testing.assert_array_equal(out[0], want)
+
+
 # ---- scatter -------------------------------------------------------------------------------------------
 
 _SCATTER = [(pl.DT_INT16, pl.DT_UINT16), (pl.DT_UINT16, pl.DT_UINT16), (pl.DT_FP16, pl.DT_UINT16),
