@@ -123,6 +123,25 @@ def test_full_from_a_register_lane(dt, pos, mode):
     np.testing.assert_array_equal(bits(out), np.where(act, one, rest))
 
 
+@pytest.mark.parametrize("dt", [pl.DT_FP8E4M3FN, pl.DT_FP8E5M2, pl.DT_HF8], ids=lambda d: d.name)
+def test_full_from_a_register_lane_of_8_bit_floats(dt):
+    """Tensor mode takes the 8-bit float types too (full.md): the register read as dt from a UINT8
+    tile, its highest byte in every active lane, 0 elsewhere."""
+    @pl.vector_function
+    def body(ta, tm, to):
+        full = vf.create_mask(pattern=ALL, dtype=U8)
+        pm = vf.create_mask(pattern=ALL, dtype=dt)
+        pm = vf.load_align(tm)
+        src = vf.load_align(ta, 0, dtype=dt)
+        x = vf.full(src, pm, pos=pl.DuplicatePos.HIGHEST)
+        xb = vf.bit_cast(x, dtype=U8)
+        vf.store_align(to, xb, full)
+    a, s = rand(U8, 256, 82), rand(U8, 256, 83)
+    mb, act = mask_bytes(U8, 84)
+    out = run_io(io_kernel(body, [(U8, 256), (U8, 256)], (U8, 256)), a, mb, s)
+    np.testing.assert_array_equal(out[0], np.where(act, a[0, 255], 0).astype(np.uint8))
+
+
 def test_full_of_a_register_needs_a_mask():
     @pl.vector_function
     def body(ta, to):
