@@ -60,9 +60,11 @@ _SCALARS = {pl.DT_FP16: _F, pl.DT_BF16: _F + [1e38, 3.5e38], pl.DT_FP32: _F + [1
             pl.DT_INT64: [-2**63, 2**63 - 1, 2**63 + 5], pl.DT_UINT64: [2**64 - 1, -1]}  # 64-bit: the real backend's vdup takes them
 
 
-_FULL = [pytest.param(dt, v, mode, id=f"{dt.name}-{v!r}-{getattr(mode, 'name', 'default')}")
-         for dt, vs in _SCALARS.items() for v in vs for mode in (None, MM.MERGING)] + \
-        [pytest.param(dt, vs[0], MM.ZEROING, id=f"{dt.name}-{vs[0]!r}-ZEROING") for dt, vs in _SCALARS.items()]
+# every value under the default mode (the conversion does not depend on the mode), and per dtype two
+# values under explicit ZEROING / MERGING (the masked-off lanes do not depend on the value)
+_FULL = [pytest.param(dt, v, None, id=f"{dt.name}-{v!r}-default") for dt, vs in _SCALARS.items() for v in vs] + \
+        [pytest.param(dt, v, mode, id=f"{dt.name}-{v!r}-{mode.name}") for dt, vs in _SCALARS.items()
+         for v in vs[:2] for mode in (MM.ZEROING, MM.MERGING)]
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # the reference's fp16 overflow to inf
@@ -96,7 +98,7 @@ def test_full_scalar_under_a_partial_mask(dt, v, mode):
 
 
 @pytest.mark.parametrize("mode", [MM.ZEROING, MM.MERGING], ids=["ZEROING", "MERGING"])
-@pytest.mark.parametrize("pos", [None, pl.DuplicatePos.LOWEST, pl.DuplicatePos.HIGHEST], ids=["default", "LOWEST", "HIGHEST"])
+@pytest.mark.parametrize("pos", [pl.DuplicatePos.LOWEST, pl.DuplicatePos.HIGHEST], ids=["LOWEST", "HIGHEST"])
 @pytest.mark.parametrize("dt", B8_32, ids=_names(B8_32))
 def test_full_from_a_register_lane(dt, pos, mode):
     """Tensor mode: the source's lowest (default) or highest element in every active lane; masked-off
@@ -110,8 +112,8 @@ def test_full_from_a_register_lane(dt, pos, mode):
         pm = vf.load_align(tm)
         src = vf.load_align(ta, 0)
         x = vf.load_align(ta, L)
-        if pos is None:
-            x = vf.full(src, pm, mode=mode)
+        if pos is None and mode is None:
+            x = vf.full(src, pm)
         else:
             x = vf.full(src, pm, mode=mode, pos=pos)
         vf.store_align(to, x, full)
@@ -140,6 +142,11 @@ def test_full_from_a_register_lane_of_8_bit_floats(dt):
     mb, act = mask_bytes(U8, 84)
     out = run_io(io_kernel(body, [(U8, 256), (U8, 256)], (U8, 256)), a, mb, s)
     np.testing.assert_array_equal(out[0], np.where(act, a[0, 255], 0).astype(np.uint8))
+
+
+@pytest.mark.parametrize("dt", [pl.DT_INT8, pl.DT_BF16, pl.DT_UINT32], ids=["INT8", "BF16", "UINT32"])
+def test_full_from_a_register_lane_defaults_to_lowest_and_zeroing(dt):
+    test_full_from_a_register_lane(dt, None, None)
 
 
 def test_full_of_a_register_needs_a_mask():
