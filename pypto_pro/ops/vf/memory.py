@@ -16,7 +16,7 @@ from pypto_pro.backends.sim.vf.batch import MemRows, Spec
 from pypto_pro.backends.sim.vf.regfile import VL, active, active_rows, lanes, merge, np_of, set_active, view, width
 from pypto_pro.frontend.scalars import is_scalar_value
 from pypto_pro.frontend.vf.values import AddrValue, RegValue
-from pypto_pro.ir.expr import Const, convert, wrap_value
+from pypto_pro.ir.expr import Const, wrap_value
 from pypto_pro.ir.vf import MemRef
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64
