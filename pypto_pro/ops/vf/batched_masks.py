@@ -53,7 +53,8 @@ def vdup(run, dt, merging: bool, masked: bool) -> None:
     wide = np.float64 if dt.is_float() else object
 
     def make(bases, scs, size):
-        res = np.stack([np.full(n, sc[0], dtype=wide).astype(t) for sc in scs])
+        from pypto_pro.ops.vf.memory import dup_value
+        res = np.stack([np.full(n, dup_value(sc[0], dt), dtype=wide).astype(t) for sc in scs])
 
         def kernel(ins, outs, mem):
             out = outs[0].view(t)

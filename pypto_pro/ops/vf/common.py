@@ -126,7 +126,7 @@ def element_offset(p, a: Args, name: str, ptr: TilePtr) -> Expr:
     if v is None:
         return Const(0, DT_INT64)
     if isinstance(v, AddrValue):
-        return convert(v.offset, DT_INT64)
+        return addr_elements(p, node, v, ptr)
     if isinstance(v, (list, tuple)):
         if len(v) != 2:
             p.fail(node, f"{a.display}(): a list offset is [row, col], got {len(v)} element(s)")
@@ -134,6 +134,19 @@ def element_offset(p, a: Args, name: str, ptr: TilePtr) -> Expr:
         cols = ptr.ref.tile_type.shape[1]
         return _add(p, node, _mul(p, node, row, Const(cols, DT_INT64)), col)
     return convert(_int_expr(p, node, v, a.display), DT_INT64)
+
+
+def addr_elements(p, node, v: AddrValue, ptr: TilePtr) -> Expr:
+    """An address register's offset in elements of the tile: it counts elements of its own dtype (the real
+    backend's ``vag_b8 / _b16 / _b32`` by that width), so a register of another width scales by the ratio."""
+    off = convert(v.offset, DT_INT64)
+    wa, wt = width(v.dtype), width(ptr.dtype)
+    if wa == wt:
+        return off
+    if wa % wt:
+        p.fail(node, f"an address register of {v.dtype.name} counts {wa}-byte elements, which is not a whole "
+                     f"number of the tile's {ptr.dtype.name} elements: give vf.create_addr_reg dtype=pl.{ptr.dtype.name}")
+    return _mul(p, node, off, Const(wa // wt, DT_INT64))
 
 
 def _int_expr(p, node, v: Any, display: str) -> Expr:
@@ -197,4 +210,4 @@ def width(dt: DataType | None) -> int:
 
 
 __all__ = ["reg", "mask", "same_dtype", "dtype_arg", "enum_arg", "scalar", "dst", "read", "emit", "tile_ptr",
-           "element_offset", "address", "cursor", "post_address", "advance", "width", "VREG", "MASK", "ALIGN", "B8", "B16", "B32", "B64"]
+           "element_offset", "addr_elements", "address", "cursor", "post_address", "advance", "width", "VREG", "MASK", "ALIGN", "B8", "B16", "B32", "B64"]

@@ -37,10 +37,11 @@ POS = {False: "POS_LOWEST"}                                   # vdup from a regi
 ORDER = {False: "INC_ORDER", True: "DEC_ORDER"}
 BITS = {1: "b8", 2: "b16", 4: "b32"}
 # LoadDist -> vlds distribution ({w}: the register's element bits; None: no PTO-ISA spelling)
-LOAD_DIST = {"NORM": "NORM", "BRC": "BRC_B{w}", "BRC_B8": "BRC_B8", "BRC_B16": "BRC_B16", "BRC_B32": "BRC_B32",
-             "US": "US_B{w}", "US_B8": "US_B8", "US_B16": "US_B16", "DS": "DS_B{w}", "DS_B8": "DS_B8",
-             "DS_B16": "DS_B16", "UNPK": "UNPK_B{h}", "UNPK_B8": "UNPK_B8", "UNPK_B16": "UNPK_B16", "UNPK_B32": "UNPK_B32",
-             "UNPK4": "UNPK4_B8", "BLK": "BLK", "E2B": "E2B_B{w}", "E2B_B16": "E2B_B16", "E2B_B32": "E2B_B32",
+# (the generic BRC / US / DS / UNPK / E2B arrive here already explicit: ops/vf/memory.py's explicit_dist)
+LOAD_DIST = {"NORM": "NORM", "BRC_B8": "BRC_B8", "BRC_B16": "BRC_B16", "BRC_B32": "BRC_B32",
+             "US_B8": "US_B8", "US_B16": "US_B16", "DS_B8": "DS_B8",
+             "DS_B16": "DS_B16", "UNPK_B8": "UNPK_B8", "UNPK_B16": "UNPK_B16", "UNPK_B32": "UNPK_B32",
+             "UNPK4": "UNPK4_B8", "BLK": "BLK", "E2B_B16": "E2B_B16", "E2B_B32": "E2B_B32",
              "DINTLV_B8": "DINTLV_B8", "DINTLV_B16": "DINTLV_B16", "DINTLV_B32": "DINTLV_B32"}
 # StoreDist -> vsts distribution ({w}: the source register's element bits)
 STORE_DIST = {"NORM": "NORM_B{w}", "NORM_B16": "NORM_B16", "FIRST_ELEMENT": "ONEPT_B{w}", "PACK": "PK_B{w}",
@@ -225,7 +226,8 @@ def _plt(i, e):
 def _vlds(i, e):
     dt = i.attrs["dtype"]
     ptr, off = e.ptr(i.args[0], dt)
-    dist = dist_name(LOAD_DIST, i.attrs["dist"], dt)
+    from pypto_pro.ops.vf.load_dists import explicit_dist
+    dist = dist_name(LOAD_DIST, explicit_dist(i.attrs["dist"], dt.bits // 8), dt)
     dsts = ", ".join(e.dst(k) for k in range(len(i.dsts)))
     return [f"vlds({dsts}, {ptr}, {off}, {dist});"]
 

@@ -34,7 +34,7 @@ from pypto_pro.language.enums import IndexOrder, PackPart, SqueezeMode
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
-from pypto_pro.ops.vf.lanes import INTS, NUMERIC
+from pypto_pro.ops.vf.lanes import INTS, INTS64, NUMERIC
 
 FAMILY = "vf_indexing"
 _INDEX_TYPES = (D.DT_INT8, D.DT_INT16, D.DT_INT32, D.DT_UINT8, D.DT_UINT16, D.DT_UINT32, D.DT_FP16, D.DT_FP32)
@@ -265,12 +265,12 @@ def _check_gather(p, node, a):
     if mode is not None and getattr(mode, "name", "") != "NORM":
         p.fail(a.node("data_copy_mode"), f"vf.gather(): data_copy_mode={mode.name} is not supported yet")
     ws, wi = c.width(ptr.dtype), c.width(idx.dtype)
-    # the index is as wide as the element, or (gather.md) 16 bits for an 8-bit tile (the bytes zero-extended
-    # to 16 bits) or 32 bits for a 16-bit tile (each element in the low half of a 32-bit lane, the high half 0)
-    if not (wi == ws or (ws, wi) in ((1, 2), (2, 4))):
+    # gather.md's table: unsigned indices as wide as the element, or 16 bits for an 8-bit tile (the bytes
+    # zero-extended to 16 bits) or 32 bits for a 16-bit tile (each element in the low half of a 32-bit lane)
+    if idx.dtype not in _GATHER_INDEX or not (wi == ws or (ws, wi) in ((1, 2), (2, 4))):
         p.fail(a.node("indices"), f"vf.gather(): indices of {idx.dtype.name} for a tile of {ptr.dtype.name}: "
-                                  "the index width must be the element width (16 bits for an 8-bit tile; 16 or "
-                                  "32 bits for a 16-bit one)")
+                                  "the indices are unsigned and the index width must be the element width (16 bits "
+                                  "for an 8-bit tile; 16 or 32 bits for a 16-bit one)")
     dt = ptr.dtype if ws > 1 else (D.DT_INT16 if ptr.dtype is D.DT_INT8 else D.DT_UINT16)
     addr, size = _whole_tile(p, node, ptr, False)
     d = c.dst(p, c.VREG, dt)
@@ -279,6 +279,7 @@ def _check_gather(p, node, a):
     return d
 
 
+_GATHER_INDEX = (D.DT_UINT16, D.DT_UINT32, D.DT_UINT64)  # gather.md: a tile gather's index types
 _BLOCK = 32  # bytes of a DataBlock
 _BLOCKS = 256 // _BLOCK
 
@@ -350,10 +351,18 @@ vf_instr("vgather", FAMILY, _sim_vgather, "VLDS",
          cpp=vcpp.vgather2)
 
 
+# scatter.md's table: the index type each source width takes
+_SCATTER_INDEX = {1: (D.DT_UINT16,), 2: (D.DT_UINT16,), 4: (D.DT_UINT32,), 8: (D.DT_UINT32, D.DT_UINT64)}
+
+
 def _check_scatter(p, node, a):
     ptr = c.tile_ptr(p, a, "base_ptr")
     src = c.reg(p, a, "src")
-    idx = c.reg(p, a, "index", INTS)
+    idx = c.reg(p, a, "index", INTS64)
+    want = _SCATTER_INDEX.get(c.width(src.dtype), ())
+    if idx.dtype not in want:
+        p.fail(a.node("index"), f"vf.scatter(): a {src.dtype.name} source takes "
+                                f"{' or '.join(d.name for d in want) or 'no'} indices, got {idx.dtype.name}")
     m = c.mask(p, a, "mask")
     addr, size = _whole_tile(p, node, ptr, True)
     c.emit(p, node, "vscatter", (), (c.read(src), c.read(idx), c.read(m), addr), dtype=src.dtype, size=size,
@@ -371,8 +380,11 @@ def _sim_vscatter(instr):
         data = mem[at:at + size - off].view(t)
         x = view(rf.v[src.reg.uid], dt)
         ix = view(rf.v[idx.reg.uid], idx.dtype).astype(np.int64)
+        act = active(rf.m[mk.reg.uid], dt)
+        if x.itemsize == 1:  # 8-bit data: the even elements, one per 16-bit index lane (scatter.md)
+            x, act = x[0::2], act[0::2]
         n = min(x.size, ix.size)
-        act = active(rf.m[mk.reg.uid], dt)[:n]
+        act = act[:n]
         bad = act & ((ix[:n] < 0) | (ix[:n] >= data.size))
         if bad.any():
             raise fault(instr, f"vf.scatter: index {int(ix[:n][bad][0])} is outside the tile's {data.size} elements")

@@ -9,6 +9,18 @@ from pypto_pro.backends.sim.vf.regfile import VL
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
+# a generic dist -> its explicit form for registers of 1 / 2 / 4 / 8-byte elements (load_align.md: the
+# register's dtype picks the B8 / B16 / B32 variant; the real backend spells b32 US / DS as _B16 and
+# every wider one as the last variant)
+_GENERIC = {"BRC": ("BRC_B8", "BRC_B16", "BRC_B32", "BRC_B32"), "US": ("US_B8", "US_B16", "US_B16", "US_B16"),
+            "DS": ("DS_B8", "DS_B16", "DS_B16", "DS_B16"), "UNPK": ("UNPK_B8", "UNPK_B16", "UNPK_B32", "UNPK_B32"),
+            "E2B": ("E2B_B32", "E2B_B16", "E2B_B32", "E2B_B32")}
+
+
+def explicit_dist(dist: str, w: int) -> str:
+    """The explicit LoadDist a generic one (BRC, US, DS, UNPK, E2B) is for a ``w``-byte register."""
+    return _GENERIC[dist][{1: 0, 2: 1, 4: 2}.get(w, 3)] if dist in _GENERIC else dist
+
 
 def move_bits(raw: np.ndarray, dist: str, dw: int, outs: list) -> None:
     """The registers ``outs`` (uint8, the second only for DINTLV) a ``vlds`` of distribution ``dist``

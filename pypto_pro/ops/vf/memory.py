@@ -16,16 +16,17 @@ from pypto_pro.backends.sim.vf.batch import MemRows, Spec
 from pypto_pro.backends.sim.vf.regfile import VL, active, active_rows, lanes, merge, np_of, set_active, view, width
 from pypto_pro.frontend.scalars import is_scalar_value
 from pypto_pro.frontend.vf.values import AddrValue, RegValue
-from pypto_pro.ir.expr import Const, convert
+from pypto_pro.ir.expr import Const, wrap_value
 from pypto_pro.ir.vf import MemRef
 from pypto_pro.language import dtypes as D
 from pypto_pro.language.dtypes import DT_FP32, DT_INT64
-from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MergeMode, StoreDist)
+from pypto_pro.language.enums import (DataCopyMode, DuplicatePos, LoadDist, MaskPattern, MemBarMode, MergeMode,
+                                      StoreDist)
 from pypto_pro.ops.vf import batched_masks
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
-from pypto_pro.ops.vf.load_dists import UINT, batched_dist, move_bits
+from pypto_pro.ops.vf.load_dists import UINT, batched_dist, explicit_dist, move_bits
 
 FAMILY = "vf_data_movement"
 
@@ -126,6 +127,13 @@ def _check_full(p, node, a):
     return d
 
 
+def dup_value(value, dt):
+    """The scalar a vdup writes to ``dt`` lanes: an integer reduced modulo 2**bits (two's complement), as
+    the C++ conversion of the immediate does (``vf.full(-1, dtype=pl.DT_UINT8)`` is 255); a float as is
+    (NumPy's cast rounds it to ``dt``)."""
+    return value if dt.is_float() else wrap_value(int(value), dt)
+
+
 def _sim_vdup(instr):
     uid, dt, merging = instr.dsts[0].uid, instr.attrs["dtype"], instr.attrs["merging"]
     mk = instr.args[1]
@@ -133,7 +141,7 @@ def _sim_vdup(instr):
 
     def run(rf, mem, bases, value):
         out = view(rf.v[uid], dt)
-        res = np.full(out.shape, value, dtype=np.float64 if dt.is_float() else object).astype(t)
+        res = np.full(out.shape, dup_value(value, dt), dtype=np.float64 if dt.is_float() else object).astype(t)
         if mk is None:
             out[:] = res
         else:
@@ -175,11 +183,7 @@ _LOAD = {"NORM": (VL, 0, 32), "BRC": (None, 0, 0), "BRC_B8": (1, 1, 1), "BRC_B16
 
 
 def _load_kind(dist: str, w: int) -> tuple[int, int, int]:
-    if dist == "E2B":  # the register's width picks E2B_B16 / E2B_B32
-        dist = "E2B_B16" if w == 2 else "E2B_B32"
-    if dist == "UNPK":  # the register's lanes take the half-width elements (UNPK_B8 for b16 lanes ...)
-        return VL // 2, max(1, w // 2), 32
-    nbytes, dw, align = _LOAD[dist]
+    nbytes, dw, align = _LOAD[explicit_dist(dist, w)]
     dw = dw or w
     return (nbytes if nbytes is not None else dw), dw, (align or dw)
 
@@ -372,7 +376,7 @@ def _check_store_align(p, node, a):
     offset = extra[1] if len(extra) == 2 else None
     post = _want_bool(p, a, "post_update")
     if isinstance(offset, AddrValue):
-        elements = convert(offset.offset, DT_INT64)
+        elements = c.addr_elements(p, node, offset, ptr)
     elif offset is None:
         elements = Const(0, DT_INT64)
     else:
@@ -392,8 +396,9 @@ def _check_store_align(p, node, a):
         nbytes, align = VL, 32
     c.emit(p, node, "vsts", (), (c.read(src), c.read(m), addr), api="store_align", dist=dist.name, dtype=src.dtype,
            nbytes=nbytes, align=align, lanes=lanes(src.dtype))
-    if post:  # the stride is the offset argument, in elements (64-bit types: doubled, as the page says)
-        c.advance(p, node, cur, c._mul(p, node, elements, Const(2 if w == 8 else 1, DT_INT64)))
+    if post:  # the stride is the offset argument, in elements of the tile (for 64-bit types too: the page's
+        # "doubled" is the b32 count the backend emits for them, the same bytes as vf.load_align's cursor)
+        c.advance(p, node, cur, elements)
     return None
 
 
@@ -407,7 +412,7 @@ def _store_mask(p, node, a, ptr, src, extra):
     if post:
         addr, cur = c.post_address(p, node, ptr, write=True)
     else:
-        elements = convert(offset.offset, DT_INT64) if isinstance(offset, AddrValue) else \
+        elements = c.addr_elements(p, node, offset, ptr) if isinstance(offset, AddrValue) else \
             _offset_value(p, node, ptr, offset) if offset is not None else Const(0, DT_INT64)
         addr = c.address(p, node, ptr, elements, write=True)
     nbytes = VL // 8 if dist.name == "NORM" else VL // 16
@@ -553,7 +558,8 @@ vf_instr("vsts", FAMILY, _sim_vsts, "VSTS", mem=_mem_store, cpp=vcpp.vsts,
 
 
 def _check_mem_bar(p, node, a):
-    c.emit(p, node, "mem_bar", (), (), mode=getattr(a["mode"], "name", None))
+    mode = c.enum_arg(p, a, "mode", MemBarMode, None)  # None: the default, VST_VLD (mem_bar.md)
+    c.emit(p, node, "mem_bar", (), (), mode=getattr(mode, "name", None))
     return None
 
 
@@ -573,12 +579,22 @@ def _check_addr_reg(p, node, a):
             p.fail(node, f"vf.create_addr_reg(): index{k} and stride{k} go together")
         term = c._mul(p, node, c.scalar(p, a, f"index{k}", DT_INT64), c.scalar(p, a, f"stride{k}", DT_INT64))
         total = term if total is None else c._add(p, node, total, term)
-    return AddrValue(total if total is not None else Const(0, DT_INT64), c.dtype_arg(p, a, "dtype", DT_INT64))
+    dt = c.dtype_arg(p, a, "dtype", DT_FP32)  # the page's default: offsets in 32-bit elements
+    if dt not in _ADDR_TYPES:
+        p.fail(a.node("dtype"), f"vf.create_addr_reg(): dtype {dt.name} is not one of "
+                                f"{', '.join(d.name for d in _ADDR_TYPES)}")
+    return AddrValue(total if total is not None else Const(0, DT_INT64), dt)
+
+
+# create_addr_reg.md: the dtypes whose width an address register counts in
+_ADDR_TYPES = (D.DT_INT8, D.DT_UINT8, D.DT_INT16, D.DT_UINT16, D.DT_FP16, D.DT_BF16, D.DT_INT32, D.DT_UINT32,
+               D.DT_FP32, D.DT_INT64, D.DT_UINT64)
 
 
 vf_api(FAMILY, "create_addr_reg", "index0, stride0, index1=None, stride1=None, index2=None, stride2=None, "
        "index3=None, stride3=None, dtype=None",
-       "An address register: sum(index_k * stride_k) elements, used as the offset of a load or store.",
+       "An address register: sum(index_k * stride_k) elements of dtype (default DT_FP32), the offset of a load "
+       "or store.",
        _check_addr_reg)
 
 __all__ = ["pattern_lanes", "width"]

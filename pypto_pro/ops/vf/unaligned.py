@@ -22,6 +22,7 @@ from pypto_pro.backends.sim.vf.regfile import VL, active, lanes, merge, view
 from pypto_pro.frontend.vf.values import RegValue
 from pypto_pro.ir.expr import Const
 from pypto_pro.ir.vf import VReg
+from pypto_pro.language import dtypes as D
 from pypto_pro.language.dtypes import DT_INT64
 from pypto_pro.language.enums import MergeMode
 from pypto_pro.ops.vf import common as c
@@ -227,6 +228,11 @@ vf_api(FAMILY, "store_unalign_post", "dst_ptr, align_reg, stride=None, post_upda
 vf_instr("vstas", FAMILY, lambda instr: (lambda rf, mem, bases: None), "VSTS", cpp=vcpp.vstas)
 
 
+# move.md: the register types vmov takes (no 64-bit ones)
+_MOVE_TYPES = (D.DT_BOOL, D.DT_INT8, D.DT_UINT8, D.DT_INT16, D.DT_UINT16, D.DT_FP16, D.DT_BF16, D.DT_INT32,
+               D.DT_UINT32, D.DT_FP32)
+
+
 def _check_move(p, node, a):
     r = a["src"]
     if isinstance(r, RegValue) and r.is_mask:
@@ -234,11 +240,14 @@ def _check_move(p, node, a):
         d = c.dst(p, c.MASK, r.dtype)
         c.emit(p, node, "pmov", (d,), (c.read(r), c.read(sel)), api="move")
         return d
-    r = c.reg(p, a, "src")
+    r = c.reg(p, a, "src", _MOVE_TYPES)
     m = c.mask(p, a, "mask", required=False)
-    merging = c.enum_arg(p, a, "mode", MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+    if c.enum_arg(p, a, "mode", MergeMode, MergeMode.MERGING) is not MergeMode.MERGING:  # move.md, and the
+        # real backend's check: masked-off lanes keep the destination's value; ZEROING is not supported
+        p.fail(a.node("mode"), "vf.move(): only mode=pl.MergeMode.MERGING is supported (the default: masked-off "
+                               "lanes keep the destination's value)")
     d = c.dst(p, c.VREG, r.dtype)
-    c.emit(p, node, "vmov", (d,), (c.read(r), c.read(m)), api="move", dtype=r.dtype, merging=merging,
+    c.emit(p, node, "vmov", (d,), (c.read(r), c.read(m)), api="move", dtype=r.dtype, merging=True,
            lanes=lanes(r.dtype))
     return d
 
@@ -264,7 +273,8 @@ def _sim_pmov(instr):
     return run
 
 
-vf_api(FAMILY, "move", "src, mask=None, mode=None", "Copy a register (the active lanes, by mode) or a mask.",
+vf_api(FAMILY, "move", "src, mask=None, mode=None", "Copy a register (the active lanes; the others keep the "
+       "destination's value) or a mask (the bits under the mask, 0 elsewhere).",
        _check_move)
 vf_instr("vmov", FAMILY, _sim_vmov, "VDUP", cpp=vcpp.vmov)
 vf_instr("pmov", FAMILY, _sim_pmov, "VMASK", cpp_missing="PTO-ISA's a5 headers and vector ISA docs have no predicate move (pmov)")

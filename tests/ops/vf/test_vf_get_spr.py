@@ -11,6 +11,8 @@ from pypto_pro.language import Vf as vf
 
 from vf_kernels import to_mte3, to_v
 
+COVERED = frozenset({"clear_spr"})
+
 TT = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 
 
