@@ -45,9 +45,12 @@ for _name, _fn, _cost, _types, _text in (
         ("mul", np.multiply, "VMUL", NUMERIC, "src0[i] * src1[i]"),
         ("div", _idiv, "VDIV", NUMERIC, "src0[i] / src1[i]"),
         ("max", np.maximum, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
-        ("min", np.minimum, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
-        ("abs_sub", lambda a, b: np.abs(a - b), "VADD", NUMERIC, "|src0[i] - src1[i]|")):
+        ("min", np.minimum, "VMIN", NUMERIC, "min(src0[i], src1[i])")):
     declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text))
+# abs_sub.md: FP16 / FP32 only, ZEROING only (the real backend's EmitVFAbsSub refuses the rest)
+declare_binary(FAMILY, "abs_sub", lambda a, b: np.abs(a - b), "VADD", (D.DT_FP16, D.DT_FP32),
+               "For each active lane i: dst[i] = |src0[i] - src1[i]| (one rounding of the difference); inactive "
+               "lanes are zeroed (MERGING is not supported).", zeroing_only=True)
 
 _LOGIC = " (mask registers: the predicate operation, under the mask)"
 _BITS = " Float registers are taken as their bit patterns (the real pages list FP16 / BF16 / FP32 too)."
@@ -60,8 +63,9 @@ declare_binary(FAMILY, "xor", on_bits(np.bitwise_xor), "VADD", INTS + FLOATS,
                params="src0, src1, mask, mode=None, dtype=None", on_masks=np.logical_xor)
 declare_unary(FAMILY, "not_", on_bits(np.invert), "VADD", INTS + (D.DT_FP16, D.DT_FP32),
               _DOC.format("~src[i]") + _LOGIC + _BITS, on_masks=np.logical_not)
-declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS, _DOC.format("trunc(src[i]) (the same float type)"),
-              instr="vtrc")
+declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS,
+              "For each active lane i: dst[i] = trunc(src[i]) (the same float type); inactive lanes are zeroed "
+              "(MERGING is not supported).", instr="vtrc", zeroing_only=True)
 
 for _name, _fn, _cost, _types, _text in (
         ("abs", np.abs, "VADD", NUMERIC, "|src[i]|"),
@@ -197,7 +201,7 @@ def _fused(product, addend: int, narrow: bool = False):
 _ACC_CPP = {"vmul_add_dst": "vmula", "vmul_dst_add": "vmadd", "vaxpy": "vaxpy"}
 
 
-def _declare_accumulating(name: str, text: str, product, addend: int, scalar: bool = False) -> None:
+def _declare_accumulating(name: str, text: str, product, addend: int, dtypes: tuple, scalar: bool = False) -> None:
     op = f"v{name}"
     fused, narrow = _fused(product, addend), _fused(product, addend, narrow=True)
 
@@ -206,27 +210,33 @@ def _declare_accumulating(name: str, text: str, product, addend: int, scalar: bo
 
     def check(p, node, a):
         if scalar:
-            r = c.reg(p, a, "src", NUMERIC)
+            r = c.reg(p, a, "src", dtypes)
             regs, dt = [r], r.dtype
         else:
-            regs = [c.reg(p, a, n, NUMERIC) for n in ("src0", "src1")]
+            regs = [c.reg(p, a, n, dtypes) for n in ("src0", "src1")]
             dt = c.same_dtype(p, a, ("src0", "src1"), regs)
         m = c.mask(p, a, "mask")
         acc = accumulator(p, node, dt)
         args = (c.read(acc), *map(c.read, regs), c.read(m))
         if scalar:
             args += (c.scalar(p, a, "scalar", dt),)
-        c.emit(p, node, op, (acc,), args, dtype=dt, merging=merge_mode(p, a), lanes=lanes(dt), api=name)
+        c.emit(p, node, op, (acc,), args, dtype=dt, merging=merge_mode(p, a, zeroing_only=name), lanes=lanes(dt),
+               api=name)
         return acc
-    vf_api(FAMILY, name, ("src, scalar" if scalar else "src0, src1") + ", mask, mode=None", _DOC.format(text), check)
+    vf_api(FAMILY, name, ("src, scalar" if scalar else "src0, src1") + ", mask, mode=None",
+           f"For each active lane i: dst[i] = {text}; inactive lanes are zeroed (MERGING is not supported).", check)
     vf_instr(op, FAMILY, build, "VMUL",
              cpp=vcpp.accumulate(_ACC_CPP[op], scalar=scalar), lanewise=True)
 
 
-# operands as the sim passes them: (dst, src0, src1) / (dst, src, scalar); ``addend``: the one added
-_declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda a, b: a * b, 0)
-_declare_accumulating("mul_dst_add", "dst[i] * src0[i] + src1[i] (one rounding)", lambda d, a: d * a, 2)
-_declare_accumulating("axpy", "scalar * src[i] + dst[i] (one rounding)", lambda a, s: s * a, 0, scalar=True)
+# operands as the sim passes them: (dst, src0, src1) / (dst, src, scalar); ``addend``: the one added.
+# The dtypes of each page (the real backend's EmitVFMulAddDst / MulDstAdd / Axpy refuse 8-bit and
+# the others; its 64-bit integer forms are not on the pages)
+_declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda a, b: a * b, 0,
+                      FLOATS + (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32))
+_declare_accumulating("mul_dst_add", "dst[i] * src0[i] + src1[i] (one rounding)", lambda d, a: d * a, 2, FLOATS)
+_declare_accumulating("axpy", "scalar * src[i] + dst[i] (one rounding)", lambda a, s: s * a, 0,
+                      (D.DT_FP16, D.DT_FP32), scalar=True)
 
 
 def _check_exp_sub(p, node, a):

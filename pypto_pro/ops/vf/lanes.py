@@ -239,13 +239,20 @@ def _direct(fn: np.ufunc, ins: list, scalars: list, out: np.ndarray):
     return lambda rf, mem, bases: fn(*args, out=out)
 
 
-def merge_mode(p, a, name: str = "mode") -> bool:
-    return c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+def merge_mode(p, a, name: str = "mode", zeroing_only: str | None = None) -> bool:
+    """Whether ``mode`` is MERGING. ``zeroing_only``: the API's name, for an instruction whose page says
+    MERGING is not supported yet (the real backend's VFZeroingOnly refuses it): MERGING is then a
+    located error."""
+    merging = c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+    if merging and zeroing_only:
+        p.fail(a.node(name), f"vf.{zeroing_only}(): only MergeMode.ZEROING is supported (MERGING is not, on the "
+                             "current chip)")
+    return merging
 
 
 def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
                    params: str = "src0, src1, mask, mode=None", instr: str | None = None,
-                   on_masks: Callable | None = None) -> None:
+                   on_masks: Callable | None = None, zeroing_only: bool = False) -> None:
     """``dst = vf.<name>(src0, src1, mask, mode=None)``: two registers of one dtype. ``on_masks(a, b)``:
     the predicate form (``pand`` ...) when the operands are mask registers, under the mask."""
     op = instr or f"v{name.rstrip('_')}"
@@ -258,7 +265,7 @@ def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tupl
         dt = c.same_dtype(p, a, ("src0", "src1"), regs)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, dt)
-        c.emit(p, node, op, (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a, zeroing_only=name if zeroing_only else None),
                lanes=lanes(dt), api=name)
         return d
     vf_api(family, name, params, doc, check)
@@ -290,7 +297,7 @@ def sim_mask_logic(fn: Callable) -> Callable:
 
 def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
                   params: str = "src, mask, mode=None", instr: str | None = None,
-                  on_masks: Callable | None = None) -> None:
+                  on_masks: Callable | None = None, zeroing_only: bool = False) -> None:
     op = instr or f"v{name.rstrip('_')}"
     pop = f"p{name.rstrip('_')}"
 
@@ -300,7 +307,7 @@ def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple
         r = c.reg(p, a, "src", dtypes)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, r.dtype)
-        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a, zeroing_only=name if zeroing_only else None),
                lanes=lanes(r.dtype), api=name)
         return d
     vf_api(family, name, params, doc, check)
