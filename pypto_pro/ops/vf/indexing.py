@@ -151,11 +151,6 @@ vf_api(FAMILY, "unsqueeze", "mask, dtype=None", "Lane i = 1 where the mask is ac
 vf_instr("vusqz", FAMILY, _sim_vusqz, "VDUP", cpp=vcpp.vusqz)
 
 
-_WIDER = {D.DT_INT8: D.DT_INT16, D.DT_UINT8: D.DT_UINT16, D.DT_INT16: D.DT_INT32, D.DT_UINT16: D.DT_UINT32,
-          D.DT_INT32: D.DT_INT64, D.DT_UINT32: D.DT_UINT64}
-_NARROWER = {v: k for k, v in _WIDER.items()}
-
-
 def _declare_pack(name: str) -> None:
     def check(p, node, a):
         r = a["src"]
@@ -165,13 +160,13 @@ def _declare_pack(name: str) -> None:
             c.emit(p, node, f"p{name}", (d,), (c.read(r),), upper=part.name == "UPPER", api=name)
             return d
         r = c.reg(p, a, "src", NUMERIC)
-        table = _NARROWER if name == "pack" else _WIDER
-        default = table.get(r.dtype)
-        dt = c.dtype_arg(p, a, "dtype", default)
-        if dt is None or (c.width(dt) * 2 != c.width(r.dtype) if name == "pack" else
-                          c.width(dt) != 2 * c.width(r.dtype)):
+        dt = c.dtype_arg(p, a, "dtype")
+        if dt is None:  # pack.md / unpack.md: required for registers (the real parser refuses it missing)
+            p.fail(node, f"vf.{name}(): dtype= (the {'narrower' if name == 'pack' else 'wider'} result type) is "
+                         "required for a vector register")
+        if (c.width(dt) * 2 != c.width(r.dtype) if name == "pack" else c.width(dt) != 2 * c.width(r.dtype)):
             p.fail(node, f"vf.{name}(): {r.dtype.name} -> {getattr(dt, 'name', '?')} must "
-                         f"{'halve' if name == 'pack' else 'double'} the element width (give dtype=)")
+                         f"{'halve' if name == 'pack' else 'double'} the element width")
         d = c.dst(p, c.VREG, dt)
         c.emit(p, node, f"v{name}", (d,), (c.read(r),), dtype=dt, upper=part.name == "UPPER", lanes=lanes(dt), api=name)
         return d
