@@ -13,8 +13,6 @@ to fp16 (the page: ``cast_round_to_f16(src * scalar)``, rounding CAST_ROUND, tak
 """
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 import pytest
 
