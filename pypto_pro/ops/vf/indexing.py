@@ -159,7 +159,7 @@ def _declare_pack(name: str) -> None:
             d = c.dst(p, c.MASK, r.dtype)
             c.emit(p, node, f"p{name}", (d,), (c.read(r),), upper=part.name == "UPPER", api=name)
             return d
-        r = c.reg(p, a, "src", NUMERIC)
+        r = c.reg(p, a, "src", NUMERIC + (D.DT_INT64, D.DT_UINT64))  # pack.md: 64-bit -> UINT32 too
         dt = c.dtype_arg(p, a, "dtype")
         if dt is None:  # pack.md / unpack.md: required for registers (the real parser refuses it missing)
             p.fail(node, f"vf.{name}(): dtype= (the {'narrower' if name == 'pack' else 'wider'} result type) is "
