@@ -10,8 +10,6 @@ DECREASE, where the int32 sequence is negated before the zero high words are att
 ``start + ((-i) mod 2^32)``: we pin what that lowering computes. Integers wrap at their width (the
 page is silent; vci is modular). Floats: ``start + i`` exact (the starts here keep every value exact).
 """
-from __future__ import annotations
-
 import numpy as np
 import pytest
 

@@ -8,8 +8,6 @@ near-ties each mode separates, signed zeros, +-inf and NaN (floats: kept; float 
 the type's extremes, table 6). Layout: a narrowing result goes to lanes ``part::ratio`` of the narrow
 register (the others 0), a widening source is read from them; the mask selects source lanes.
 """
-from __future__ import annotations
-
 import math
 from fractions import Fraction
 

@@ -11,8 +11,6 @@ two roundings (product, then sum) and a float64 sum then a cast all give differe
 to fp16 (the page: ``cast_round_to_f16(src * scalar)``, rounding CAST_ROUND, taken as nearest-even).
 ``exp_sub`` is transcendental: see its test for the tolerance.
 """
-from __future__ import annotations
-
 import numpy as np
 import pytest
 
@@ -33,7 +31,8 @@ def active_lanes(pattern, n: int) -> np.ndarray:
     return np.arange(n) % 3 == 0 if pattern is pl.MaskPattern.M3 else np.ones(n, bool)
 
 
-# (x, y, z) with x * y + z exact != round(round(x * y) + z) != float64 sum then cast
+# (x, y, z) where one rounding of x * y + z differs from two (the product, then the sum) or from a
+# float64 sum then a cast; also overflow, underflow to a subnormal / zero and signed zeros
 TIES = {
     F32: [(1 + 2**-12, 1 + 2**-12, 2**-60), (1 + 2**-12, 1 + 2**-12, -2**-60), (1 + 2**-12, 1 + 2**-12, -1.0),
           (-(1 + 2**-12), 1 + 2**-12, -(2**-60)), (3.0, 2**127, -float(np.finfo(np.float32).max)), (2**-75, 2**-75, 0.0)],

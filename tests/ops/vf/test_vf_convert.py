@@ -7,8 +7,6 @@ supported; the page's signature has no round mode (the real API's stub neither; 
 argument. bit_cast.md: the bits unchanged, for source and destination of one width (every pair of the
 8-, 16-, 32- and 64-bit types here, both ways and onto itself).
 """
-from __future__ import annotations
-
 import itertools
 
 import numpy as np

@@ -6,8 +6,6 @@ A mask is observed through ``vf.select(x, 0, mask)`` on unsigned registers of th
 (b8 / b16 / b32 / b64), so only the element predicates the page defines are compared, not how many bits
 of an element's group the simulator sets. MaskWidth is the get_mask_spr enum: ``test_vf_mask_spr.py``.
 """
-from __future__ import annotations
-
 import numpy as np
 import pytest
 

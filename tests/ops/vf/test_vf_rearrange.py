@@ -5,8 +5,6 @@ permutation), plus their mask-register forms observed through ``vf.select`` at b
 per lane). The mask interleave granularity (``dtype=``) has its own file,
 ``test_vf_mask_interleave_granularity.py``.
 """
-from __future__ import annotations
-
 import numpy as np
 import pytest
 
