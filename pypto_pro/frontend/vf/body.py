@@ -42,7 +42,9 @@ class VfBodyParser(FunctionParser):
             shown = name if name.startswith("pipeline.") else f"pl.{name}"
             self.fail(node, f"{shown}() cannot be used inside a @pl.vector_function: its body holds VF "
                             "instructions (vf.*) and scalar code only; call tile operations from the kernel")
-        if name is not None and name.startswith("vf.") and node is not self.vf.target_call and _produces(name):
+        # vf.bit_cast is a view (no instruction): bit_cast.md shows it as an operand of another call too
+        if name is not None and name.startswith("vf.") and node is not self.vf.target_call and _produces(name) \
+                and name != "vf.bit_cast":
             self.fail(node, f"{name}() produces a result and must be the value of an assignment "
                             f"('dst = {name}(...)'); it cannot be an argument of another call")
         return super().ev_Call(node)

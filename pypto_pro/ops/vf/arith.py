@@ -2,8 +2,9 @@
 logical_computation,composite_computation}``): ``vf.add`` ... ``vf.exp_sub``, lane-wise on the
 active lanes (``ops/vf/lanes.py`` for the shared numerics).
 
-Fused instructions (``mul_add_dst``, ``mul_dst_add``, ``axpy``) round once: they compute in float64
-and round to the register type (exact for fp32 / fp16 products, as one FMA). ``exp_sub`` on fp16
+Fused instructions (``mul_add_dst``, ``mul_dst_add``, ``axpy``) round once, as one FMA: the product is
+exact in float64 and the sum is rounded to odd there, so the one rounding to the register type is the
+correctly rounded exact result (a float64 sum then a cast would round twice). ``exp_sub`` on fp16
 sources computes in fp32 and produces fp32 from the even (``CastLayout.ZERO``) or odd (``ONE``)
 lanes, as the page's figure shows.
 """
@@ -86,7 +87,7 @@ _F16_32 = (D.DT_FP16, D.DT_FP32)  # exp, ln, log, log2, log10, sqrt, leaky_relu,
 
 # MERGING: only add, max and min take it (their pages; the real backend's VFAnyMode); the other
 # basic_arithmetic pages say "not supported yet" and the real backend refuses it (VFZeroingOnly)
-_MERGING = ("add", "max", "min", "abs_sub")  # (abs_sub: vf_computation/composite, not reviewed here)
+_MERGING = ("add", "max", "min")  # the basic_arithmetic pages that take MergeMode.MERGING
 
 for _name, _fn, _cost, _types, _text in (
         ("add", np.add, "VADD", NUMERIC, "src0[i] + src1[i]"),
@@ -94,9 +95,12 @@ for _name, _fn, _cost, _types, _text in (
         ("mul", np.multiply, "VMUL", _MUL, "src0[i] * src1[i]"),
         ("div", _idiv, "VDIV", _DIV, "src0[i] / src1[i]"),
         ("max", _max, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
-        ("min", _min, "VMIN", NUMERIC, "min(src0[i], src1[i])"),
-        ("abs_sub", lambda a, b: np.abs(a - b), "VADD", NUMERIC, "|src0[i] - src1[i]|")):
+        ("min", _min, "VMIN", NUMERIC, "min(src0[i], src1[i])")):
     declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=_name in _MERGING)
+# abs_sub.md: FP16 / FP32 only, ZEROING only (the real backend's EmitVFAbsSub refuses the rest)
+declare_binary(FAMILY, "abs_sub", lambda a, b: np.abs(a - b), "VADD", (D.DT_FP16, D.DT_FP32),
+               "For each active lane i: dst[i] = |src0[i] - src1[i]| (one rounding of the difference); inactive "
+               "lanes are zeroed (MERGING is not supported).", merging=False)
 
 _LOGIC = " (mask registers: the predicate operation, under the mask)"
 _BITS = " Float registers are taken as their bit patterns (the real pages list FP16 / BF16 / FP32 too)."
@@ -109,8 +113,9 @@ declare_binary(FAMILY, "xor", on_bits(np.bitwise_xor), "VADD", INTS + FLOATS,
                params="src0, src1, mask, mode=None, dtype=None", on_masks=np.logical_xor)
 declare_unary(FAMILY, "not_", on_bits(np.invert), "VADD", INTS + (D.DT_FP16, D.DT_FP32),
               _DOC.format("~src[i]") + _LOGIC + _BITS, on_masks=np.logical_not)
-declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS, _DOC.format("trunc(src[i]) (the same float type)"),
-              instr="vtrc")
+declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS,
+              "For each active lane i: dst[i] = trunc(src[i]) (the same float type); inactive lanes are zeroed "
+              "(MERGING is not supported).", instr="vtrc", merging=False)
 
 for _name, _fn, _cost, _types, _text in (
         ("abs", np.abs, "VADD", _I8_16_32_F, "|src[i]|"),
@@ -224,18 +229,49 @@ _declare_shift("shift_right", np.right_shift, _DOC.format("src[i] >> shift (arit
 # ---- fused and composite ---------------------------------------------------------------------------
 
 
-def _wide(x):
-    return x.astype(np.float64) if x.dtype.kind == "f" else x
+def _odd_add(p, d, out=None):
+    """``p + d`` (float64 operands) rounded to odd: the float64 nearest below or above the exact sum whose
+    last significand bit is 1 when the sum is inexact. Rounding that once more to a type of at most 51
+    significand bits gives the correctly rounded exact sum (Boldo and Melquiond's round-to-odd): a plain
+    float64 sum then a cast would round twice (exact 1 + 2^-11 + 2^-24 + 2^-60 goes to the fp32 tie
+    1 + 2^-11 + 2^-24, then down to even, where one rounding goes up). Integer lanes: the wrapping sum."""
+    if p.dtype.kind != "f":
+        return np.add(p, d, out=out)
+    s = np.add(p, d)
+    bp = s - d
+    e = (p - bp) + (d - (s - bp))   # Knuth's TwoSum: the exact error of s (finite sums)
+    fix = np.isfinite(s) & (e != 0) & ((s.view(np.uint64) & 1) == 0)
+    r = np.where(fix, np.nextafter(s, np.copysign(np.inf, e)), s)
+    if out is None:
+        return r
+    out[...] = r
+    return out
 
 
-def _fused(fn, split=None):
-    """A fused multiply-add: exact product and sum in float64, one rounding to the register type.
-    ``split = (pos, pre, ufunc)``: ``fn(*xs) == ufunc(pre(*others), xs[pos])`` with the operands widened
-    (lanes.scan_form; the ufunc widens ``xs[pos]`` itself, by the cast ``astype`` makes)."""
-    f = lambda *xs: fn(*(_wide(x) for x in xs))  # noqa: E731
-    if split is not None:
-        pos, pre, ufunc = split
-        f.split = (pos, lambda *xs: pre(*(_wide(x) for x in xs)), ufunc)
+def _odd_f32(x):
+    """float64 ``x`` (already rounded to odd) to float32 rounded to odd: bf16 lanes compute in fp32 and
+    round once more to bf16 (lanes.py), and this keeps that last rounding the only one that counts."""
+    r = x.astype(np.float32)
+    fix = np.isfinite(r) & (r.astype(np.float64) != x) & ((r.view(np.uint32) & 1) == 0)
+    return np.where(fix, np.nextafter(r, np.copysign(np.float32(np.inf), (x - r).astype(np.float32))), r)
+
+
+def _fused(product, addend: int, narrow: bool = False):
+    """A fused multiply-add ``product(*others) + xs[addend]``: the product exact in float64 (two
+    fp32 / bf16 / fp16 significands fit in 53 bits), the sum rounded once to the register type (through
+    ``_odd_add``; ``narrow``: the bf16 form, whose fp32 compute lanes are rounded to odd as well). Integer
+    lanes wrap at their width. ``split = (addend, product, _odd_add)`` (lanes.scan_form: ``product``
+    once over every level's operands, then the addition per level into a float64 buffer)."""
+    def f(*xs):
+        others = [x for i, x in enumerate(xs) if i != addend]
+        if xs[addend].dtype.kind != "f":
+            return product(*others) + xs[addend]
+        r = _odd_add(product(*(np.float64(x) if np.ndim(x) == 0 else x.astype(np.float64) for x in others)),
+                     np.asarray(xs[addend], np.float64))
+        return _odd_f32(r) if narrow else r
+    if not narrow:
+        f.split = (addend, lambda *xs: product(*(x.astype(np.float64) if x.dtype.kind == "f" else x for x in xs)),
+                   _odd_add)
     return f
 
 
@@ -243,31 +279,42 @@ def _fused(fn, split=None):
 _ACC_CPP = {"vmul_add_dst": "vmula", "vmul_dst_add": "vmadd", "vaxpy": "vaxpy"}
 
 
-def _declare_accumulating(name: str, text: str, fn, scalar: bool = False, split=None) -> None:
+def _declare_accumulating(name: str, text: str, product, addend: int, dtypes: tuple, scalar: bool = False) -> None:
     op = f"v{name}"
+    fused, narrow = _fused(product, addend), _fused(product, addend, narrow=True)
+
+    def build(instr):  # the sim builder: bf16 lanes take the narrow form
+        return sim_lanewise(narrow if instr.attrs["dtype"] is D.DT_BF16 else fused)(instr)
 
     def check(p, node, a):
         if scalar:
-            r = c.reg(p, a, "src", NUMERIC)
+            r = c.reg(p, a, "src", dtypes)
             regs, dt = [r], r.dtype
         else:
-            regs = [c.reg(p, a, n, NUMERIC) for n in ("src0", "src1")]
+            regs = [c.reg(p, a, n, dtypes) for n in ("src0", "src1")]
             dt = c.same_dtype(p, a, ("src0", "src1"), regs)
         m = c.mask(p, a, "mask")
         acc = accumulator(p, node, dt)
         args = (c.read(acc), *map(c.read, regs), c.read(m))
         if scalar:
             args += (c.scalar(p, a, "scalar", dt),)
-        c.emit(p, node, op, (acc,), args, dtype=dt, merging=merge_mode(p, a), lanes=lanes(dt), api=name)
+        c.emit(p, node, op, (acc,), args, dtype=dt, merging=merge_mode(p, a, merging=False), lanes=lanes(dt),
+               api=name)
         return acc
-    vf_api(FAMILY, name, ("src, scalar" if scalar else "src0, src1") + ", mask, mode=None", _DOC.format(text), check)
-    vf_instr(op, FAMILY, sim_lanewise(_fused(fn, split)), "VMUL", cpp=vcpp.accumulate(_ACC_CPP[op], scalar=scalar))
+    vf_api(FAMILY, name, ("src, scalar" if scalar else "src0, src1") + ", mask, mode=None",
+           f"For each active lane i: dst[i] = {text}; inactive lanes are zeroed (MERGING is not supported).", check)
+    vf_instr(op, FAMILY, build, "VMUL",
+             cpp=vcpp.accumulate(_ACC_CPP[op], scalar=scalar), lanewise=True)
 
 
-_declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda d, a, b: a * b + d,
-                      split=(0, lambda a, b: a * b, np.add))  # the products first: the same operations
-_declare_accumulating("mul_dst_add", "dst[i] * src0[i] + src1[i] (one rounding)", lambda d, a, b: d * a + b)
-_declare_accumulating("axpy", "scalar * src[i] + dst[i] (one rounding)", lambda d, a, s: s * a + d, scalar=True)
+# operands as the sim passes them: (dst, src0, src1) / (dst, src, scalar); ``addend``: the one added.
+# The dtypes of each page (the real backend's EmitVFMulAddDst / MulDstAdd / Axpy refuse 8-bit and
+# the others; its 64-bit integer forms are not on the pages)
+_declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda a, b: a * b, 0,
+                      FLOATS + (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32))
+_declare_accumulating("mul_dst_add", "dst[i] * src0[i] + src1[i] (one rounding)", lambda d, a: d * a, 2, FLOATS)
+_declare_accumulating("axpy", "scalar * src[i] + dst[i] (one rounding)", lambda a, s: s * a, 0,
+                      (D.DT_FP16, D.DT_FP32), scalar=True)
 
 
 def _check_exp_sub(p, node, a):

@@ -221,9 +221,11 @@ vf_api(FAMILY, "bit_cast", "src, *, dtype",
 def _check_muls_cast(p, node, a):
     r = c.reg(p, a, "src", (D.DT_FP32,))
     m = c.mask(p, a, "mask")
-    dt = c.dtype_arg(p, a, "dtype", D.DT_FP16)
-    if dt not in (D.DT_FP16, D.DT_BF16):
-        p.fail(a.node("dtype"), f"vf.muls_cast(): the result is DT_FP16 or DT_BF16, got {dt.name}")
+    dt = c.dtype_arg(p, a, "dtype")
+    if dt is None:  # muls_cast.md: dtype is required (the result type differs from the source's)
+        p.fail(node, "vf.muls_cast(): dtype= is required (the result type, pl.DT_FP16)")
+    if dt is not D.DT_FP16:  # the page's table and the real backend's EmitVFMulsCast: FP16 only
+        p.fail(a.node("dtype"), f"vf.muls_cast(): the result is DT_FP16, got {dt.name}")
     layout = c.enum_arg(p, a, "layout", CastLayout, CastLayout.ZERO)
     s = c.scalar(p, a, "scalar", D.DT_FP32)
     d = c.dst(p, c.VREG, dt)
@@ -247,5 +249,5 @@ def _sim_muls_cast(instr):
 
 
 vf_api(FAMILY, "muls_cast", "src, scalar, mask, dtype=None, layout=None",
-       "fp32 src * scalar rounded once to fp16 / bf16 into the even (ZERO) or odd (ONE) lanes.", _check_muls_cast)
+       "fp32 src * scalar rounded once to fp16 into the even (ZERO) or odd (ONE) lanes.", _check_muls_cast)
 vf_instr("vmulscvt", FAMILY, _sim_muls_cast, "VCVT", cpp_missing="PTO-ISA's a5 headers and vector ISA docs give no fused multiply-and-convert intrinsic")

@@ -37,7 +37,8 @@ from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import INTS, INTS64, NUMERIC
 
 FAMILY = "vf_indexing"
-_INDEX_TYPES = (D.DT_INT8, D.DT_INT16, D.DT_INT32, D.DT_UINT8, D.DT_UINT16, D.DT_UINT32, D.DT_FP16, D.DT_FP32)
+_INDEX_TYPES = (D.DT_INT8, D.DT_INT16, D.DT_INT32, D.DT_UINT8, D.DT_UINT16, D.DT_UINT32, D.DT_FP16, D.DT_FP32,
+                D.DT_INT64, D.DT_UINT64)
 
 
 def _check_arange(p, node, a):
@@ -58,15 +59,24 @@ def _sim_vci(instr):
     idx = np.arange(lanes(dt), dtype=np.int64)
     top = lanes(dt) - 1
 
+    b64 = dt.bits == 64
+    # 64-bit lanes (arange.md: no 8-byte vci; the real backend's lowering): an int32 vci 0, 1, 2, ...
+    # (negated for DECREASE_ORDER) as the low words, high words 0, plus start as a 64-bit add. So the
+    # decreasing form is start + ((-i) mod 2^32), not start - i: what that lowering computes on the chip.
+    low = (idx if not down else (-idx) & 0xFFFFFFFF).astype(np.uint64)
+
     def run(rf, mem, bases, start):
-        vals = start + (top - idx) if down else start + idx
         out = view(rf.v[uid], dt)
+        if b64:
+            out.view(np.uint64)[:] = low + np.uint64(int(start) & 0xFFFFFFFFFFFFFFFF)  # wraps at 64 bits
+            return
+        vals = start + (top - idx) if down else start + idx
         out[:] = vals.astype(np.float64).astype(t) if dt.is_float() else vals.astype(t)  # integers wrap
     return run
 
 
 vf_api(FAMILY, "arange", "start, dtype=None, index_order=None", "dst[i] = start + i (DECREASE_ORDER: start + lanes - 1 - i, "
-       "counting down to start).",
+       "counting down to start; 64-bit lanes: start + ((-i) mod 2^32), the real backend's lowering).",
        _check_arange)
 vf_instr("vci", FAMILY, _sim_vci, "VDUP", cpp=vcpp.vci)
 
@@ -151,11 +161,6 @@ vf_api(FAMILY, "unsqueeze", "mask, dtype=None", "Lane i = 1 where the mask is ac
 vf_instr("vusqz", FAMILY, _sim_vusqz, "VDUP", cpp=vcpp.vusqz)
 
 
-_WIDER = {D.DT_INT8: D.DT_INT16, D.DT_UINT8: D.DT_UINT16, D.DT_INT16: D.DT_INT32, D.DT_UINT16: D.DT_UINT32,
-          D.DT_INT32: D.DT_INT64, D.DT_UINT32: D.DT_UINT64}
-_NARROWER = {v: k for k, v in _WIDER.items()}
-
-
 def _declare_pack(name: str) -> None:
     def check(p, node, a):
         r = a["src"]
@@ -164,14 +169,14 @@ def _declare_pack(name: str) -> None:
             d = c.dst(p, c.MASK, r.dtype)
             c.emit(p, node, f"p{name}", (d,), (c.read(r),), upper=part.name == "UPPER", api=name)
             return d
-        r = c.reg(p, a, "src", NUMERIC)
-        table = _NARROWER if name == "pack" else _WIDER
-        default = table.get(r.dtype)
-        dt = c.dtype_arg(p, a, "dtype", default)
-        if dt is None or (c.width(dt) * 2 != c.width(r.dtype) if name == "pack" else
-                          c.width(dt) != 2 * c.width(r.dtype)):
+        r = c.reg(p, a, "src", NUMERIC + (D.DT_INT64, D.DT_UINT64))  # pack.md: 64-bit -> UINT32 too
+        dt = c.dtype_arg(p, a, "dtype")
+        if dt is None:  # pack.md / unpack.md: required for registers (the real parser refuses it missing)
+            p.fail(node, f"vf.{name}(): dtype= (the {'narrower' if name == 'pack' else 'wider'} result type) is "
+                         "required for a vector register")
+        if (c.width(dt) * 2 != c.width(r.dtype) if name == "pack" else c.width(dt) != 2 * c.width(r.dtype)):
             p.fail(node, f"vf.{name}(): {r.dtype.name} -> {getattr(dt, 'name', '?')} must "
-                         f"{'halve' if name == 'pack' else 'double'} the element width (give dtype=)")
+                         f"{'halve' if name == 'pack' else 'double'} the element width")
         d = c.dst(p, c.VREG, dt)
         c.emit(p, node, f"v{name}", (d,), (c.read(r),), dtype=dt, upper=part.name == "UPPER", lanes=lanes(dt), api=name)
         return d

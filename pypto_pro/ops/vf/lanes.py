@@ -248,8 +248,11 @@ def _direct(fn: np.ufunc, ins: list, scalars: list, out: np.ndarray):
 def merge_mode(p, a, name: str = "mode", merging: bool = True) -> bool:
     """Whether ``mode=`` asks for MERGING (default ZEROING). ``merging=False``: the op's page says MERGING
     is not supported yet and the real backend refuses it (``VFZeroingOnly``): a located error."""
-    allowed = None if merging else ("ZEROING",)
-    return c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING, allowed) is MergeMode.MERGING
+    merge = c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
+    if merge and not merging:
+        p.fail(a.node(name), f"{a.display}(): {name}=pl.MergeMode.MERGING is not supported here: only "
+                             "MergeMode.ZEROING is supported (the page says MERGING is not, on the current chip)")
+    return merge
 
 
 def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,

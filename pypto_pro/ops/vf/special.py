@@ -99,12 +99,15 @@ def _sim_pgen(instr):
 
     def run(rf, mem, bases):
         raw = rf.v[src.reg.uid][block * size:(block + 1) * size]
-        rf.m[uid][:] = np.repeat(np.unpackbits(raw, bitorder="little").astype(np.bool_), w)
+        out = rf.m[uid]
+        out[:] = False
+        out[::w] = np.unpackbits(raw, bitorder="little").astype(np.bool_)  # the lowest bit of each element's group
     return run
 
 
 vf_api(FAMILY, "mask_gen_with_reg_tensor", "src, offset=None",
-       "A mask from the bits of one block of a register, each bit repeated for its element width.", _check_mask_gen)
+       "A mask from the bits of one block of a register: bit i is element i's predicate (only the lowest bit of "
+       "its 2- / 4-bit group set).", _check_mask_gen)
 vf_instr("pgen", FAMILY, _sim_pgen, "VMASK", cpp_missing="pgen is not in PTO-ISA's a5 headers or vector ISA docs")
 
 

@@ -13,6 +13,11 @@ from pypto_pro.language import Vf as vf
 
 from vf_kernels import ALL, two_in_kernel
 
+# histograms: both BinType and HistType values, an all-lanes and a VL64 mask, accumulation into the
+# destination with the 16-bit wrap, its one dtype (DT_UINT8; others a located error, as the real
+# backend's check) — the standard of issue 13. (gather's reg -> reg form is data_movement's.)
+COVERED = frozenset({"histograms"})
+
 
 def _hist_body(bin_type, hist_type, pattern, init):
     @pl.vector_function

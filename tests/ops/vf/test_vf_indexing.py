@@ -84,7 +84,7 @@ def test_pack_unpack_pair_reduce_and_mull():
         x = vf.load_align(ta, 0)
         y = vf.load_align(tb, 0)
         lo, hi = vf.mull(x, y, m)
-        h16 = vf.pack(hi, part=pl.PackPart.UPPER)    # low 16 bits of hi into lanes 64..127 (as uint16)
+        h16 = vf.pack(hi, part=pl.PackPart.UPPER, dtype=pl.DT_UINT16)    # low 16 bits of hi into lanes 64..127 (as uint16)
         back = vf.unpack(h16, part=pl.PackPart.UPPER, dtype=pl.DT_UINT32)
         pr = vf.pair_reduce_sum(lo, m)
         s = vf.add(back, pr, m)

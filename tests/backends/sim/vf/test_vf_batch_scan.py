@@ -71,9 +71,9 @@ def chain_body(dt, steps: int, brc: bool, mid_store: bool, partial: bool, mergin
                 w = vf.load_align(tb, h, dist=pl.LoadDist.BRC_B32)
             else:
                 w = y
-            acc0 = vf.mul_add_dst(x, w, m, mode=mode)
+            acc0 = vf.mul_add_dst(x, w, m)
             acc1 = vf.mul_add_dst(y, x, full)
-            s = vf.add(s, x, full)
+            s = vf.add(s, x, m, mode=mode)  # (mul_add_dst is ZEROING only, as on the chip)
             mx = vf.max(y, mx, full)
             if mid_store and h == 3:
                 vf.store_align(to, acc0, full, 4 * n)
