@@ -243,11 +243,21 @@ def merge_mode(p, a, name: str = "mode") -> bool:
     return c.enum_arg(p, a, name, MergeMode, MergeMode.ZEROING) is MergeMode.MERGING
 
 
+def zeroing_only(p, a, name: str = "mode") -> bool:
+    """``mode=`` of an instruction whose page says MERGING is not supported yet: MERGING is a located
+    error; returns False (the instruction zeroes the inactive lanes)."""
+    if merge_mode(p, a, name):
+        p.fail(a.node(name), f"{a.display}(): {name}=MERGING is not supported (its page: ZEROING only)")
+    return False
+
+
 def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
                    params: str = "src0, src1, mask, mode=None", instr: str | None = None,
-                   on_masks: Callable | None = None) -> None:
+                   on_masks: Callable | None = None, merging: bool = True) -> None:
     """``dst = vf.<name>(src0, src1, mask, mode=None)``: two registers of one dtype. ``on_masks(a, b)``:
-    the predicate form (``pand`` ...) when the operands are mask registers, under the mask."""
+    the predicate form (``pand`` ...) when the operands are mask registers, under the mask.
+    ``merging=False``: MERGING is a located error (the page: not supported)."""
+    mode_of = merge_mode if merging else zeroing_only
     op = instr or f"v{name.rstrip('_')}"
     pop = f"p{name.rstrip('_')}"
 
@@ -258,7 +268,7 @@ def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tupl
         dt = c.same_dtype(p, a, ("src0", "src1"), regs)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, dt)
-        c.emit(p, node, op, (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (*map(c.read, regs), c.read(m)), dtype=dt, merging=mode_of(p, a),
                lanes=lanes(dt), api=name)
         return d
     vf_api(family, name, params, doc, check)
@@ -290,7 +300,8 @@ def sim_mask_logic(fn: Callable) -> Callable:
 
 def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
                   params: str = "src, mask, mode=None", instr: str | None = None,
-                  on_masks: Callable | None = None) -> None:
+                  on_masks: Callable | None = None, merging: bool = True) -> None:
+    mode_of = merge_mode if merging else zeroing_only
     op = instr or f"v{name.rstrip('_')}"
     pop = f"p{name.rstrip('_')}"
 
@@ -300,7 +311,7 @@ def declare_unary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple
         r = c.reg(p, a, "src", dtypes)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, r.dtype)
-        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=merge_mode(p, a),
+        c.emit(p, node, op, (d,), (c.read(r), c.read(m)), dtype=r.dtype, merging=mode_of(p, a),
                lanes=lanes(r.dtype), api=name)
         return d
     vf_api(family, name, params, doc, check)

@@ -23,7 +23,7 @@ from pypto_pro.language import dtypes as D
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
-from pypto_pro.ops.vf.lanes import NUMERIC, merge_mode, sim_lanewise
+from pypto_pro.ops.vf.lanes import NUMERIC, merge_mode, sim_lanewise, zeroing_only
 
 FAMILY = "vf_reduction"
 _SUM_TYPES = (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32, D.DT_FP16, D.DT_FP32)
@@ -307,8 +307,9 @@ __all__ = ["tree_sum", "sim_lanewise", "VL"]
 
 
 def _check_pair(p, node, a):
-    r = c.reg(p, a, "src", NUMERIC)
+    r = c.reg(p, a, "src", (D.DT_FP16, D.DT_FP32))  # the page: FP16 / FP32; MERGING not supported
     m = c.mask(p, a, "mask")
+    zeroing_only(p, a)
     d = c.dst(p, c.VREG, r.dtype)
     c.emit(p, node, "vcpadd", (d,), (c.read(r), c.read(m)), dtype=r.dtype, lanes=lanes(r.dtype), api="pair_reduce_sum")
     return d
@@ -330,6 +331,7 @@ def _sim_pair(instr):
 
 
 vf_api(FAMILY, "pair_reduce_sum", "src, mask, mode=None",
-       "dst[i] = src[2i] + src[2i+1] in the lower half of the lanes (inactive sources count 0; the upper half 0).",
+       "dst[i] = src[2i] + src[2i+1] in the lower half of the lanes (inactive sources count 0; the upper half 0); "
+       "FP16 / FP32 (fp16 pairs add in fp32 and round once, which is the fp16 sum).",
        _check_pair)
 vf_instr("vcpadd", FAMILY, _sim_pair, "VREDUCE", cpp=vcpp.reduce("vcpadd", "vcpadd"))
