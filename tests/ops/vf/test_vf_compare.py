@@ -79,24 +79,30 @@ def _cmp_kernel(dt, scalar):
     return masked_kernel(body, (dt, dt), dt, out_rows=len(OPS))
 
 
-def _scalar_of(dt, a):
-    """A scalar right operand that equals some lanes of a (lane 20's value, a finite number)."""
-    v = a[20]
-    return float(v) if dt.is_float() else int(v)
+def _scalar_of(dt, a, which: int):
+    """A scalar right operand: 0: lane 20's value (a finite number some lanes equal); 1: -0.0 (equal to
+    both zeros) or the type's minimum; 2: NaN (unordered: only ne holds) or the type's maximum."""
+    if which == 0:
+        v = a[20]
+        return float(v) if dt.is_float() else int(v)
+    if dt.is_float():
+        return -0.0 if which == 1 else float("nan")
+    info = np.iinfo(NP[dt])
+    return int(info.min if which == 1 else info.max)
 
 
 @pytest.mark.parametrize("dt", CMP_TYPES, ids=lambda d: d.name)
-@pytest.mark.parametrize("form", ["register", "scalar"])
+@pytest.mark.parametrize("form", ["register", "scalar", "scalar_low", "scalar_high"])
 def test_compare_mask_every_dtype_partial_and_all_lanes(dt, form):
     a, b = _compare_pair(dt)
     scalar = None
-    if form == "scalar":
-        scalar = _scalar_of(dt, a)
-        a[21::7] = a[20]  # more lanes equal to the scalar
+    if form != "register":
+        scalar = _scalar_of(dt, a, ["scalar", "scalar_low", "scalar_high"].index(form))
+        a[21::7] = a[20]  # more lanes equal to lane 20
     k = _cmp_kernel(dt, scalar)
     n = lanes(dt)
     wide = a.astype(np.float64) if dt.is_float() else a.astype(np.int64)
-    other = np.float64(scalar) if form == "scalar" else (b.astype(np.float64) if dt.is_float() else b.astype(np.int64))
+    other = np.float64(scalar) if scalar is not None else (b.astype(np.float64) if dt.is_float() else b.astype(np.int64))
     for active in (n, 37, 0):
         got = run(k, (a, b), dt, active, out_rows=len(OPS))
         for j, op in enumerate(OPS):

@@ -151,6 +151,35 @@ def test_reductions_every_dtype_full_partial_and_empty_mask(dt):
             _check_extreme(got[2], x, act, "min", "reduce_min " + what)
 
 
+@pytest.mark.parametrize("dt", RED_TYPES, ids=lambda d: d.name)
+def test_reductions_under_a_scattered_mask(dt):
+    """The mask of a comparison (a < b, below n): the reductions see only those lanes, wherever they are
+    (the index counts from lane 0 of the register, not among the active lanes)."""
+    @pl.vector_function
+    def body(ta, tb, to, n: pl.DT_INT64):
+        m = vf.update_mask(n, dtype=dt)
+        full = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=dt)
+        x = vf.load_align(ta, 0)
+        y = vf.load_align(tb, 0)
+        k = vf.lt(x, y, m)
+        r = vf.reduce_sum(x, k)
+        vf.store_align(to, r, full, [0, 0])
+        r = vf.reduce_max(x, k)
+        vf.store_align(to, r, full, [1, 0])
+        r = vf.reduce_min(x, k)
+        vf.store_align(to, r, full, [2, 0])
+    n = lanes(dt)
+    kernel = masked_kernel(body, (dt, dt), dt, out_rows=3)
+    x, y = random_data(dt, 51, specials=False), random_data(dt, 52, specials=False)
+    for active in (n, 50):
+        act = (x.astype(np.float64) < y.astype(np.float64)) & (np.arange(n) < active)
+        got = run(kernel, (x, y), dt, active, out_rows=3)
+        np.testing.assert_array_equal(bits(got[0, :1]), bits(ref_sum(x, act)))
+        assert not bits(got[0, 1:]).any()
+        _check_extreme(got[1], x, act, "max", f"reduce_max {dt.name}")
+        _check_extreme(got[2], x, act, "min", f"reduce_min {dt.name}")
+
+
 def test_fp32_sum_is_the_pages_binary_tree():
     """Lanes [1e8, 1, -1e8, 1, 0 ...]: the tree adds (1e8 + 1) and (-1e8 + 1) first, each rounding the 1
     away, so the sum is 0; a left-to-right sum would give 1. Two runs give the same bytes."""
