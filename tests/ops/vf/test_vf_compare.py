@@ -225,6 +225,37 @@ def test_squeeze_packs_the_selected_lanes_from_lane_0(dt, mode):
         np.testing.assert_array_equal(bits(run(kernel, (x,), dt, active)), bits(ref))
 
 
+def test_squeeze_dtype_reinterprets_the_result():
+    """``dtype=`` names the result's type (same width: the real backend's ``(RegTensor<dtype>&)`` cast of
+    src): the packed bits are those of the FP32 source."""
+    @pl.vector_function
+    def body(ta, to, n: pl.DT_INT64):
+        m = vf.update_mask(n, dtype=pl.DT_FP32)
+        full = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_UINT32)
+        x = vf.load_align(ta, 0)
+        k = vf.lt(x, 0.0, m)
+        y = vf.squeeze(x, k, dtype=pl.DT_UINT32)
+        vf.store_align(to, y, full)
+    x = random_data(pl.DT_FP32, 33)
+    kernel = masked_kernel(body, (pl.DT_FP32,), pl.DT_UINT32)
+    with np.errstate(invalid="ignore"):
+        keep = (x < 0) & (np.arange(64) < 40)
+    ref = np.zeros(64, np.uint32)
+    ref[:keep.sum()] = bits(x)[keep]
+    np.testing.assert_array_equal(run(kernel, (x,), pl.DT_UINT32, 40), ref)
+
+
+def test_squeeze_dtype_of_another_width_is_a_located_error():
+    dt = pl.DT_FP32
+
+    def body(ta, to, n: pl.DT_INT64):
+        m = vf.update_mask(n, dtype=dt)
+        x = vf.load_align(ta, 0)
+        y = vf.squeeze(x, m, dtype=pl.DT_UINT16)  # <- here
+        vf.store_align(to, y, m)
+    assert_refused(body, (dt,), dt, "must have the width of DT_FP32", "pl.DT_UINT16")
+
+
 # ---- refused dtypes --------------------------------------------------------------------------------------
 
 def test_squeeze_of_bf16_is_a_located_error():
