@@ -20,7 +20,7 @@ from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import (FLOATS, INTS, NUMERIC, accumulator, declare_binary, declare_scalar,
-                                    declare_unary, merge_mode, on_bits, sim_lanewise)
+                                    declare_unary, merge_mode, on_bits, sim_lanewise, zeroing_only)
 
 FAMILY = "vf_arithmetic"
 _DOC = "For each active lane i: dst[i] = {}; inactive lanes are zeroed (mode=ZEROING) or kept (MERGING)."
@@ -103,16 +103,19 @@ declare_binary(FAMILY, "abs_sub", lambda a, b: np.abs(a - b), "VADD", (D.DT_FP16
                "lanes are zeroed (MERGING is not supported).", merging=False)
 
 _LOGIC = " (mask registers: the predicate operation, under the mask)"
-_BITS = " Float registers are taken as their bit patterns (the real pages list FP16 / BF16 / FP32 too)."
-declare_binary(FAMILY, "and_", on_bits(np.bitwise_and), "VADD", INTS + FLOATS,
-               _DOC.format("src0[i] & src1[i]") + _LOGIC + _BITS, on_masks=np.logical_and)
-declare_binary(FAMILY, "or_", on_bits(np.bitwise_or), "VADD", INTS + FLOATS,
-               _DOC.format("src0[i] | src1[i]") + _LOGIC + _BITS, on_masks=np.logical_or)
-declare_binary(FAMILY, "xor", on_bits(np.bitwise_xor), "VADD", INTS + FLOATS,
+_BITS = (" Float registers are taken as their bit patterns (the real pages list FP16 / BF16 / FP32 and, for"
+         " and_ / or_ / xor, the 8-bit floats too). mode=MERGING is refused (the pages: not supported).")
+# and_ / or_ / xor pages: the integers, FP16 / BF16 / FP32 and the 8-bit floats; not_: the integers, FP16, FP32
+_BIT_TYPES = INTS + FLOATS + (D.DT_FP8E4M3FN, D.DT_FP8E5M2, D.DT_FP8E8M0, D.DT_HF8)
+declare_binary(FAMILY, "and_", on_bits(np.bitwise_and), "VADD", _BIT_TYPES,
+               _DOC.format("src0[i] & src1[i]") + _LOGIC + _BITS, on_masks=np.logical_and, merging=False)
+declare_binary(FAMILY, "or_", on_bits(np.bitwise_or), "VADD", _BIT_TYPES,
+               _DOC.format("src0[i] | src1[i]") + _LOGIC + _BITS, on_masks=np.logical_or, merging=False)
+declare_binary(FAMILY, "xor", on_bits(np.bitwise_xor), "VADD", _BIT_TYPES,
                _DOC.format("src0[i] ^ src1[i]") + _LOGIC + _BITS,
-               params="src0, src1, mask, mode=None, dtype=None", on_masks=np.logical_xor)
+               params="src0, src1, mask, mode=None, dtype=None", on_masks=np.logical_xor, merging=False)
 declare_unary(FAMILY, "not_", on_bits(np.invert), "VADD", INTS + (D.DT_FP16, D.DT_FP32),
-              _DOC.format("~src[i]") + _LOGIC + _BITS, on_masks=np.logical_not)
+              _DOC.format("~src[i]") + _LOGIC + _BITS, on_masks=np.logical_not, merging=False)
 declare_unary(FAMILY, "truncate", np.trunc, "VCVT", FLOATS,
               "For each active lane i: dst[i] = trunc(src[i]) (the same float type); inactive lanes are zeroed "
               "(MERGING is not supported).", instr="vtrc", merging=False)
@@ -191,19 +194,31 @@ vf_instr("vprelu", FAMILY, sim_lanewise(lambda a, b: np.where(a >= 0, a, a * b))
 
 
 def _declare_shift(name: str, fn, doc: str, params: str) -> None:
+    """A shift by a scalar (every lane) or by a register of the source's dtype (per lane). The pages:
+    unsigned types shift logically, signed types arithmetically (right: the sign fills); a per-lane
+    amount past the width gives 0 (left; right of an unsigned or non-negative lane) or -1 (right of a
+    negative signed lane); a negative amount is undefined; MERGING is not supported. A scalar amount
+    past the width follows the per-lane rule (the pages state it for the register form only). A
+    per-lane amount register has the source's dtype (the pages) or the signed integer of its width
+    (the real backend takes only INT8 / INT16 / INT32 there), each lane read as the source's type."""
     def check(p, node, a):
         r = c.reg(p, a, "src", INTS)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, r.dtype)
+        merging = zeroing_only(p, a)
         amount = a["shift"]
         from pypto_pro.frontend.vf.values import RegValue
         if isinstance(amount, RegValue):
             s = c.reg(p, a, "shift", INTS)
+            signed = D.DT_INT8 if r.dtype.bits == 8 else D.DT_INT16 if r.dtype.bits == 16 else D.DT_INT32
+            if s.dtype not in (r.dtype, signed):  # the page: src's dtype; the real backend: a signed int register
+                p.fail(a.node("shift"), f"{a.display}(): 'shift' is a register of {s.dtype.name}; a per-lane amount "
+                                        f"is a register of {r.dtype.name} or {signed.name} (the source's width)")
             c.emit(p, node, f"v{name}_v", (d,), (c.read(r), c.read(s), c.read(m)), dtype=r.dtype,
-                   merging=merge_mode(p, a), lanes=lanes(r.dtype), api=name)
+                   merging=merging, lanes=lanes(r.dtype), api=name)
         else:
             s = c.scalar(p, a, "shift", D.DT_INT32)
-            c.emit(p, node, f"v{name}_s", (d,), (c.read(r), c.read(m), s), dtype=r.dtype, merging=merge_mode(p, a),
+            c.emit(p, node, f"v{name}_s", (d,), (c.read(r), c.read(m), s), dtype=r.dtype, merging=merging,
                    lanes=lanes(r.dtype), api=name)
         return d
     vf_api(FAMILY, name, params, doc, check)

@@ -81,8 +81,12 @@ vf_api(FAMILY, "arange", "start, dtype=None, index_order=None", "dst[i] = start 
 vf_instr("vci", FAMILY, _sim_vci, "VDUP", cpp=vcpp.vci)
 
 
+# the squeeze page: the 8 / 16 / 32-bit integers, FP16 and FP32 (no BF16)
+_SQUEEZE_TYPES = (D.DT_INT8, D.DT_UINT8, D.DT_INT16, D.DT_UINT16, D.DT_FP16, D.DT_INT32, D.DT_UINT32, D.DT_FP32)
+
+
 def _check_squeeze(p, node, a):
-    r = c.reg(p, a, "src")
+    r = c.reg(p, a, "src", _SQUEEZE_TYPES)
     m = c.mask(p, a, "mask")
     mode = c.enum_arg(p, a, "gather_mode", SqueezeMode, None)
     dt = c.dtype_arg(p, a, "dtype", r.dtype)

@@ -1,12 +1,15 @@
 """VF reductions and comparisons (``vf_computation/{reduction,comparison_and_selection}``).
 
 ``reduce_sum`` adds the active lanes by a binary tree of adjacent pairs (fp16 in fp32, one rounding
-at the end), ``reduce_max`` / ``reduce_min`` take the extreme; the result is element 0 and every
-other lane is 0. With ``datablock=True`` (``vcgadd`` / ``vcgmax`` / ``vcgmin``) each 32-byte block is
-reduced and the 8 results are lanes 0..7 (as PTO-ISA's a5 TQuant stores them: the lower 8 lanes);
+at the end; integers wrap at their width), the result in element 0 and every other lane 0 (an empty
+mask: 0). ``reduce_max`` / ``reduce_min`` write the extreme to element 0 and the index of its first
+lane to element 1 (an unsigned integer of the lane width), the other lanes 0; a NaN wins (the first
+one), ``max(-0, +0) = +0`` and ``min(-0, +0) = -0``, and an empty mask gives the type's lowest
+(max; -inf for floats) or highest (min; +inf) value with index 0, as their pages say. With
+``datablock=True`` (``vcgadd`` / ``vcgmax`` / ``vcgmin``) each 32-byte block is reduced and the 8 results are lanes 0..7 (as PTO-ISA's a5 TQuant stores them: the lower 8 lanes);
 the page's "each block's first element" disagrees, the instruction's use in PTO-ISA decides here.
-An empty mask gives 0 (the sum page; assumed for max / min). Comparisons write a mask register:
-lane ``i`` active when the mask selects it and the comparison holds; ``vf.select`` takes
+A block with no active lane gives what an empty mask gives (no index). Comparisons write a mask
+register: lane ``i`` active when the mask selects it and the comparison holds; ``vf.select`` takes
 ``src_true[i]`` where the mask is active, else ``src_false[i]``.
 """
 from __future__ import annotations
@@ -20,11 +23,11 @@ from pypto_pro.language import dtypes as D
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
-from pypto_pro.ops.vf.lanes import NUMERIC, merge_mode, sim_lanewise
+from pypto_pro.ops.vf.lanes import NUMERIC, merge_mode, sim_lanewise, zeroing_only
 
 FAMILY = "vf_reduction"
 _SUM_TYPES = (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32, D.DT_FP16, D.DT_FP32)
-_MAX_TYPES = _SUM_TYPES + (D.DT_BF16,)
+_MAX_TYPES = _SUM_TYPES  # reduce_max / reduce_min pages: the same six types (no BF16)
 
 
 # datablock=True: the per-32-byte-block reductions (PTO-ISA docs/isa/vector/reduction-ops.md)
@@ -41,27 +44,69 @@ def tree_sum(x: np.ndarray, acc: np.dtype) -> np.ndarray:
     return x[..., 0]
 
 
+def _zero_order(xs: np.ndarray) -> np.ndarray:
+    """Float lanes (fp32) as float64 keys in which -0.0 sorts just below +0.0 (the pages: ``max(-0, +0)
+    = +0``, ``min(-0, +0) = -0``), every other value keeping its place."""
+    k = xs.astype(np.float64)
+    return np.where((k == 0) & np.signbit(k), -np.float64(5e-324), k)
+
+
+def _extreme(kind: str, x: np.ndarray, act: np.ndarray | None, acc: np.dtype, low, high,
+             is_float: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``reduce_max`` / ``reduce_min`` of each row (last axis) of ``x`` over its active lanes ``act``
+    (None: all): (the extreme as ``x``'s dtype, its first lane index). A NaN among the active lanes
+    wins (the first one, its own bits); a row with no active lane gives the type's lowest (max) or
+    highest (min) value, -inf / +inf for floats, and index 0 (the pages' empty-mask rule; PTO-ISA's
+    vcmax / vcmin pseudocode starts from -INF / INF with index 0)."""
+    key = _zero_order(x.astype(np.float32)) if is_float else x.astype(acc)
+    if act is not None:
+        key = np.where(act, key, low if kind == "max" else high)
+    idx = key.argmax(axis=-1) if kind == "max" else key.argmin(axis=-1)
+    if is_float:
+        nan = np.isnan(key) if act is None else np.isnan(key) & act
+        any_nan = nan.any(axis=-1)
+        idx = np.where(any_nan, nan.argmax(axis=-1), idx)
+    val = np.take_along_axis(x, idx[..., None], axis=-1)[..., 0]
+    if act is not None:
+        none = ~act.any(axis=-1)
+        val = np.where(none, x.dtype.type(low if kind == "max" else high), val)
+        idx = np.where(none, 0, idx)
+    return val, idx
+
+
 def _reduced(kind: str, x: np.ndarray, act: np.ndarray | None, acc: np.dtype, low, high,
              is_float: bool) -> np.ndarray:
-    """The reduction of each row (last axis) of ``x`` over its active lanes ``act`` (None: all active):
-    ``add`` pairwise in ``acc``; ``max`` / ``min`` in fp32 (floats) or ``acc``, inactive lanes the
-    identity (``low`` / ``high``), a row with no active lane 0. One register (``[blocks, per]``) and a
-    batch of them (``[N, blocks, per]``) run this same code."""
+    """The sum of each row (last axis) of ``x`` over its active lanes ``act`` (None: all active),
+    pairwise in ``acc`` (a row with no active lane 0); ``max`` / ``min``: :func:`_extreme`'s value.
+    One register (``[blocks, per]``) and a batch of them (``[N, blocks, per]``) run this same code."""
     if kind == "add":
         if act is None:  # ``np.where`` only copies (the same bytes, in a fresh contiguous array)
             return tree_sum(np.where(True, x, 0), acc) if x.dtype != acc else tree_sum(x, acc)
         with np.errstate(all="ignore"):
             return tree_sum(np.where(act, x, 0), acc)
-    xs = x.astype(acc if not is_float else np.float32)
-    if act is not None:
-        xs = np.where(act, xs, low if kind == "max" else high)
-    res = xs.max(axis=-1) if kind == "max" else xs.min(axis=-1)
-    return res if act is None else np.where(act.any(axis=-1), res, 0)
+    with np.errstate(invalid="ignore"):
+        return _extreme(kind, x, act, acc, low, high, is_float)[0]
 
 
 def _narrowed(res: np.ndarray, dt, t: np.dtype) -> np.ndarray:
     """A reduction's results in the source dtype (integers through int64: wrap, never a float cast)."""
     return res.astype(t) if dt.is_float() else res.astype(np.int64).astype(t)
+
+
+def _low_lanes(kind: str, blocks: bool, x: np.ndarray, act: np.ndarray | None, acc: np.dtype, low, high,
+               dt, t: np.dtype) -> np.ndarray:
+    """What a reduction writes from lane 0 on (``[..., k]`` of ``t``; every later lane is 0): the sum, or
+    one result per block (``datablock=True``); ``reduce_max`` / ``reduce_min`` of the whole register
+    also the first index of the extreme in lane 1, as an unsigned integer of the lane width (the pages:
+    "the index of the first maximum is written to dst[1]"; PTO-ISA's a5 TRowReduceIdx reads it so,
+    de-interleaving the odd lanes of vcmax's result as integers)."""
+    if kind == "add" or blocks:
+        return _narrowed(_reduced(kind, x, act, acc, low, high, dt.is_float()), dt, t)
+    with np.errstate(invalid="ignore"):
+        val, idx = _extreme(kind, x, act, acc, low, high, dt.is_float())
+    val = _narrowed(val, dt, t)  # [..., 1]: one block
+    ut = np.dtype(f"u{t.itemsize}")
+    return np.concatenate([val, idx.astype(ut).view(t)], axis=-1)
 
 
 def _declare(name: str, kind: str, types: tuple) -> None:
@@ -99,20 +144,20 @@ def _declare(name: str, kind: str, types: tuple) -> None:
 
         def put(dst, res) -> None:
             out = np.zeros(n, t)  # the results from lane 0 on (one per block with datablock=True)
-            out[:res.size] = _narrowed(res, dt, t)
+            out[:res.size] = res.reshape(-1)
             dst[:] = out
 
         def run(rf, mem, bases):
             x, act, dst = views(rf)
-            put(dst, _reduced(kind, x, act, acc, low, high, dt.is_float()))
+            put(dst, _low_lanes(kind, blocks, x, act, acc, low, high, dt, t))
 
         def full(rf, mem, bases):
             """Every lane active (vf/call.py's plan)."""
             x, _, dst = views(rf)
-            put(dst, _reduced(kind, x, None, acc, low, high, dt.is_float()))
+            put(dst, _low_lanes(kind, blocks, x, None, acc, low, high, dt, t))
         run.full, run.full_mask = full, (mk.reg.uid, dt)  # type: ignore[attr-defined]
-        run.batched = _batched_reduce(kind, dt, per, acc, low, high, False)  # type: ignore[attr-defined]
-        full.batched = _batched_reduce(kind, dt, per, acc, low, high, True)  # type: ignore[attr-defined]
+        run.batched = _batched_reduce(kind, dt, per, blocks, acc, low, high, False)  # type: ignore[attr-defined]
+        full.batched = _batched_reduce(kind, dt, per, blocks, acc, low, high, True)  # type: ignore[attr-defined]
         return run
 
     vf_api(FAMILY, name, "src, mask, datablock=False, merge_mode=None",
@@ -121,8 +166,8 @@ def _declare(name: str, kind: str, types: tuple) -> None:
     vf_instr(op, FAMILY, build, "VREDUCE", cpp=vcpp.reduce(op, _GROUP_CPP[op]))
 
 
-def _batched_reduce(kind: str, dt, per: int, acc: np.dtype, low, high, is_full: bool) -> Spec:
-    """N reductions at once (backends/sim/vf/batch.py): :func:`_reduced` over ``[N, blocks, per]``
+def _batched_reduce(kind: str, dt, per: int, blocks: bool, acc: np.dtype, low, high, is_full: bool) -> Spec:
+    """N reductions at once (backends/sim/vf/batch.py): :func:`_low_lanes` over ``[N, blocks, per]``
     stacks, each row reduced along its own last axis as one register is; the results from lane 0 on,
     the other lanes 0."""
     t = np_of(dt)
@@ -131,13 +176,13 @@ def _batched_reduce(kind: str, dt, per: int, acc: np.dtype, low, high, is_full: 
         def kernel(ins, outs, mem):
             x = ins[0].view(t).reshape(ins[0].shape[0], -1, per)
             act = None if is_full else active_rows(ins[1], dt).reshape(ins[1].shape[0], -1, per)
-            res = _reduced(kind, x, act, acc, low, high, dt.is_float())
+            res = _low_lanes(kind, blocks, x, act, acc, low, high, dt, t).reshape(x.shape[0], -1)
             o = outs[0].view(t)
             k = res.shape[-1]
             o[:, k:] = 0
-            o[:, :k] = _narrowed(res, dt, t)
+            o[:, :k] = res
         return kernel
-    return Spec((f"vc{kind}", dt, per, is_full), make)
+    return Spec((f"vc{kind}", dt, per, blocks, is_full), make)
 
 
 _declare("reduce_sum", "add", _SUM_TYPES)
@@ -262,8 +307,9 @@ __all__ = ["tree_sum", "sim_lanewise", "VL"]
 
 
 def _check_pair(p, node, a):
-    r = c.reg(p, a, "src", NUMERIC)
+    r = c.reg(p, a, "src", (D.DT_FP16, D.DT_FP32))  # the page: FP16 / FP32; MERGING not supported
     m = c.mask(p, a, "mask")
+    zeroing_only(p, a)
     d = c.dst(p, c.VREG, r.dtype)
     c.emit(p, node, "vcpadd", (d,), (c.read(r), c.read(m)), dtype=r.dtype, lanes=lanes(r.dtype), api="pair_reduce_sum")
     return d
@@ -285,6 +331,7 @@ def _sim_pair(instr):
 
 
 vf_api(FAMILY, "pair_reduce_sum", "src, mask, mode=None",
-       "dst[i] = src[2i] + src[2i+1] in the lower half of the lanes (inactive sources count 0; the upper half 0).",
+       "dst[i] = src[2i] + src[2i+1] in the lower half of the lanes (inactive sources count 0; the upper half 0); "
+       "FP16 / FP32 (fp16 pairs add in fp32 and round once, which is the fp16 sum).",
        _check_pair)
 vf_instr("vcpadd", FAMILY, _sim_pair, "VREDUCE", cpp=vcpp.reduce("vcpadd", "vcpadd"))

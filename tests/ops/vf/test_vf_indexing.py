@@ -77,7 +77,9 @@ def test_mask_logic_select_and_move():
     np.testing.assert_array_equal(out, pick * 1.0 + none * 10.0)
 
 
-def test_pack_unpack_pair_reduce_and_mull():
+def test_pack_unpack_and_mull():
+    """(vf.pair_reduce_sum takes FP16 / FP32 only, its page and the real backend: it is tested in
+    test_vf_reduce.py; here mull's low half is added directly.)"""
     @pl.vector_function
     def body(ta, tb, to):
         m = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT32)
@@ -86,8 +88,7 @@ def test_pack_unpack_pair_reduce_and_mull():
         lo, hi = vf.mull(x, y, m)
         h16 = vf.pack(hi, part=pl.PackPart.UPPER, dtype=pl.DT_UINT16)    # low 16 bits of hi into lanes 64..127 (as uint16)
         back = vf.unpack(h16, part=pl.PackPart.UPPER, dtype=pl.DT_UINT32)
-        pr = vf.pair_reduce_sum(lo, m)
-        s = vf.add(back, pr, m)
+        s = vf.add(back, lo, m)
         vf.store_align(to, s, m)
 
     g = torch.Generator().manual_seed(23)
@@ -98,9 +99,7 @@ def test_pack_unpack_pair_reduce_and_mull():
     prod = an * bn
     lo = np.array([int(q) & 0xFFFFFFFF for q in prod], dtype=np.uint64)
     hi16 = np.array([(int(q) >> 32) & 0xFFFF for q in prod], dtype=np.uint64)
-    pr = np.zeros(64, np.uint64)
-    pr[:32] = (lo[0::2] + lo[1::2]) & 0xFFFFFFFF
-    np.testing.assert_array_equal(out.numpy()[0].astype(np.uint64), (hi16 + pr) & 0xFFFFFFFF)
+    np.testing.assert_array_equal(out.numpy()[0].astype(np.uint64), (hi16 + lo) & 0xFFFFFFFF)
 
 
 def test_gather_scatter_truncate():

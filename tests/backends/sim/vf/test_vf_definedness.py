@@ -87,7 +87,7 @@ def reduce_active(src, dst):
     m = vf.update_mask(16, dtype=pl.DT_FP32)
     full = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
     x = vf.load_align(src, 0)
-    s = vf.reduce_max(x, m)  # over lanes 0..15 only; the other lanes of s are 0
+    s = vf.reduce_max(x, m)  # over lanes 0..15 only; lane 1 is the index of the max, the other lanes of s are 0
     vf.store_align(dst, s, full)
 
 
@@ -147,7 +147,7 @@ def test_merging_keeps_undefined_lanes_undefined():
 
 def test_a_reduction_over_active_lanes_only_is_defined():
     a, out = _run(reduce_active)
-    assert out[0] == a.max() and (out[1:] == 0).all()
+    assert out[0] == a.max() and out[1:2].view(np.uint32)[0] == a.argmax() and (out[2:] == 0).all()
 
 
 def test_a_reduction_over_a_padding_lane_is_undefined():
