@@ -49,6 +49,14 @@ class VfBodyParser(FunctionParser):
                             f"('dst = {name}(...)'); it cannot be an argument of another call")
         return super().ev_Call(node)
 
+    def inline_call(self, node: ast.Call, fn, args: list, kwargs: dict) -> Any:
+        """A plain Python helper called with run-time values: the real parser refuses it in a VF body (only
+        another @pl.vector_function is inlined there). With compile-time arguments ``helper_call`` then
+        runs it in Python instead, as in kernel code."""
+        self.fail(node, f"a @pl.vector_function cannot call the non-vector Python function '{fn.name}' with "
+                        "run-time values (registers, masks, tiles or scalars): make it a @pl.vector_function, "
+                        "or write its vf.* instructions in the body")
+
     def st_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Call):
             func = self.eval(node.value.func)
