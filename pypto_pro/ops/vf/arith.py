@@ -42,27 +42,32 @@ def _ln_times(c: float):
     return fn
 
 
-def _signed_zeros(r: np.ndarray, negative) -> np.ndarray:
-    """Where ``r`` is a zero, its sign is ``negative`` (NumPy's maximum / minimum of +0 and -0 returns
-    one operand or the other depending on the dtype's loop, so the sign is set here explicitly)."""
-    z = r == 0
-    if z.any():
-        r[z] = 0
-        r[z & negative] = -0.0
-    return r
+class _ZeroSigned:
+    """``np.maximum`` / ``np.minimum`` with the pages' zero signs: max.md / maxs.md give max(-0, +0) = +0
+    (a -0 result only when both are -0), min.md / mins.md min(-0, +0) = -0 (either order; our choice for
+    +0, -0: the page gives src0 = -0); NaN in either gives NaN (PTO-ISA vmax / vmin). NumPy's loops return
+    one zero operand or the other depending on the dtype's loop, so a zero result's sign is set here.
+    Callable as a ufunc (``out=``, ``ufunc_like``), so the batched plans keep their one-call forms
+    (``lanes._direct``, the scan form); a result with no zero costs one ``all`` over it."""
+
+    ufunc_like = True
+
+    def __init__(self, ufunc: np.ufunc, both: bool):
+        self.ufunc, self.both = ufunc, both
+        self.__name__ = ufunc.__name__
+
+    def __call__(self, a, b, out=None):
+        r = self.ufunc(a, b, out=out)
+        if r.dtype.kind == "f" and not r.all():
+            sa, sb = np.signbit(a), np.signbit(b)
+            z = r == 0
+            r[z] = 0
+            r[z & ((sa & sb) if self.both else (sa | sb))] = -0.0
+        return r
 
 
-def _max(a, b):
-    """max.md / maxs.md: max(-0, +0) is +0 (a -0 result only when both are -0); NaN in either gives NaN
-    (PTO-ISA vmax)."""
-    r = np.maximum(a, b)
-    return _signed_zeros(r, np.signbit(a) & np.signbit(b)) if r.dtype.kind == "f" else r
-
-
-def _min(a, b):
-    """min.md / mins.md: min(-0, +0) is -0 (either order, our choice for +0, -0: the page gives src0 = -0)."""
-    r = np.minimum(a, b)
-    return _signed_zeros(r, np.signbit(a) | np.signbit(b)) if r.dtype.kind == "f" else r
+_max = _ZeroSigned(np.maximum, both=True)
+_min = _ZeroSigned(np.minimum, both=False)
 
 
 def _relu(a):

@@ -126,7 +126,9 @@ def _batched(instr, run, full, regs, mk, odt, merging: bool, result, fn, bits: n
     ot = bits if bits is not None else np_of(odt)
     key = ("lanewise", instr.op, fn, odt, tuple(r.dtype for r in regs), tuple(at), mp, len(reads), merging, bits)
 
-    direct = isinstance(fn, np.ufunc) and bits is None and all(t == compute_dtype(t) == ot for t in types)
+    # a NumPy ufunc, or a callable that acts as one (``ufunc_like``: arith._ZeroSigned), into ``out=``
+    direct = (isinstance(fn, np.ufunc) or getattr(fn, "ufunc_like", False)) and bits is None and \
+        all(t == compute_dtype(t) == ot for t in types)
 
     def make(is_full: bool):
         def build(bases, scs, size):

@@ -113,3 +113,41 @@ def test_bound_int_groups_wrap_as_unbound(monkeypatch):
         return vf_kernel(int_body(), [(F32, [4, 64])], (F32, [5, 64]), dynamic=True)
     on, off, one, ran, _, _ = _both(kernel, (x,), (5, 64), monkeypatch)
     assert ran and on == off == one and on[0] != "SimulationError"
+
+
+def zeros_body():
+    @pl.vector_function
+    def body(ta, tb, to):
+        full = vf.create_mask(pattern=P.ALL, dtype=F32)
+        m0 = vf.load_align(tb, 0)
+        m1 = vf.load_align(tb, 0)
+        for i in pl.range(0, 4):
+            x = vf.load_align(ta, i * 128)
+            y = vf.load_align(ta, i * 128 + 64)
+            m0 = vf.max(m0, x, full)
+            m1 = vf.min(m1, y, full)
+            w = vf.max(x, y, full)
+            vf.store_align(to, w, full, (2 + i) * 64)
+        vf.store_align(to, m0, full, 0)
+        vf.store_align(to, m1, full, 64)
+    return body
+
+
+def test_bound_max_min_give_the_pages_zero_signs(monkeypatch):
+    """max / min chains (scan form) and groups (bound form) over +0 / -0 only: the bound, unbound and
+    one-by-one runs equal each other and the pages' signs (max -0 only of two -0, min -0 of any -0)."""
+    g = np.random.default_rng(9)
+    a = np.where(g.random((4, 128)) < 0.5, np.float32(-0.0), np.float32(0.0)).astype(np.float32)
+    b = np.where(g.random((1, 64)) < 0.5, np.float32(-0.0), np.float32(0.0)).astype(np.float32)
+
+    def kernel():
+        return vf_kernel(zeros_body(), [(F32, [4, 128]), (F32, [1, 64])], (F32, [6, 64]), dynamic=True)
+    on, off, one, ran, _, bound = _both(kernel, (torch.from_numpy(a), torch.from_numpy(b)), (6, 64), monkeypatch)
+    assert ran and any(bound) and on[0] != "SimulationError" and on == off == one
+    got = np.frombuffer(on[0], np.float32).reshape(6, 64)
+    neg = np.signbit
+    want_max = neg(b[0]) & neg(a[:, :64]).all(axis=0)
+    want_min = neg(b[0]) | neg(a[:, 64:]).any(axis=0)
+    assert (neg(got[0]) == want_max).all() and (neg(got[1]) == want_min).all()
+    assert (neg(got[2:]) == (neg(a[:, :64]) & neg(a[:, 64:]))).all()
+    assert (got == 0).all()
