@@ -2,12 +2,9 @@
 mask_operations,data_movement}``): ``vf.addc``, ``vf.subc``, ``vf.mask_gen_with_reg_tensor``, ``vf.clear_spr``.
 
 - ``addc(src0, src1, carry_in, mask) -> (carry, dst)``: ``{carry, dst} = src0 + src1 + carry_in`` on 32-bit
-  lanes (the carry a mask: set where the sum overflows 32 bits); ``subc``: ``{borrow, dst} = src0 - src1 -
-  borrow_in`` (subc.md's formula, PTO-ISA's vsubcs, AscendC's asc_subc examples), the borrow set where that
-  difference of the unsigned 32-bit patterns is negative (subc.md: set when "not enough to subtract";
-  PTO-ISA: the unsigned underflow), so a borrow chains into the next word's ``borrow_in`` as PTO-ISA's
-  Int64SubRegs chains vsubc into vsubcs (subc.md's example, expecting ``src0 - src1`` with ``borrow_in``
-  set in every lane, disagrees with its own formula);
+  lanes (the carry a mask: set where the sum overflows 32 bits); ``subc`` computes in two's complement,
+  ``dst = src0 + ~src1 + borrow_in`` (so ``borrow_in`` set means "no borrow pending": ``src0 - src1``,
+  as the page's example expects), and sets the borrow flag where that sum has no carry out (the page);
 - ``mask_gen_with_reg_tensor(src, offset)``: the bits of one block of the register (8 bytes for b32
   types, 16 for b16) spread over the 256-bit mask, each bit repeated for its element's width;
 - ``clear_spr()``: AR (the byte count ``vf.squeeze(STORE_REG)`` leaves) becomes 0.
@@ -58,8 +55,8 @@ def _sim_addc(instr):
         b = view(rf.v[y.reg.uid], D.DT_UINT32).astype(np.int64)
         cin_v = active(rf.m[cin.reg.uid], dt).astype(np.int64)
         act = active(rf.m[mk.reg.uid], dt)
-        if borrow:  # dst = a - b - borrow_in; the borrow where that (unsigned) difference is negative
-            total = a - b - cin_v
+        if borrow:  # two's complement: dst = a + ~b + borrow_in (= a - b - 1 + borrow_in); the flag is set
+            total = a - b - 1 + cin_v  # where that sum has no carry out, i.e. the subtraction borrowed
             flag = total < 0
         else:
             total = a + b + cin_v

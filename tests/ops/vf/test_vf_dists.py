@@ -175,5 +175,5 @@ def test_subc_borrows():
     a = torch.randint(0, 2**32 - 1, (1, 64), generator=g, dtype=torch.int64)
     b = torch.randint(0, 2**32 - 1, (1, 64), generator=g, dtype=torch.int64)
     out = run(two_in_kernel(body, U32), a.to(torch.uint32), b.to(torch.uint32), torch.uint32, 64).numpy()[0]
-    diff = a.numpy()[0] - b.numpy()[0]  # borrow_in clear: a - b - 0 (subc.md's formula, PTO-ISA vsubcs)
+    diff = a.numpy()[0] - b.numpy()[0] - 1  # borrow_in clear: a + ~b + 0 = a - b - 1
     np.testing.assert_array_equal(out.astype(np.int64), ((diff & 0xFFFFFFFF) + (diff < 0)) & 0xFFFFFFFF)
