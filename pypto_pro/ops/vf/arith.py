@@ -10,6 +10,8 @@ lanes, as the page's figure shows.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from pypto_pro.backends.sim.vf.batch import Spec, merge_rows
@@ -42,32 +44,31 @@ def _ln_times(c: float):
     return fn
 
 
-class _ZeroSigned:
+def _zero_signed(ufunc: np.ufunc, both: bool) -> Callable:
     """``np.maximum`` / ``np.minimum`` with the pages' zero signs: max.md / maxs.md give max(-0, +0) = +0
     (a -0 result only when both are -0), min.md / mins.md min(-0, +0) = -0 (either order; our choice for
     +0, -0: the page gives src0 = -0); NaN in either gives NaN (PTO-ISA vmax / vmin). NumPy's loops return
     one zero operand or the other depending on the dtype's loop, so a zero result's sign is set here.
     Callable as a ufunc (``out=``, ``ufunc_like``), so the batched plans keep their one-call forms
-    (``lanes._direct``, the scan form); a result with no zero costs one ``all`` over it."""
+    (``lanes._direct``, the scan form); a result with no zero costs one ``count_nonzero`` (a third of
+    ``ndarray.all``'s cost on a register: these run once per level of every max chain)."""
+    count, signbit = np.count_nonzero, np.signbit
 
-    ufunc_like = True
-
-    def __init__(self, ufunc: np.ufunc, both: bool):
-        self.ufunc, self.both = ufunc, both
-        self.__name__ = ufunc.__name__
-
-    def __call__(self, a, b, out=None):
-        r = self.ufunc(a, b, out=out)
-        if r.dtype.kind == "f" and not r.all():
-            sa, sb = np.signbit(a), np.signbit(b)
+    def fn(a, b, out=None):
+        r = ufunc(a, b, out=out)
+        if r.dtype.kind == "f" and count(r) != r.size:
+            sa, sb = signbit(a), signbit(b)
             z = r == 0
             r[z] = 0
-            r[z & ((sa & sb) if self.both else (sa | sb))] = -0.0
+            r[z & ((sa & sb) if both else (sa | sb))] = -0.0
         return r
+    fn.ufunc_like = True  # type: ignore[attr-defined]
+    fn.__name__ = ufunc.__name__
+    return fn
 
 
-_max = _ZeroSigned(np.maximum, both=True)
-_min = _ZeroSigned(np.minimum, both=False)
+_max = _zero_signed(np.maximum, both=True)
+_min = _zero_signed(np.minimum, both=False)
 
 
 def _relu(a):
