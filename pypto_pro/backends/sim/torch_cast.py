@@ -89,26 +89,11 @@ def _torch(src: np.dtype, dst: np.dtype):
 
 def cast(x: np.ndarray, dt: np.dtype) -> np.ndarray | None:
     """``x.astype(dt)`` (a new C-contiguous array) for fp32 -> fp16 / bf16 and back, through torch when
-    that is trusted and worth it; None: not done (use NumPy)."""
-    if not enabled or not torch_engine.enabled or type(x) is not np.ndarray:
-        return None
-    src = x.dtype
-    if not ((src == _F32 and dt in _NARROW) or (dt == _F32 and src in _NARROW)):
-        return None
-    if not torch_engine.MIN_ELEMENTS <= x.size <= torch_engine.MAX_ELEMENTS or min(x.strides, default=0) < 0:
-        return None
-    torch = _torch(src, dt)
-    if torch is None:
+    that is trusted and worth it (one torch call: at most ``MAX_ELEMENTS``); None: not done (use NumPy)."""
+    if not enabled or type(x) is not np.ndarray or x.size > torch_engine.MAX_ELEMENTS:
         return None
     out = np.empty(x.shape, dt)
-    try:
-        _torch_view(torch, out).copy_(_torch_view(torch, x))
-    except (TypeError, ValueError, RuntimeError):
-        return None
-    nan = np.isnan(x)
-    if nan.any():
-        out[nan] = x[nan].astype(dt)
-    return out
+    return out if cast_into(out, x) else None
 
 
 def _pair(src: np.dtype, dst: np.dtype) -> bool:

@@ -22,7 +22,7 @@ from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import (FLOATS, INTS, NUMERIC, accumulator, declare_binary, declare_scalar,
-                                    declare_unary, merge_mode, on_bits, sim_lanewise, zeroing_only)
+                                    declare_unary, merge_mode, on_bits, sim_lanewise)
 
 FAMILY = "vf_arithmetic"
 _DOC = "For each active lane i: dst[i] = {}; inactive lanes are zeroed (mode=ZEROING) or kept (MERGING)."
@@ -211,7 +211,7 @@ def _declare_shift(name: str, fn, doc: str, params: str) -> None:
         r = c.reg(p, a, "src", INTS)
         m = c.mask(p, a, "mask")
         d = c.dst(p, c.VREG, r.dtype)
-        merging = zeroing_only(p, a)
+        merging = merge_mode(p, a, merging=False)
         amount = a["shift"]
         from pypto_pro.frontend.vf.values import RegValue
         if isinstance(amount, RegValue):

@@ -257,12 +257,6 @@ def merge_mode(p, a, name: str = "mode", merging: bool = True) -> bool:
     return merge
 
 
-def zeroing_only(p, a, name: str = "mode") -> bool:
-    """``mode=`` of an instruction whose page says MERGING is not supported yet: MERGING is a located
-    error; returns False (the instruction zeroes the inactive lanes)."""
-    return merge_mode(p, a, name, merging=False)
-
-
 def declare_binary(family: str, name: str, fn: Numerics, cost: str, dtypes: tuple, doc: str,
                    params: str = "src0, src1, mask, mode=None", instr: str | None = None,
                    on_masks: Callable | None = None, merging: bool = True) -> None:

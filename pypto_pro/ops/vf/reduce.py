@@ -23,7 +23,7 @@ from pypto_pro.language import dtypes as D
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
-from pypto_pro.ops.vf.lanes import NUMERIC, merge_mode, sim_lanewise, zeroing_only
+from pypto_pro.ops.vf.lanes import NUMERIC, merge_mode, sim_lanewise
 
 FAMILY = "vf_reduction"
 _SUM_TYPES = (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32, D.DT_FP16, D.DT_FP32)
@@ -309,7 +309,7 @@ __all__ = ["tree_sum", "sim_lanewise", "VL"]
 def _check_pair(p, node, a):
     r = c.reg(p, a, "src", (D.DT_FP16, D.DT_FP32))  # the page: FP16 / FP32; MERGING not supported
     m = c.mask(p, a, "mask")
-    zeroing_only(p, a)
+    merge_mode(p, a, merging=False)
     d = c.dst(p, c.VREG, r.dtype)
     c.emit(p, node, "vcpadd", (d,), (c.read(r), c.read(m)), dtype=r.dtype, lanes=lanes(r.dtype), api="pair_reduce_sum")
     return d
