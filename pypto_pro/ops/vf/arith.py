@@ -20,6 +20,7 @@ from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import CastLayout
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
+from pypto_pro.ops.vf import cpp_cce as cce
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import (FLOATS, INTS, NUMERIC, accumulator, declare_binary, declare_scalar,
                                     declare_unary, merge_mode, on_bits, sim_lanewise)
@@ -163,9 +164,7 @@ vf_api(FAMILY, "sqrt", "src, mask, mode=None, precision=None",
        _DOC.format("sqrt(src[i])") + " precision=True (FP32): the high-precision mode, inputs above 2**126 give 0.",
        _check_sqrt)
 vf_instr("vsqrt", FAMILY, sim_lanewise(_f64(np.sqrt)), "VSQRT", **vcpp.lanewise("vsqrt"))
-vf_instr("vsqrt_hp", FAMILY, sim_lanewise(_sqrt_hp), "VSQRT",
-         cpp_missing="the high-precision vsqrt (the SqrtSpecificMode template argument the real backend hoists) is "
-                     "not spelled by this backend yet")
+vf_instr("vsqrt_hp", FAMILY, sim_lanewise(_sqrt_hp), "VSQRT", cpp=cce.vsqrt_hp)
 
 for _name, _fn, _cost, _types, _text in (
         ("adds", np.add, "VADD", NUMERIC, "src[i] + scalar"),

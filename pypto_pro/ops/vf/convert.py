@@ -25,6 +25,7 @@ from pypto_pro.ops.vf import convert_b64 as b64
 from pypto_pro.ops.vf import convert_lowp as lowp
 from pypto_pro.ops.vf import convert_sat
 from pypto_pro.ops.vf import cpp as vcpp
+from pypto_pro.ops.vf import cpp_cce as cce
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import NUMERIC
 
@@ -250,4 +251,4 @@ def _sim_muls_cast(instr):
 
 vf_api(FAMILY, "muls_cast", "src, scalar, mask, dtype=None, layout=None",
        "fp32 src * scalar rounded once to fp16 into the even (ZERO) or odd (ONE) lanes.", _check_muls_cast)
-vf_instr("vmulscvt", FAMILY, _sim_muls_cast, "VCVT", cpp_missing="PTO-ISA's a5 headers and vector ISA docs give no fused multiply-and-convert intrinsic")
+vf_instr("vmulscvt", FAMILY, _sim_muls_cast, "VCVT", cpp=cce.vmulscvt)

@@ -64,4 +64,4 @@ vf_api(FAMILY, "histograms", "src, mask, bin_type=None, hist_type=None",
        "Add the histogram of the active DT_UINT8 lanes of src (BIN0: values 0..127, BIN1: 128..255; ACCUMULATE: "
        "cumulative counts, FREQUENCY: per value) to the DT_UINT16 destination register.", _check)
 vf_instr("chistv2", FAMILY, _build(True), "VREDUCE", cpp=vcpp.chistv2)
-vf_instr("dhistv2", FAMILY, _build(False), "VREDUCE", cpp_missing="dhistv2 is not in PTO-ISA's a5 headers or vector ISA docs")
+vf_instr("dhistv2", FAMILY, _build(False), "VREDUCE", cpp=vcpp.dhistv2)

@@ -33,6 +33,7 @@ from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import IndexOrder, PackPart, SqueezeMode
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
+from pypto_pro.ops.vf import cpp_cce as cce
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import INTS, INTS64, NUMERIC
 
@@ -219,7 +220,7 @@ def _declare_pack(name: str) -> None:
     vf_instr(f"p{name}", FAMILY, build_mask, "VMASK", cpp=getattr(vcpp, f"p{name}"))
     vf_api(FAMILY, name, "src, dtype=None, part=None",
            f"{name}: narrow / widen the elements into / from one half of the register (PackPart).", check)
-    vf_instr(f"v{name}", FAMILY, build, "VCVT", **({"cpp": vcpp.vpack} if name == "pack" else {"cpp_missing": "PTO-ISA spells the register unpack as vzunpack / vsunpack, whose operands its docs do not give"}))
+    vf_instr(f"v{name}", FAMILY, build, "VCVT", cpp=vcpp.vpack if name == "pack" else cce.vunpack)
 
 
 _declare_pack("pack")

@@ -19,6 +19,7 @@ from pypto_pro.language import dtypes as D
 from pypto_pro.language.enums import MergeMode
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
+from pypto_pro.ops.vf import cpp_cce as cce
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 
 FAMILY = "vf_special"
@@ -105,7 +106,7 @@ def _sim_pgen(instr):
 vf_api(FAMILY, "mask_gen_with_reg_tensor", "src, offset=None",
        "A mask from the bits of one block of a register: bit i is element i's predicate (only the lowest bit of "
        "its 2- / 4-bit group set).", _check_mask_gen)
-vf_instr("pgen", FAMILY, _sim_pgen, "VMASK", cpp_missing="pgen is not in PTO-ISA's a5 headers or vector ISA docs")
+vf_instr("pgen", FAMILY, _sim_pgen, "VMASK", cpp=cce.movvp)
 
 
 def _check_clear_spr(p, node, a):
@@ -158,4 +159,4 @@ vf_api(FAMILY, "get_mask_spr", "width=MaskWidth.B32",
        "The {MASK1, MASK0} vector-mask SPR (pl.set_vec_mask; all bits set at kernel start) as a mask register "
        "(MoveMask): B32 reads MASK0, a bit per 32-bit lane; B16 reads both, a bit per 16-bit lane; in counter "
        "mode (pl.set_mask_count) the first MASK0 lanes.", _check_get_mask_spr)
-vf_instr("movemask", FAMILY, _sim_movemask, "VMASK", cpp_missing="PTO-ISA's a5 headers and vector ISA docs give no read of the MASK special registers into a predicate")
+vf_instr("movemask", FAMILY, _sim_movemask, "VMASK", cpp=cce.movemask)

@@ -27,6 +27,7 @@ from pypto_pro.language.dtypes import DT_INT64
 from pypto_pro.language.enums import MergeMode
 from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import cpp as vcpp
+from pypto_pro.ops.vf import cpp_cce as cce
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 
 FAMILY = "vf_data_movement"
@@ -277,7 +278,7 @@ vf_api(FAMILY, "move", "src, mask=None, mode=None", "Copy a register (the active
        "destination's value) or a mask (the bits under the mask, 0 elsewhere).",
        _check_move)
 vf_instr("vmov", FAMILY, _sim_vmov, "VDUP", cpp=vcpp.vmov)
-vf_instr("pmov", FAMILY, _sim_pmov, "VMASK", cpp_missing="PTO-ISA's a5 headers and vector ISA docs have no predicate move (pmov)")
+vf_instr("pmov", FAMILY, _sim_pmov, "VMASK", cpp=cce.pmov)
 
 
 def _check_load(p, node, a):

@@ -193,12 +193,16 @@ def _vf_error(body, match: str, line_of: str):
 
 
 @pl.vector_function
-def _sqrt_precise_body(src, dst, n: pl.DT_INT64):
+def _ar_stream_body(src, dst, n: pl.DT_INT64):
     m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
     x = vf.load_align(src, 0)
     y = vf.exp(x, m)
-    z = vf.sqrt(y, m, precision=True)
-    vf.store_align(dst, z, m, 0)
+    vf.clear_spr()
+    ureg = vf.unalign_reg_for_store()
+    pos = vf.gt(y, 1.0, m)
+    packed = vf.squeeze(y, pos, gather_mode=pl.SqueezeMode.STORE_REG)
+    vf.store_unalign(dst, packed, ureg)
+    vf.store_unalign_post(dst, ureg)
 
 
 @pl.vector_function
@@ -217,8 +221,8 @@ def _first_element_fp16(src, dst, n: pl.DT_INT64):
     vf.store_align(dst, x, m, 0, dist=pl.StoreDist.FIRST_ELEMENT)
 
 
-def test_an_op_without_a_spelling_is_a_located_error_naming_the_op():
-    err = _vf_error(_sqrt_precise_body, r"cannot emit vf\.sqrt: the high-precision vsqrt", "vf.sqrt(")
+def test_a_form_without_a_spelling_is_a_located_error_naming_the_op():
+    err = _vf_error(_ar_stream_body, r"cannot emit vf\.store_unalign: the AR-stream form", "vf.store_unalign(dst, packed")
     assert "vf.exp" not in str(err)
 
 

@@ -231,3 +231,26 @@ def test_the_emitted_blocks_use_registered_names_only():
         used |= set(re.findall(r"\b([A-Z][A-Z0-9_]{2,})\b", code))
         used |= {"RegTensor"} if "RegTensor<" in code else set()
     assert sorted(used - NAMES) == []
+
+
+PYPTO_ROOT = os.environ.get("PYPTO_ROOT")
+REAL_BACKEND = "framework/src/interface/pypto_pro/backend/backend_cce_vf_ops.cpp"
+
+
+def test_real_backend_names_are_not_claimed_for_pto_isa():
+    from pypto_pro.ops.vf.cpp import REAL_NAMES
+    assert sorted(NAMES & set(REAL_NAMES)) == []
+
+
+@pytest.mark.skipif(not PYPTO_ROOT, reason="PYPTO_ROOT is not set (a hicann/pypto checkout)")
+def test_each_real_backend_name_is_written_by_the_function_it_cites():
+    """``REAL_NAMES``: each name occurs in the body of the named ``EmitVF*`` function of the real backend."""
+    from pypto_pro.ops.vf.cpp import REAL_NAMES
+    text = (Path(PYPTO_ROOT) / REAL_BACKEND).read_text(errors="ignore")
+    wrong = []
+    for name, fn in REAL_NAMES.items():
+        at = text.find(f"static std::string {fn}(")
+        end = text.find("\nstatic std::string ", at + 1)
+        if at < 0 or not _word(name).search(text[at:end if end > 0 else None]):
+            wrong.append((name, fn))
+    assert wrong == []

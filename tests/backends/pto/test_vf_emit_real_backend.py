@@ -1,0 +1,158 @@
+"""The VF spellings written as the real PyPTO Pro backend writes them where PTO-ISA's a5 headers have no
+use of the intrinsic (``ops/vf/cpp.REAL_NAMES``: hicann/pypto
+``framework/src/interface/pypto_pro/backend/backend_cce_vf_ops.cpp``, the function each test names):
+the emitted line of each op, operand order, mode and part enumerators included."""
+from __future__ import annotations
+
+import pytest
+
+import pypto_pro.language as pl
+from pypto_pro.errors import CompileError
+from pypto_pro.language import Vf as vf
+
+import vf_cpp_bodies as K
+
+ALL = pl.MaskPattern.ALL
+U8 = pl.TileType(shape=[K.ROWS, 4 * K.COLS], dtype=pl.DT_UINT8, target_memory=pl.MemorySpace.Vec)
+U16 = pl.TileType(shape=[K.ROWS, 2 * K.COLS], dtype=pl.DT_UINT16, target_memory=pl.MemorySpace.Vec)
+U32 = pl.TileType(shape=[K.ROWS, K.COLS], dtype=pl.DT_UINT32, target_memory=pl.MemorySpace.Vec)
+
+
+def _lines(body, in_type=K.F32, out_type=K.F32, *calls: str) -> list[str]:
+    """The instruction lines of the body's VEC_SCOPE that start with one of ``calls``."""
+    text = K.vec_scope(K.kernel_cpp(K.kernel_for(body, in_type, out_type)))
+    return [ln.strip() for ln in text.splitlines() if ln.strip().startswith(calls)]
+
+
+@pl.vector_function
+def _abs_sub(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=ALL, dtype=pl.DT_FP32)
+    x = vf.load_align(src, 0)
+    y = vf.load_align(src, 64)
+    z = vf.abs_sub(x, y, m)
+    vf.store_align(dst, z, m, 0)
+
+
+def test_abs_sub_is_vabsdif_zeroing():
+    """EmitVFAbsSub: ``vabsdif(dst, src0, src1, mask, mode)``, ZEROING only."""
+    assert _lines(_abs_sub, K.F32, K.F32, "vabsdif(") == ["vabsdif(vf_z, vf_x, vf_y, vf_m, MODE_ZEROING);"]
+
+
+@pl.vector_function
+def _sqrt_hp(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=ALL, dtype=pl.DT_FP32)
+    x = vf.load_align(src, 0)
+    z = vf.sqrt(x, m, precision=True)
+    w = vf.sqrt(z, m)
+    vf.store_align(dst, w, m, 0)
+
+
+def test_high_precision_sqrt_takes_the_specific_mode_as_a_template_argument():
+    """EmitVFSqrt with precision=True: a ``SqrtSpecificMode {ZEROING, true}`` of static storage, then
+    ``vsqrt<float, &mode>(dst, src, mask)``; the plain sqrt keeps its mode operand."""
+    got = _lines(_sqrt_hp, K.F32, K.F32, "static constexpr", "vsqrt")
+    assert got == ["static constexpr AscendC::Reg::SqrtSpecificMode vf_n = {AscendC::Reg::MaskMergeMode::ZEROING, true};",
+                   "vsqrt<float, &vf_n>(vf_z, vf_x, vf_m);",
+                   "vsqrt(vf_w, vf_z, vf_m, MODE_ZEROING);"], got
+
+
+@pl.vector_function
+def _mask_moves(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=ALL, dtype=pl.DT_FP32)
+    half = vf.create_mask(pattern=pl.MaskPattern.H, dtype=pl.DT_FP32)
+    a = vf.move(m)
+    b = vf.move(m, half)
+    x = vf.load_align(src, 0)
+    y = vf.select(x, x, a)
+    vf.store_align(dst, y, b, 0)
+
+
+def test_mask_move_is_pmov_with_and_without_a_selecting_mask():
+    """EmitVFMove's mask form: ``pmov(dst, src)`` and ``pmov(dst, src, mask)``."""
+    assert _lines(_mask_moves, K.F32, K.F32, "pmov(") == ["pmov(vf_a, vf_m);", "pmov(vf_b, vf_m, vf_half);"]
+
+
+@pl.vector_function
+def _unpack(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT32)
+    x = vf.load_align(src, 0, dtype=pl.DT_UINT16)
+    lo = vf.unpack(x, part=pl.PackPart.LOWER, dtype=pl.DT_UINT32)
+    hi = vf.unpack(x, part=pl.PackPart.UPPER, dtype=pl.DT_UINT32)
+    s = vf.add(lo, hi, m)
+    vf.store_align(dst, s, m, 0)
+
+
+def test_register_unpack_is_vunpack_lower_or_higher():
+    """EmitVFUnpack (a result under 64 bits): ``vunpack(dst, src, LOWER | HIGHER)``."""
+    assert _lines(_unpack, U16, U32, "vunpack(") == ["vunpack(vf_lo, vf_x, LOWER);", "vunpack(vf_hi, vf_x, HIGHER);"]
+
+
+@pl.vector_function
+def _histograms(src, dst, n: pl.DT_INT64):
+    m8 = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT8)
+    m16 = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT16)
+    x = vf.load_align(src, 0, dtype=pl.DT_UINT8)
+    h = vf.full(0, m16, dtype=pl.DT_UINT16)
+    h = vf.histograms(x, m8, bin_type=pl.BinType.BIN0, hist_type=pl.HistType.FREQUENCY)
+    g = vf.full(0, m16, dtype=pl.DT_UINT16)
+    g = vf.histograms(x, m8, bin_type=pl.BinType.BIN1, hist_type=pl.HistType.ACCUMULATE)
+    vf.store_align(dst, h, m16, 0)
+    vf.store_align(dst, g, m16, 128)
+
+
+def test_frequency_histograms_are_dhistv2_accumulate_chistv2():
+    """EmitVFHistograms: FREQUENCY -> ``dhistv2``, ACCUMULATE -> ``chistv2``, ``(dst, src, mask, Bin_N0 | Bin_N1)``."""
+    got = _lines(_histograms, U8, U16, "dhistv2(", "chistv2(")
+    assert got == ["dhistv2(vf_h, vf_x, vf_m8, Bin_N0);", "chistv2(vf_g, vf_x, vf_m8, Bin_N1);"], got
+
+
+@pl.vector_function
+def _muls_cast(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=ALL, dtype=pl.DT_FP32)
+    m16 = vf.create_mask(pattern=ALL, dtype=pl.DT_FP16)
+    x = vf.load_align(src, 0)
+    h = vf.muls_cast(x, 0.5, m, dtype=pl.DT_FP16)
+    o = vf.muls_cast(x, 2.0, m, dtype=pl.DT_FP16, layout=pl.CastLayout.ONE)
+    vf.store_align(dst, h, m16, 0)
+    vf.store_align(dst, o, m16, 128)
+
+
+def test_muls_cast_is_vmulscvt_with_the_layout_as_part():
+    """EmitVFMulsCast: ``vmulscvt(dst, src, scalar, mask, part)``, layout ZERO -> PART_EVEN, ONE -> PART_ODD."""
+    got = [ln.replace("0.500000f", "0.5f").replace("2.000000f", "2.0f") for ln in _lines(_muls_cast, K.F32, K.F16, "vmulscvt(")]
+    assert got == ["vmulscvt(vf_h, vf_x, static_cast<float>(0.5f), vf_m, PART_EVEN);",
+                   "vmulscvt(vf_o, vf_x, static_cast<float>(2.0f), vf_m, PART_ODD);"], got
+
+
+@pl.vector_function
+def _mask_sprs(src, dst, n: pl.DT_INT64):
+    a = vf.get_mask_spr(width=pl.MaskWidth.B32)
+    b = vf.get_mask_spr(width=pl.MaskWidth.B16)
+    x = vf.load_align(src, 0)
+    y = vf.load_align(src, 0, dtype=pl.DT_UINT32)
+    g = vf.mask_gen_with_reg_tensor(y, offset=3)
+    vf.store_align(dst, x, a, 0)
+    vf.store_align(dst, x, g, 64)
+    z = vf.load_align(src, 0, dtype=pl.DT_FP16)
+    vf.store_align(dst, z, b, 128)
+
+
+def test_mask_spr_reads_are_movp_and_register_bits_movvp():
+    """EmitVFGetMaskSpr: ``movp_b32()`` / ``movp_b16()``; EmitVFMaskGenWithRegTensor:
+    ``movvp(dst, (RegTensor<uint32_t>&)src, offset)``."""
+    got = _lines(_mask_sprs, K.F32, K.F32, "vf_a =", "vf_b =", "movvp(")
+    assert got == ["vf_a = movp_b32();", "vf_b = movp_b16();", "movvp(vf_g, (RegTensor<uint32_t>&)vf_y, 3);"], got
+
+
+@pl.vector_function
+def _unpack_64(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT32)
+    x = vf.load_align(src, 0, dtype=pl.DT_UINT32)
+    w = vf.unpack(x, part=pl.PackPart.LOWER, dtype=pl.DT_UINT64)
+    vf.store_align(dst, w, m, 0)
+
+
+def test_a_64_bit_unpack_is_a_located_error():
+    """The real backend builds it from vintlv with a pad register; not spelled here."""
+    with pytest.raises(CompileError, match=r"vf\.unpack: vunpack has no 64-bit result form"):
+        K.kernel_cpp(K.kernel_for(_unpack_64, U32, U32))
