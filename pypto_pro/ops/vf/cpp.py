@@ -356,10 +356,24 @@ def _vexpdif(i, e):
 
 
 def _vci(i, e):
-    dt = i.attrs["dtype"]
-    if dt.bits == 64:  # the real backend lowers it to vci / vneg / vdup / vintlv / vadds; not emitted here yet
-        raise NoCpp("vci has no 8-byte form (a 64-bit arange is a several-instruction sequence)")
-    return [f"vci({e.dst(0)}, {e.scalar(i.args[0], dt)}, {ORDER[bool(i.attrs.get('down'))]});"]
+    """``vf.arange`` as the real backend's EmitVFArange writes it: ``vci(dst, start, INC_ORDER / DEC_ORDER)``,
+    unsigned lanes through a signed reference (vci has no unsigned form); 64-bit lanes (no 8-byte vci) as
+    its sequence: the int32 ramp 0, 1, 2, ... (negated when decreasing), zero high words, the two
+    interleaved into the 64-bit lanes, then ``vadds`` of the start."""
+    from pypto_pro.language import dtypes as D
+    dt, d = i.attrs["dtype"], e.dst(0)
+    if dt.bits == 64:
+        lo, hi, dump = (e.temp("RegTensor<int32_t>", None) for _ in range(3))
+        m, u = e.temp("MaskReg", "pset_b32(PAT_ALL)"), "(RegTensor<uint32_t>&)"
+        lines = [f"vci({lo}, 0, INC_ORDER);"]
+        if i.attrs.get("down"):
+            lines.append(f"vneg({lo}, {lo}, {m}, MODE_ZEROING);")
+        return lines + [f"vdup({hi}, 0, {m}, MODE_ZEROING);", f"vintlv({u}{d}, {u}{dump}, {u}{lo}, {u}{hi});",
+                        f"vadds({d}, {d}, {e.scalar(i.args[0], dt)}, {m}, MODE_ZEROING);"]
+    signed = {D.DT_UINT8: D.DT_INT8, D.DT_UINT16: D.DT_INT16, D.DT_UINT32: D.DT_INT32}.get(dt, dt)
+    if signed is not dt:
+        d = f"(RegTensor<{e.ctype(signed)}>&){d}"
+    return [f"vci({d}, {e.scalar(i.args[0], signed)}, {ORDER[bool(i.attrs.get('down'))]});"]
 
 
 def _vtrc(i, e):

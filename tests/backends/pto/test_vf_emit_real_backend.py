@@ -156,3 +156,37 @@ def test_a_64_bit_unpack_is_a_located_error():
     """The real backend builds it from vintlv with a pad register; not spelled here."""
     with pytest.raises(CompileError, match=r"vf\.unpack: vunpack has no 64-bit result form"):
         K.kernel_cpp(K.kernel_for(_unpack_64, U32, U32))
+
+
+I64 = pl.TileType(shape=[K.ROWS, K.COLS // 2], dtype=pl.DT_INT64, target_memory=pl.MemorySpace.Vec)
+
+
+def _arange_body(dt, order):
+    @pl.vector_function
+    def body(src, dst, n: pl.DT_INT64):
+        r = vf.arange(5, dtype=dt, index_order=order)  # (no store: PTO-ISA has no 64-bit predicate to store with)
+    return body
+
+
+def test_arange_is_vci_with_unsigned_lanes_through_a_signed_reference():
+    """EmitVFArange: vci has signed and float forms only, so a uint32 register is passed as int32."""
+    assert _lines(_arange_body(pl.DT_UINT32, pl.IndexOrder.INCREASE_ORDER), U32, U32, "vci(") == [
+        "vci((RegTensor<int32_t>&)vf_r, static_cast<int32_t>(5), INC_ORDER);"]
+    assert _lines(_arange_body(pl.DT_FP32, pl.IndexOrder.DECREASE_ORDER), K.F32, K.F32, "vci(") == [
+        "vci(vf_r, static_cast<float>(5.000000f), DEC_ORDER);"]
+
+
+@pytest.mark.parametrize("order", [pl.IndexOrder.INCREASE_ORDER, pl.IndexOrder.DECREASE_ORDER])
+def test_64_bit_arange_is_the_real_backends_int32_ramp_interleaved_then_vadds(order):
+    """EmitVFArange for INT64 / UINT64: vci of an int32 ramp (vneg when decreasing), vdup of zero high
+    words, vintlv of the two as uint32 lanes into the destination, vadds of the start."""
+    got = _lines(_arange_body(pl.DT_INT64, order), I64, I64, "RegTensor<int32_t> vf_u", "MaskReg vf_n", "vci(",
+                 "vneg(", "vdup(", "vintlv(", "vadds(")
+    want = ["RegTensor<int32_t> vf_u;", "RegTensor<int32_t> vf_u_1;", "RegTensor<int32_t> vf_u_2;",
+            "MaskReg vf_n = pset_b32(PAT_ALL);", "vci(vf_u, 0, INC_ORDER);"]
+    if order is pl.IndexOrder.DECREASE_ORDER:
+        want.append("vneg(vf_u, vf_u, vf_n, MODE_ZEROING);")
+    want += ["vdup(vf_u_1, 0, vf_n, MODE_ZEROING);",
+             "vintlv((RegTensor<uint32_t>&)vf_r, (RegTensor<uint32_t>&)vf_u_2, (RegTensor<uint32_t>&)vf_u, (RegTensor<uint32_t>&)vf_u_1);",
+             "vadds(vf_r, vf_r, static_cast<int64_t>(5), vf_n, MODE_ZEROING);"]
+    assert got == want, got
