@@ -536,11 +536,16 @@ def _vldus(i, e):
 def _vstus(i, e):
     """``vf.store_unalign`` of ``count`` elements, flushed at once (``vstus`` then ``vstas``, both
     POST_UPDATE on a pointer of their own, as PTO-ISA's a5 headers pair them), so the sequence's
-    ``store_unalign_post`` writes nothing more. The AR-stream form (after ``vf.squeeze``) is refused."""
+    ``store_unalign_post`` writes nothing more. The AR-stream form (after ``vf.squeeze``) is refused: the
+    real backend threads one alignment register through the stream (``vstur`` per store, one ``vstar`` at
+    the post), which this per-store form cannot express and which nothing here can run to check."""
     src, addr, count = i.args[:3]
     if i.attrs.get("from_ar"):
         raise NoCpp("the AR-stream form after vf.squeeze (vstur / vstar) is not spelled by this backend yet")
-    dt = i.attrs["dtype"]
+    from pypto_pro.language import dtypes as D
+    # a5's unaligned stores take signed 8- / 16- / 32-bit data only: unsigned sources go through signed
+    # references, as the real backend's EmitVFStoreUnAlign casts them (same bytes)
+    dt = {D.DT_UINT8: D.DT_INT8, D.DT_UINT16: D.DT_INT16, D.DT_UINT32: D.DT_INT32}.get(i.attrs["dtype"], i.attrs["dtype"])
     u = e.temp("UnalignReg", None)
     at = e.own_ptr(addr, dt)
     return [f"vstus({u}, {e.scalar(count, None)}, {e.reg(src, dt)}, {at}, POST_UPDATE);",

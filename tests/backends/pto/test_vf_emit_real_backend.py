@@ -190,3 +190,21 @@ def test_64_bit_arange_is_the_real_backends_int32_ramp_interleaved_then_vadds(or
              "vintlv((RegTensor<uint32_t>&)vf_r, (RegTensor<uint32_t>&)vf_u_2, (RegTensor<uint32_t>&)vf_u, (RegTensor<uint32_t>&)vf_u_1);",
              "vadds(vf_r, vf_r, static_cast<int64_t>(5), vf_n, MODE_ZEROING);"]
     assert got == want, got
+
+
+@pl.vector_function
+def _store_unalign_u32(src, dst, n: pl.DT_INT64):
+    m = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT32)
+    x = vf.load_align(src, 0, dtype=pl.DT_UINT32)
+    u = vf.unalign_reg_for_store()
+    vf.store_unalign(dst + 3, x, u, 5)
+    vf.store_unalign_post(dst, u)
+
+
+def test_unaligned_store_of_unsigned_lanes_goes_through_signed_references():
+    """EmitVFStoreUnAlign: a5's vstus takes signed 8- / 16- / 32-bit data, so uint32 lanes and their
+    pointer are cast to int32 (the same bytes)."""
+    got = _lines(_store_unalign_u32, U32, U32, "__ubuf__ int32_t*", "vstus(", "vstas(")
+    assert got == ["__ubuf__ int32_t* vf_n = (__ubuf__ int32_t*)vf_ty + 3;",
+                   "vstus(vf_u, 5, (RegTensor<int32_t>&)vf_x, vf_n, POST_UPDATE);",
+                   "vstas(vf_u, vf_n, 0, POST_UPDATE);"], got
