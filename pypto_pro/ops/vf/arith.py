@@ -86,10 +86,11 @@ def _idiv(a, b):
 
 
 # the dtypes each basic_arithmetic page lists (the real backend's EmitVF* checks agree or are wider)
-_I8_16_32_F = (D.DT_INT8, D.DT_INT16, D.DT_INT32, D.DT_FP16, D.DT_FP32)      # abs, neg
+# abs, neg: the pages' types and INT64, which the real backend's EmitVFAbs / EmitVFNeg also take
+_I8_16_32_F = (D.DT_INT8, D.DT_INT16, D.DT_INT32, D.DT_INT64, D.DT_FP16, D.DT_FP32)
 _DIV = (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32, D.DT_FP16, D.DT_FP32)  # div, muls
 _MUL = _DIV + (D.DT_BF16,)
-_RELU = (D.DT_FP16, D.DT_INT32, D.DT_FP32)
+_RELU = (D.DT_FP16, D.DT_INT32, D.DT_INT64, D.DT_FP32)  # relu.md and INT64 (EmitVFRelu)
 _F16_32 = (D.DT_FP16, D.DT_FP32)  # exp, ln, log, log2, log10, sqrt, leaky_relu, prelu
 
 # MERGING: only add, max and min take it (their pages; the real backend's VFAnyMode); the other
@@ -104,8 +105,8 @@ for _name, _fn, _cost, _types, _text in (
         ("max", _max, "VMIN", NUMERIC, "max(src0[i], src1[i])"),
         ("min", _min, "VMIN", NUMERIC, "min(src0[i], src1[i])")):
     declare_binary(FAMILY, _name, _fn, _cost, _types, _DOC.format(_text), merging=_name in _MERGING)
-# abs_sub.md: FP16 / FP32 only, ZEROING only (the real backend's EmitVFAbsSub refuses the rest)
-declare_binary(FAMILY, "abs_sub", lambda a, b: np.abs(a - b), "VADD", (D.DT_FP16, D.DT_FP32),
+# abs_sub.md: FP16 / FP32, ZEROING only; the real backend's EmitVFAbsSub also takes INT64 (|a - b| wrapping)
+declare_binary(FAMILY, "abs_sub", lambda a, b: np.abs(a - b), "VADD", (D.DT_FP16, D.DT_FP32, D.DT_INT64),
                "For each active lane i: dst[i] = |src0[i] - src1[i]| (one rounding of the difference); inactive "
                "lanes are zeroed (MERGING is not supported).", merging=False)
 
@@ -329,12 +330,12 @@ def _declare_accumulating(name: str, text: str, product, addend: int, dtypes: tu
 
 # operands as the sim passes them: (dst, src0, src1) / (dst, src, scalar); ``addend``: the one added.
 # The dtypes of each page (the real backend's EmitVFMulAddDst / MulDstAdd / Axpy refuse 8-bit and
-# the others; its 64-bit integer forms are not on the pages)
+# the others); axpy also INT64 / UINT64, which EmitVFAxpy takes (wrapping), though axpy.md does not list them
 _declare_accumulating("mul_add_dst", "src0[i] * src1[i] + dst[i] (one rounding)", lambda a, b: a * b, 0,
                       FLOATS + (D.DT_INT16, D.DT_UINT16, D.DT_INT32, D.DT_UINT32))
 _declare_accumulating("mul_dst_add", "dst[i] * src0[i] + src1[i] (one rounding)", lambda d, a: d * a, 2, FLOATS)
 _declare_accumulating("axpy", "scalar * src[i] + dst[i] (one rounding)", lambda a, s: s * a, 0,
-                      (D.DT_FP16, D.DT_FP32), scalar=True)
+                      (D.DT_FP16, D.DT_FP32, D.DT_INT64, D.DT_UINT64), scalar=True)
 
 
 def _check_exp_sub(p, node, a):

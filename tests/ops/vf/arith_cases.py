@@ -20,6 +20,7 @@ from vf_kernels import ALL, lanes, vf_kernel
 BF16 = np.dtype(ml_dtypes.bfloat16)
 NP = {pl.DT_INT8: np.dtype(np.int8), pl.DT_UINT8: np.dtype(np.uint8), pl.DT_INT16: np.dtype(np.int16),
       pl.DT_UINT16: np.dtype(np.uint16), pl.DT_INT32: np.dtype(np.int32), pl.DT_UINT32: np.dtype(np.uint32),
+      pl.DT_INT64: np.dtype(np.int64), pl.DT_UINT64: np.dtype(np.uint64),
       pl.DT_FP16: np.dtype(np.float16), pl.DT_BF16: BF16, pl.DT_FP32: np.dtype(np.float32)}
 INTS = [pl.DT_INT8, pl.DT_UINT8, pl.DT_INT16, pl.DT_UINT16, pl.DT_INT32, pl.DT_UINT32]
 FLOATS = [pl.DT_FP16, pl.DT_BF16, pl.DT_FP32]
@@ -47,7 +48,7 @@ def specials(dt) -> np.ndarray:
         vals = [info.min, info.max, 0, 1, info.max - 1, info.min + 1]
         if t.kind == "i":
             vals += [-1, -2]
-        return np.array(vals, dtype=np.int64).astype(t)
+        return np.array(vals, dtype=t)
     fi = ml_dtypes.finfo(t) if t == BF16 else np.finfo(t)
     tiny, big = float(fi.smallest_subnormal), float(fi.max)
     return np.array([0.0, -0.0, np.inf, -np.inf, np.nan, tiny, -tiny, float(fi.tiny), big, -big, 1.0, -1.0,
@@ -62,7 +63,8 @@ def rand(dt, seed: int, low: float | None = None, high: float | None = None, spe
     g = np.random.default_rng(seed)
     if t.kind in "iu":
         info = np.iinfo(t)
-        x = g.integers(info.min, int(info.max) + 1, n, dtype=np.int64).astype(t)
+        x = g.integers(info.min, info.max, n, dtype=t, endpoint=True) if t.itemsize == 8 else \
+            g.integers(info.min, int(info.max) + 1, n, dtype=np.int64).astype(t)
     elif low is not None:
         x = g.uniform(low, high, n).astype(t)
     else:

@@ -206,6 +206,42 @@ def test_abs_sub(dt, pattern):
     check_lanes(got, np.array(want, np.float64).astype(NP[dt]), active_lanes(pattern, n), f"abs_sub {dt.name}")
 
 
+def _wrapped(values, t: np.dtype) -> np.ndarray:
+    """Python-int results as two's-complement lanes of ``t``."""
+    bits = 8 * t.itemsize
+    return np.array([v % 2**bits for v in values], np.uint64).view(t)
+
+
+def _int64_rows(t: np.dtype, seed: int) -> np.ndarray:
+    info = np.iinfo(t)
+    x = np.random.default_rng(seed).integers(info.min, info.max, (2, 32), endpoint=True, dtype=t)
+    x[:, :4] = np.array([[info.min, info.max, info.max, 0], [1, info.min, info.max, info.min]], dtype=object).astype(t)
+    return x
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.name)
+def test_abs_sub_int64_wraps(pattern):
+    """INT64 lanes (the real backend's EmitVFAbsSub takes them; abs_sub.md lists FP16 / FP32): |a - b| of the
+    wrapped difference, so INT64_MIN - 1 = INT64_MAX stays INT64_MAX and |INT64_MIN| is INT64_MIN."""
+    t = np.dtype(np.int64)
+    x = _int64_rows(t, 31)
+    got = run_kernel(reg_kernel(abs_sub_body(pl.DT_INT64, pattern), pl.DT_INT64, 2, pl.DT_INT64), x, pl.DT_INT64)[0]
+    diff = _wrapped([int(a) - int(b) for a, b in x.T], t)
+    want = _wrapped([abs(int(v)) for v in diff], t)
+    check_lanes(got, want, active_lanes(pattern, 32), "abs_sub INT64")
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.name)
+@pytest.mark.parametrize("dt,scalar", [(pl.DT_INT64, 3), (pl.DT_INT64, -7), (pl.DT_UINT64, 5)], ids=lambda v: getattr(v, "name", repr(v)))
+def test_axpy_64_bit_integers_wrap(dt, scalar, pattern):
+    """INT64 / UINT64 lanes (EmitVFAxpy takes them; axpy.md lists FP16 / FP32): scalar * src + dst wrapping."""
+    t = NP[dt]
+    x = _int64_rows(t, 37)
+    got = run_kernel(reg_kernel(axpy_body(dt, pattern, scalar), dt, 2, dt), x, dt)[0]
+    want = _wrapped([scalar * int(a) + int(d) for a, d in x.T], t)
+    check_lanes(got, want, active_lanes(pattern, 32), f"axpy {dt.name} {scalar}")
+
+
 # ---- muls_cast --------------------------------------------------------------------------------------
 
 
