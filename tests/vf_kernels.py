@@ -1,5 +1,6 @@
-"""Shared by the VF tests: a kernel that loads one or two tiles, runs a vector function on them and
-stores another (``vf_kernel``; ``two_in_kernel`` for [1, lanes] tiles), the MTE2 -> V and V -> MTE3
+"""Shared by the VF tests: the one builder of their kernels (``vf_kernel``: loads one to three tiles,
+optionally the output tile too, runs a vector function on them and stores the output tile;
+``two_in_kernel`` for [1, lanes] tiles), the MTE2 -> V and V -> MTE3
 hand-offs as inlined helpers (``to_v``, ``to_mte3``), plus seeded input data."""
 from __future__ import annotations
 
@@ -32,47 +33,111 @@ def to_mte3(event: int = 1) -> None:
     pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=event)
 
 
-def vf_kernel(body, ins, out, addrs=None, dynamic=False, **jit_options):
-    """A one-VF-body kernel: load each input tensor into a Vec tile, hand off to V, run
+def _packed(tts) -> list[int]:
+    """Tile addresses one after the other, each start rounded up to 256 bytes."""
+    addrs, at = [], 0
+    for tt in tts:
+        addrs.append(at)
+        at += -(-tt.nbytes // 256) * 256
+    return addrs
+
+
+def vf_kernel(body, ins, out, addrs=None, dynamic=False, preload_out=False, scalars=None, **jit_options):
+    """The VF tests' one kernel builder: load each input tensor into a Vec tile, hand off to V, run
     ``body(*input_tiles, out_tile)``, hand off to MTE3 and store the out tile.
 
-    ``ins`` (one or two) and ``out`` are ``(dtype, [rows, cols])``; the tensors are typed with those
+    ``ins`` (one to three) and ``out`` are ``(dtype, [rows, cols])``; the tensors are typed with those
     shapes (``dynamic``: ``[DYNAMIC, DYNAMIC]``). The tiles sit at ``addrs`` (default: one after the
-    other, each start rounded up to 256 bytes). ``jit_options`` go to ``pl.jit``."""
+    other, each start rounded up to 256 bytes). ``preload_out``: the out tile is loaded from the out
+    tensor before the body runs, so bytes the body does not write keep the tensor's (a sentinel fill of
+    the out tensor makes them observable). ``scalars`` (None, 1 or 2): the kernel takes two INT64
+    scalars ``n, s`` after ``out`` and the body gets ``n`` (1) or ``n, s`` (2) after the out tile.
+    ``jit_options`` go to ``pl.jit``."""
     specs = [*ins, out]
     tts = [pl.TileType(shape=list(shape), dtype=dt, target_memory=pl.MemorySpace.Vec) for dt, shape in specs]
-    if addrs is None:
-        addrs, at = [], 0
-        for tt in tts:
-            addrs.append(at)
-            at += -(-tt.nbytes // 256) * 256
-    A, *B, O = [pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC] if dynamic else list(shape), dt] for dt, shape in specs]
-    if len(ins) == 1:
+    addrs = _packed(tts) if addrs is None else addrs
+    T = [pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC] if dynamic else list(shape), dt] for dt, shape in specs]
+    both = scalars == 2
+    if len(ins) == 1 and scalars is None:
+        A, O = T
+
         def kernel(a: A, out: O):
-            ta = pl.make_tile(tts[0], addr=addrs[0])
-            to = pl.make_tile(tts[1], addr=addrs[1])
+            ta, to = pl.make_tile(tts[0], addr=addrs[0]), pl.make_tile(tts[1], addr=addrs[1])
             with pl.section_vector():
                 pl.load(ta, a, [0, 0])
+                if preload_out:
+                    pl.load(to, out, [0, 0])
                 to_v()
                 body(ta, to)
                 to_mte3()
                 pl.store(out, to, [0, 0])
-    elif len(ins) == 2:
-        B = B[0]
+    elif len(ins) == 1:
+        A, O = T
+
+        def kernel(a: A, out: O, n: pl.DT_INT64, s: pl.DT_INT64):
+            ta, to = pl.make_tile(tts[0], addr=addrs[0]), pl.make_tile(tts[1], addr=addrs[1])
+            with pl.section_vector():
+                pl.load(ta, a, [0, 0])
+                if preload_out:
+                    pl.load(to, out, [0, 0])
+                to_v()
+                if both:
+                    body(ta, to, n, s)
+                else:
+                    body(ta, to, n)
+                to_mte3()
+                pl.store(out, to, [0, 0])
+    elif len(ins) == 2 and scalars is None:
+        A, B, O = T
 
         def kernel(a: A, b: B, out: O):
-            ta = pl.make_tile(tts[0], addr=addrs[0])
-            tb = pl.make_tile(tts[1], addr=addrs[1])
+            ta, tb = pl.make_tile(tts[0], addr=addrs[0]), pl.make_tile(tts[1], addr=addrs[1])
             to = pl.make_tile(tts[2], addr=addrs[2])
             with pl.section_vector():
                 pl.load(ta, a, [0, 0])
                 pl.load(tb, b, [0, 0])
+                if preload_out:
+                    pl.load(to, out, [0, 0])
                 to_v()
                 body(ta, tb, to)
                 to_mte3()
                 pl.store(out, to, [0, 0])
+    elif len(ins) == 2:
+        A, B, O = T
+
+        def kernel(a: A, b: B, out: O, n: pl.DT_INT64, s: pl.DT_INT64):
+            ta, tb = pl.make_tile(tts[0], addr=addrs[0]), pl.make_tile(tts[1], addr=addrs[1])
+            to = pl.make_tile(tts[2], addr=addrs[2])
+            with pl.section_vector():
+                pl.load(ta, a, [0, 0])
+                pl.load(tb, b, [0, 0])
+                if preload_out:
+                    pl.load(to, out, [0, 0])
+                to_v()
+                if both:
+                    body(ta, tb, to, n, s)
+                else:
+                    body(ta, tb, to, n)
+                to_mte3()
+                pl.store(out, to, [0, 0])
+    elif len(ins) == 3 and scalars is None:
+        A, B, C, O = T
+
+        def kernel(a: A, b: B, c: C, out: O):
+            ta, tb = pl.make_tile(tts[0], addr=addrs[0]), pl.make_tile(tts[1], addr=addrs[1])
+            tc, to = pl.make_tile(tts[2], addr=addrs[2]), pl.make_tile(tts[3], addr=addrs[3])
+            with pl.section_vector():
+                pl.load(ta, a, [0, 0])
+                pl.load(tb, b, [0, 0])
+                pl.load(tc, c, [0, 0])
+                if preload_out:
+                    pl.load(to, out, [0, 0])
+                to_v()
+                body(ta, tb, tc, to)
+                to_mte3()
+                pl.store(out, to, [0, 0])
     else:
-        raise ValueError(f"vf_kernel takes one or two inputs, got {len(ins)}")
+        raise ValueError(f"vf_kernel takes one to three inputs (scalars: one or two), got {len(ins)}, {scalars}")
     return pl.jit(**jit_options)(kernel)
 
 

@@ -9,16 +9,12 @@ import numpy as np
 
 import pypto_pro.language as pl
 
-from vf_kernels import to_mte3, to_v
+from vf_kernels import lanes, vf_kernel
 
 NP = {pl.DT_INT8: np.int8, pl.DT_UINT8: np.uint8, pl.DT_INT16: np.int16, pl.DT_UINT16: np.uint16,
       pl.DT_INT32: np.int32, pl.DT_UINT32: np.uint32, pl.DT_FP16: np.float16, pl.DT_FP32: np.float32,
       pl.DT_BF16: ml_dtypes.bfloat16}
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
-
-
-def lanes(dt) -> int:
-    return 256 // (dt.bits // 8)
 
 
 def bits(x: np.ndarray) -> np.ndarray:
@@ -28,45 +24,11 @@ def bits(x: np.ndarray) -> np.ndarray:
 
 def masked_kernel(body, in_dts, out_dt, out_rows: int = 1, scalar: bool = False):
     """``body(*tiles, out_tile, n)`` on [1, lanes] tiles of ``in_dts`` (one or two) into a
-    [out_rows, lanes] one of ``out_dt``; ``kernel[None, 1](*arrays, out, n)``. ``scalar``: the body and
-    the kernel take a second INT64 scalar ``s`` after ``n``."""
-    rows = [1] * len(in_dts) + [out_rows]
-    tts = [pl.TileType(shape=[r, lanes(dt)], dtype=dt, target_memory=pl.MemorySpace.Vec)
-           for r, dt in zip(rows, (*in_dts, out_dt))]
-    T = [pl.Tensor[[r, lanes(dt)], dt] for r, dt in zip(rows, (*in_dts, out_dt))]
-    if len(in_dts) == 1:
-        A, O = T
-
-        def kernel(a: A, out: O, n: pl.DT_INT64, s: pl.DT_INT64):
-            ta = pl.make_tile(tts[0], addr=0)
-            to = pl.make_tile(tts[1], addr=0x800)
-            with pl.section_vector():
-                pl.load(ta, a, [0, 0])
-                to_v()
-                if scalar:
-                    body(ta, to, n, s)
-                else:
-                    body(ta, to, n)
-                to_mte3()
-                pl.store(out, to, [0, 0])
-    else:
-        A, B, O = T
-
-        def kernel(a: A, b: B, out: O, n: pl.DT_INT64, s: pl.DT_INT64):
-            ta = pl.make_tile(tts[0], addr=0)
-            tb = pl.make_tile(tts[1], addr=0x400)
-            to = pl.make_tile(tts[2], addr=0x800)
-            with pl.section_vector():
-                pl.load(ta, a, [0, 0])
-                pl.load(tb, b, [0, 0])
-                to_v()
-                if scalar:
-                    body(ta, tb, to, n, s)
-                else:
-                    body(ta, tb, to, n)
-                to_mte3()
-                pl.store(out, to, [0, 0])
-    return pl.jit()(kernel)
+    [out_rows, lanes] one of ``out_dt``; ``kernel[None, 1](*arrays, out, n, s)``. ``scalar``: the body
+    also takes the second INT64 scalar ``s`` after ``n``."""
+    ins = [(dt, [1, lanes(dt)]) for dt in in_dts]
+    addrs = [0, 0x400][:len(in_dts)] + [0x800]
+    return vf_kernel(body, ins, (out_dt, [out_rows, lanes(out_dt)]), addrs=addrs, scalars=2 if scalar else 1)
 
 
 def run(kernel, ins, out_dt, n: int, out_rows: int = 1, s: int = 0) -> np.ndarray:

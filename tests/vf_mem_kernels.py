@@ -9,7 +9,7 @@ import numpy as np
 
 import pypto_pro.language as pl
 
-from vf_kernels import to_mte3, to_v
+from vf_kernels import vf_kernel
 
 NP = {pl.DT_INT8: np.int8, pl.DT_UINT8: np.uint8, pl.DT_INT16: np.int16, pl.DT_UINT16: np.uint16,
       pl.DT_FP16: np.float16, pl.DT_BF16: ml_dtypes.bfloat16, pl.DT_INT32: np.int32, pl.DT_UINT32: np.uint32,
@@ -43,66 +43,10 @@ def bits(x: np.ndarray) -> np.ndarray:
 
 
 def io_kernel(body, ins, out, addrs=None):
-    """A kernel of the tensors ``*ins, out`` (one to three inputs; each ``(dtype, n)``, a ``[1, n]`` tensor and tile): loads
-    every one into its tile (the output's too, so bytes a store does not write keep the tensor's), runs
-    ``body(*in_tiles, out_tile)`` and stores the output tile back. Tiles sit one after the other (each
-    start rounded up to 256 bytes) unless ``addrs`` gives them."""
-    specs = [*ins, out]
-    tts = [pl.TileType(shape=[1, n], dtype=dt, target_memory=pl.MemorySpace.Vec) for dt, n in specs]
-    if addrs is None:
-        addrs, at = [], 0
-        for tt in tts:
-            addrs.append(at)
-            at += -(-tt.nbytes // 256) * 256
-    T = [pl.Tensor[[1, n], dt] for dt, n in specs]
-    if len(ins) == 1:
-        A, O = T
-
-        def kernel(a: A, o: O):
-            ta = pl.make_tile(tts[0], addr=addrs[0])
-            to = pl.make_tile(tts[1], addr=addrs[1])
-            with pl.section_vector():
-                pl.load(ta, a, [0, 0])
-                pl.load(to, o, [0, 0])
-                to_v()
-                body(ta, to)
-                to_mte3()
-                pl.store(o, to, [0, 0])
-    elif len(ins) == 2:
-        A, B, O = T
-
-        def kernel(a: A, b: B, o: O):
-            ta = pl.make_tile(tts[0], addr=addrs[0])
-            tb = pl.make_tile(tts[1], addr=addrs[1])
-            to = pl.make_tile(tts[2], addr=addrs[2])
-            with pl.section_vector():
-                pl.load(ta, a, [0, 0])
-                pl.load(tb, b, [0, 0])
-                pl.load(to, o, [0, 0])
-                to_v()
-                body(ta, tb, to)
-                to_mte3()
-                pl.store(o, to, [0, 0])
-    elif len(ins) == 3:
-        A, B, C, O = T
-
-        def kernel(a: A, b: B, c: C, o: O):
-            ta = pl.make_tile(tts[0], addr=addrs[0])
-            tb = pl.make_tile(tts[1], addr=addrs[1])
-            tc = pl.make_tile(tts[2], addr=addrs[2])
-            to = pl.make_tile(tts[3], addr=addrs[3])
-            with pl.section_vector():
-                pl.load(ta, a, [0, 0])
-                pl.load(tb, b, [0, 0])
-                pl.load(tc, c, [0, 0])
-                pl.load(to, o, [0, 0])
-                to_v()
-                body(ta, tb, tc, to)
-                to_mte3()
-                pl.store(o, to, [0, 0])
-    else:
-        raise ValueError(f"io_kernel takes one to three inputs, got {len(ins)}")
-    return pl.jit()(kernel)
+    """A kernel of the tensors ``*ins, out`` (one to three inputs; each ``(dtype, n)``, a ``[1, n]`` tensor
+    and tile) whose output tile is loaded from the output tensor first (so bytes a store does not write
+    keep the tensor's): ``vf_kernel`` with ``preload_out``."""
+    return vf_kernel(body, [(dt, [1, n]) for dt, n in ins], (out[0], [1, out[1]]), addrs=addrs, preload_out=True)
 
 
 def run_io(kernel, *arrays: np.ndarray) -> np.ndarray:
