@@ -80,6 +80,14 @@ def _bits(dtype) -> int:
     return max(1, dtype.bits // 8)
 
 
+def signed_lanes(dtype):
+    """The signed type of the same width for UINT8 / UINT16 / UINT32 (else ``dtype``): a5's ``vci`` and
+    unaligned stores have signed forms only, so the real backend passes unsigned registers through signed
+    references (EmitVFArange, EmitVFStoreUnAlign); the bytes are the same."""
+    from pypto_pro.language import dtypes as D
+    return {D.DT_UINT8: D.DT_INT8, D.DT_UINT16: D.DT_INT16, D.DT_UINT32: D.DT_INT32}.get(dtype, dtype)
+
+
 def dist_name(table: dict, dist: str, dtype) -> str:
     """The PTO-ISA distribution enumerator of ``dist`` for registers of ``dtype``."""
     spelled = table.get(dist)
@@ -360,7 +368,6 @@ def _vci(i, e):
     unsigned lanes through a signed reference (vci has no unsigned form); 64-bit lanes (no 8-byte vci) as
     its sequence: the int32 ramp 0, 1, 2, ... (negated when decreasing), zero high words, the two
     interleaved into the 64-bit lanes, then ``vadds`` of the start."""
-    from pypto_pro.language import dtypes as D
     dt, d = i.attrs["dtype"], e.dst(0)
     if dt.bits == 64:
         lo, hi, dump = (e.temp("RegTensor<int32_t>", None) for _ in range(3))
@@ -370,7 +377,7 @@ def _vci(i, e):
             lines.append(f"vneg({lo}, {lo}, {m}, MODE_ZEROING);")
         return lines + [f"vdup({hi}, 0, {m}, MODE_ZEROING);", f"vintlv({u}{d}, {u}{dump}, {u}{lo}, {u}{hi});",
                         f"vadds({d}, {d}, {e.scalar(i.args[0], dt)}, {m}, MODE_ZEROING);"]
-    signed = {D.DT_UINT8: D.DT_INT8, D.DT_UINT16: D.DT_INT16, D.DT_UINT32: D.DT_INT32}.get(dt, dt)
+    signed = signed_lanes(dt)
     if signed is not dt:
         d = f"(RegTensor<{e.ctype(signed)}>&){d}"
     return [f"vci({d}, {e.scalar(i.args[0], signed)}, {ORDER[bool(i.attrs.get('down'))]});"]
@@ -504,8 +511,8 @@ LANEWISE: dict[str, Spelling] = {
     "vsubs": with_scalar("vadds", negate=True),
     "vshift_left_s": with_scalar("vshls", _SHIFT), "vshift_right_s": with_scalar("vshrs", _SHIFT),
     "vshift_left_v": binary("vshl"), "vshift_right_v": binary("vshr"),
+    "vabs_sub": binary("vabsdif"),   # EmitVFAbsSub (cpp.REAL_NAMES): vabsdif(dst, src0, src1, mask, MODE_ZEROING)
 }
-LANEWISE["vabs_sub"] = binary("vabsdif")   # EmitVFAbsSub: vabsdif(dst, src0, src1, mask, MODE_ZEROING)
 LANEWISE_MISSING: dict[str, str] = {}
 
 
@@ -542,10 +549,7 @@ def _vstus(i, e):
     src, addr, count = i.args[:3]
     if i.attrs.get("from_ar"):
         raise NoCpp("the AR-stream form after vf.squeeze (vstur / vstar) is not spelled by this backend yet")
-    from pypto_pro.language import dtypes as D
-    # a5's unaligned stores take signed 8- / 16- / 32-bit data only: unsigned sources go through signed
-    # references, as the real backend's EmitVFStoreUnAlign casts them (same bytes)
-    dt = {D.DT_UINT8: D.DT_INT8, D.DT_UINT16: D.DT_INT16, D.DT_UINT32: D.DT_INT32}.get(i.attrs["dtype"], i.attrs["dtype"])
+    dt = signed_lanes(i.attrs["dtype"])
     u = e.temp("UnalignReg", None)
     at = e.own_ptr(addr, dt)
     return [f"vstus({u}, {e.scalar(count, None)}, {e.reg(src, dt)}, {at}, POST_UPDATE);",
