@@ -6,21 +6,13 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import ml_dtypes
 import numpy as np
 
 import pypto_pro.language as pl
 
-from vf_kernels import vf_kernel
-
-NP = {pl.DT_FP32: np.dtype(np.float32), pl.DT_FP16: np.dtype(np.float16), pl.DT_BF16: np.dtype(ml_dtypes.bfloat16),
-      pl.DT_INT8: np.dtype(np.int8), pl.DT_UINT8: np.dtype(np.uint8), pl.DT_INT16: np.dtype(np.int16),
-      pl.DT_UINT16: np.dtype(np.uint16), pl.DT_INT32: np.dtype(np.int32), pl.DT_UINT32: np.dtype(np.uint32),
-      pl.DT_INT64: np.dtype(np.int64), pl.DT_UINT64: np.dtype(np.uint64)}
+from vf_kernels import NP, lanes, vf_kernel
 
 
-def n_lanes(dt) -> int:
-    return 256 // NP[dt].itemsize
 
 
 def uint_of(t: np.dtype) -> np.dtype:
@@ -94,10 +86,10 @@ def assert_same(got: np.ndarray, want: np.ndarray, where: str = "") -> None:
 def reg_kernel(body, in_dt, rows: int, out_dt, out_rows: int = 1):
     """A kernel: one [rows, lanes(in_dt)] input tile (register k at element offset k * lanes), ``body(ti,
     to)``, one [out_rows, lanes(out_dt)] output tile."""
-    return vf_kernel(body, [(in_dt, [rows, n_lanes(in_dt)])], (out_dt, [out_rows, n_lanes(out_dt)]))
+    return vf_kernel(body, [(in_dt, [rows, lanes(in_dt)])], (out_dt, [out_rows, lanes(out_dt)]))
 
 
 def run_kernel(kernel, x: np.ndarray, out_dt, out_rows: int = 1) -> np.ndarray:
-    out = np.full((out_rows, n_lanes(out_dt)), 7, NP[out_dt])
+    out = np.full((out_rows, lanes(out_dt)), 7, NP[out_dt])
     kernel[None, 1](np.ascontiguousarray(x), out)
     return out

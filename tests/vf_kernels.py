@@ -4,6 +4,8 @@ optionally the output tile too, runs a vector function on them and stores the ou
 hand-offs as inlined helpers (``to_v``, ``to_mte3``), plus seeded input data."""
 from __future__ import annotations
 
+import ml_dtypes
+import numpy as np
 import torch
 
 import pypto_pro.language as pl
@@ -11,6 +13,12 @@ import pypto_pro.language as pl
 ALL = pl.MaskPattern.ALL
 TORCH = {pl.DT_FP32: torch.float32, pl.DT_FP16: torch.float16, pl.DT_INT32: torch.int32,
          pl.DT_UINT32: torch.uint32, pl.DT_INT16: torch.int16, pl.DT_BF16: torch.bfloat16}
+
+NP = {pl.DT_INT8: np.dtype(np.int8), pl.DT_UINT8: np.dtype(np.uint8), pl.DT_INT16: np.dtype(np.int16),
+      pl.DT_UINT16: np.dtype(np.uint16), pl.DT_INT32: np.dtype(np.int32), pl.DT_UINT32: np.dtype(np.uint32),
+      pl.DT_INT64: np.dtype(np.int64), pl.DT_UINT64: np.dtype(np.uint64), pl.DT_FP16: np.dtype(np.float16),
+      pl.DT_BF16: np.dtype(ml_dtypes.bfloat16), pl.DT_FP32: np.dtype(np.float32)}
+"""The NumPy dtype of each VF lane type (the one table of the VF tests)."""
 
 
 def lanes(dt) -> int:

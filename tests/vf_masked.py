@@ -9,11 +9,8 @@ import numpy as np
 
 import pypto_pro.language as pl
 
-from vf_kernels import lanes, vf_kernel
+from vf_kernels import NP, lanes, vf_kernel
 
-NP = {pl.DT_INT8: np.int8, pl.DT_UINT8: np.uint8, pl.DT_INT16: np.int16, pl.DT_UINT16: np.uint16,
-      pl.DT_INT32: np.int32, pl.DT_UINT32: np.uint32, pl.DT_FP16: np.float16, pl.DT_FP32: np.float32,
-      pl.DT_BF16: ml_dtypes.bfloat16}
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 

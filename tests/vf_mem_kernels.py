@@ -4,16 +4,12 @@ the NumPy type of each dtype, random bytes as any dtype (every bit pattern: NaN 
 subnormals, int min / max) and the byte view the tests compare."""
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 import pypto_pro.language as pl
 
-from vf_kernels import vf_kernel
+from vf_kernels import NP, vf_kernel
 
-NP = {pl.DT_INT8: np.int8, pl.DT_UINT8: np.uint8, pl.DT_INT16: np.int16, pl.DT_UINT16: np.uint16,
-      pl.DT_FP16: np.float16, pl.DT_BF16: ml_dtypes.bfloat16, pl.DT_INT32: np.int32, pl.DT_UINT32: np.uint32,
-      pl.DT_FP32: np.float32, pl.DT_INT64: np.int64, pl.DT_UINT64: np.uint64}
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 B8 = [pl.DT_INT8, pl.DT_UINT8]
@@ -25,10 +21,6 @@ B8_32 = B8 + B16 + B32
 
 def width(dt) -> int:
     return dt.bits // 8
-
-
-def n_lanes(dt) -> int:
-    return 256 // width(dt)
 
 
 def rand(dt, n: int, seed: int) -> np.ndarray:

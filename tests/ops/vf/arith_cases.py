@@ -15,13 +15,9 @@ import torch
 import pypto_pro.language as pl
 from pypto_pro.language import Vf as vf
 
-from vf_kernels import ALL, lanes, vf_kernel
+from vf_kernels import ALL, NP, lanes, vf_kernel
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-NP = {pl.DT_INT8: np.dtype(np.int8), pl.DT_UINT8: np.dtype(np.uint8), pl.DT_INT16: np.dtype(np.int16),
-      pl.DT_UINT16: np.dtype(np.uint16), pl.DT_INT32: np.dtype(np.int32), pl.DT_UINT32: np.dtype(np.uint32),
-      pl.DT_INT64: np.dtype(np.int64), pl.DT_UINT64: np.dtype(np.uint64),
-      pl.DT_FP16: np.dtype(np.float16), pl.DT_BF16: BF16, pl.DT_FP32: np.dtype(np.float32)}
 INTS = [pl.DT_INT8, pl.DT_UINT8, pl.DT_INT16, pl.DT_UINT16, pl.DT_INT32, pl.DT_UINT32]
 FLOATS = [pl.DT_FP16, pl.DT_BF16, pl.DT_FP32]
 ALL_TYPES = INTS + FLOATS

@@ -18,7 +18,7 @@ from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
 from located import check_location, marked_line
-from vf_kernels import vf_kernel
+from vf_kernels import lanes, vf_kernel
 
 COVERED = frozenset({"arange"})
 
@@ -26,9 +26,6 @@ TYPES = [pl.DT_INT8, pl.DT_UINT8, pl.DT_INT16, pl.DT_UINT16, pl.DT_INT32, pl.DT_
          pl.DT_INT64, pl.DT_UINT64]
 ORDERS = [None, pl.IndexOrder.INCREASE_ORDER, pl.IndexOrder.DECREASE_ORDER]
 
-
-def lanes_of(dt) -> int:
-    return 2048 // dt.bits
 
 
 def starts(dt) -> list:
@@ -39,7 +36,7 @@ def starts(dt) -> list:
 
 
 def arange_body(dt, order, values):
-    n = lanes_of(dt)
+    n = lanes(dt)
 
     @pl.vector_function
     def body(ti, to):
@@ -51,7 +48,7 @@ def arange_body(dt, order, values):
 
 
 def reference(dt, order, start) -> np.ndarray:
-    n = lanes_of(dt)
+    n = lanes(dt)
     i = np.arange(n)
     down = order is pl.IndexOrder.DECREASE_ORDER
     if dt.is_float():
@@ -69,7 +66,7 @@ def reference(dt, order, start) -> np.ndarray:
 @pytest.mark.parametrize("dt", TYPES, ids=lambda d: d.name)
 def test_arange(dt, order):
     values = starts(dt)
-    n = lanes_of(dt)
+    n = lanes(dt)
     out = np.zeros((len(values), n), dt.np_dtype)
     vf_kernel(arange_body(dt, order, values), [(dt, [1, n])], (dt, [len(values), n]))[None, 1](
         np.zeros((1, n), dt.np_dtype), out)
@@ -108,7 +105,7 @@ def arange_float_start_for_ints():
 @pytest.mark.parametrize("make", [arange_bf16, arange_float_start_for_ints], ids=lambda m: m.__name__)
 def test_refused_is_a_located_error(make):
     body, dt, token, match = make()
-    n = lanes_of(dt)
+    n = lanes(dt)
     with pytest.raises(CompileError, match=match) as info:
         vf_kernel(body, [(dt, [1, n])], (dt, [1, n])).compile()
     check_location(info.value, *marked_line(body), token)

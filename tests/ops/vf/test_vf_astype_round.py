@@ -18,7 +18,7 @@ import pypto_pro.language as pl
 from pypto_pro.language import Vf as vf
 
 from vf_exact import assert_same, round_exact, uint_of
-from vf_kernels import vf_kernel
+from vf_kernels import lanes, vf_kernel
 
 COVERED = frozenset({"astype"})
 
@@ -39,9 +39,6 @@ PATHS = [
     (I32, U16, [None]), (U32, U8, [None]), (U32, I16, [None]), (U32, U16, [None]),
 ]
 
-
-def lanes_of(dt) -> int:
-    return 2048 // dt.bits
 
 
 def ratio_of(src, dst) -> int:
@@ -175,7 +172,7 @@ def astype_body(src, dst, rm, part, pattern):
 @pytest.mark.parametrize("src,dst,rm,part,pattern", CASES,
                          ids=lambda v: getattr(v, "name", str(v)).removeprefix("CAST_").removeprefix("DT_"))
 def test_astype(src, dst, rm, part, pattern):
-    ns, nd = lanes_of(src), lanes_of(dst)
+    ns, nd = lanes(src), lanes(dst)
     x = source_data(src, dst, ns, seed=src.bits * 31 + dst.bits + part)
     out = np.full((1, nd), 0x5A, dst.np_dtype)
     vf_kernel(astype_body(src, dst, rm, part, pattern), [(src, [1, ns])], (dst, [1, nd]))[None, 1](x[None], out)

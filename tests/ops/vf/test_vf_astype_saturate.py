@@ -4,7 +4,6 @@ likewise; float -> float narrowing is IEEE unsaturated, NaN -> 0 / +-max saturat
 FP16 only); the located errors."""
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 import torch
@@ -13,10 +12,8 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from vf_kernels import ALL, two_in_kernel
+from vf_kernels import ALL, NP, two_in_kernel
 
-NP = {pl.DT_FP16: np.float16, pl.DT_FP32: np.float32, pl.DT_INT32: np.int32, pl.DT_UINT8: np.uint8,
-      pl.DT_INT16: np.int16, pl.DT_BF16: ml_dtypes.bfloat16}
 
 
 def _run(src_dt, dst_dt, values, sat=None, round_mode=None):

@@ -19,7 +19,7 @@ from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
 from located import check_location, marked_line
-from vf_exact import NP, assert_same, finite, fraction, n_lanes, random_floats, reg_kernel, round_exact, run_kernel
+from vf_exact import NP, assert_same, finite, fraction, lanes, random_floats, reg_kernel, round_exact, run_kernel
 
 COVERED = frozenset({"abs_sub", "axpy", "exp_sub", "mul_add_dst", "mul_dst_add", "muls_cast"})
 
@@ -55,7 +55,7 @@ def fma_ref(x, y, z, t: np.dtype):
 
 def triples(dt, seed: int) -> np.ndarray:
     """[3, lanes] of ``dt``: random values with specials, the tie triples in the lanes M3 selects."""
-    n = n_lanes(dt)
+    n = lanes(dt)
     x = np.stack([random_floats(dt, n, seed + k) for k in range(3)])
     for i, tr in enumerate(TIES[dt] * 2):
         x[:, 3 * i] = np.array(tr, np.float64).astype(NP[dt])
@@ -72,7 +72,7 @@ def check_lanes(got, want, act, where):
 
 
 def mul_add_dst_body(dt, pattern):
-    n = n_lanes(dt)
+    n = lanes(dt)
 
     @pl.vector_function
     def body(ti, to):
@@ -87,7 +87,7 @@ def mul_add_dst_body(dt, pattern):
 
 
 def mul_dst_add_body(dt, pattern):
-    n = n_lanes(dt)
+    n = lanes(dt)
 
     @pl.vector_function
     def body(ti, to):
@@ -118,7 +118,7 @@ def test_fma_rounds_once(op, dt, pattern):
 @pytest.mark.parametrize("dt", [pl.DT_INT16, pl.DT_UINT16, pl.DT_INT32, pl.DT_UINT32], ids=lambda d: d.name)
 def test_mul_add_dst_integers_wrap(dt, pattern):
     t = NP[dt]
-    n = n_lanes(dt)
+    n = lanes(dt)
     info = np.iinfo(t)
     g = np.random.default_rng(5)
     x = g.integers(info.min, info.max, (3, n), endpoint=True, dtype=t)
@@ -140,7 +140,7 @@ AXPY_TIES = {F32: [(1 + 2**-23, 2**-60), (1 + 2**-23, -(2**-60)), (1 + 2**-23, -
 
 
 def axpy_body(dt, pattern, scalar):
-    n = n_lanes(dt)
+    n = lanes(dt)
 
     @pl.vector_function
     def body(ti, to):
@@ -158,7 +158,7 @@ def axpy_body(dt, pattern, scalar):
                          ids=lambda v: getattr(v, "name", repr(v)))
 def test_axpy_rounds_once(dt, scalar, pattern):
     """dst = scalar * src + dst, the scalar in the register type (the page: src, scalar and dst share it)."""
-    n = n_lanes(dt)
+    n = lanes(dt)
     x = np.stack([random_floats(dt, n, 17), random_floats(dt, n, 18)])  # rows: src, dst
     for i, tr in enumerate(AXPY_TIES[dt] * 2):
         x[:, 3 * i] = np.array(tr, np.float64).astype(NP[dt])
@@ -172,7 +172,7 @@ def test_axpy_rounds_once(dt, scalar, pattern):
 
 
 def abs_sub_body(dt, pattern):
-    n = n_lanes(dt)
+    n = lanes(dt)
 
     @pl.vector_function
     def body(ti, to):
@@ -190,7 +190,7 @@ def abs_sub_body(dt, pattern):
 def test_abs_sub(dt, pattern):
     """|src0 - src1|: the exact difference rounded once, then its magnitude (|-0| = +0; inf - inf NaN;
     fp16 65504 - (-65504) overflows to inf)."""
-    n = n_lanes(dt)
+    n = lanes(dt)
     x = np.stack([random_floats(dt, n, 21), random_floats(dt, n, 22)])
     fi = np.finfo(NP[dt])
     x[:, 0], x[:, 3], x[:, 6] = (fi.max, -fi.max), (-0.0, 0.0), (1.0, 1 + float(fi.eps) / 4)
@@ -286,7 +286,7 @@ def test_muls_cast_rounds_the_exact_product_once(scalar, layout, pattern):
 
 
 def exp_sub_body(dt, layout, pattern):
-    n = n_lanes(dt)
+    n = lanes(dt)
 
     @pl.vector_function
     def body(ti, to):
@@ -312,7 +312,7 @@ def test_exp_sub(dt, layout, pattern):
     rounding, as the page's formula says); specials exactly (e^-inf = +0, e^inf = inf, NaN). Masks are
     prefixes (VL16 counted in source lanes) because the page's figure leaves a non-prefix fp16 mask's
     pairing open. Inactive results are 0."""
-    n = n_lanes(dt)
+    n = lanes(dt)
     x = np.stack([random_floats(dt, n, 41, scale=3), random_floats(dt, n, 42, scale=3)])
     x[:, :8] = np.array([[0.0, np.inf, -np.inf, np.nan, 1.0, np.inf, 88.0, -0.0],
                          [0.0, 1.0, 1.0, 0.0, np.nan, np.inf, -1.0, 0.0]]).astype(NP[dt])

@@ -18,15 +18,12 @@ from pypto_pro.language import Vf as vf
 
 from located import check_location, marked_line
 from vf_exact import NP, assert_same, random_floats, run_kernel
-from vf_kernels import vf_kernel
+from vf_kernels import lanes, vf_kernel
 
 COVERED = frozenset({"truncate", "bit_cast"})
 
 F16, BF16, F32 = pl.DT_FP16, pl.DT_BF16, pl.DT_FP32
 
-
-def lanes_of(dt) -> int:
-    return 256 * 8 // dt.bits
 
 
 # ---- truncate ---------------------------------------------------------------------------------------
@@ -48,7 +45,7 @@ def truncate_body(dt, pattern):
 def test_truncate_rounds_toward_zero(dt, pattern):
     """3.7 -> 3, -2.3 -> -2 (the page's figure), -0.5 -> -0.0, subnormals -> +-0, values with no fraction
     bits (large ones: the random data reach fp16's and bf16's, +-max, +-inf) unchanged, NaN stays NaN; inactive lanes +0."""
-    n = lanes_of(dt)
+    n = lanes(dt)
     t = NP[dt]
     x = random_floats(dt, n, 51, scale=40.0)
     edge = [3.7, -2.3, -0.5, 0.5, -0.0, 1000.5, -(2.0**10) - 1.0, 1.0 - 2**-11, -(1.0 - 2**-11), 2.5, -2.5]
@@ -104,7 +101,7 @@ def bit_cast_mask():
                          ids=lambda m: m.__name__)
 def test_refused_is_a_located_error(make):
     body, dt, token, match = make()
-    n = lanes_of(dt)
+    n = lanes(dt)
     with pytest.raises(CompileError, match=match) as info:
         vf_kernel(body, [(dt, [1, n])], (dt, [1, n])).compile()
     check_location(info.value, *marked_line(body), token)
@@ -149,20 +146,20 @@ def _np(dt):
 @pytest.mark.parametrize("src,dst", PAIRS, ids=lambda d: d.name)
 def test_bit_cast_keeps_every_bit(src, dst):
     """Random bytes (NaN payloads, signalling NaNs, -0.0 and subnormals among them) come out unchanged."""
-    n = lanes_of(src)
+    n = lanes(src)
     raw = np.random.default_rng(src.bits * 7 + len(src.name)).integers(0, 256, 256, dtype=np.uint8)
     x = raw.view(_np(src)).reshape(1, n)
-    out = np.zeros((1, lanes_of(dst)), _np(dst))
-    vf_kernel(bit_cast_body(src, dst), [(src, [1, n])], (dst, [1, lanes_of(dst)]))[None, 1](x, out)
+    out = np.zeros((1, lanes(dst)), _np(dst))
+    vf_kernel(bit_cast_body(src, dst), [(src, [1, n])], (dst, [1, lanes(dst)]))[None, 1](x, out)
     np.testing.assert_array_equal(out.view(np.uint8).ravel(), raw)
 
 
 @pytest.mark.parametrize("src,dst", [(F32, pl.DT_UINT32), (BF16, pl.DT_INT16), (pl.DT_FP8E5M2, pl.DT_UINT8)],
                          ids=lambda d: d.name)
 def test_bit_cast_as_an_operand(src, dst):
-    n = lanes_of(src)
+    n = lanes(src)
     raw = np.random.default_rng(3).integers(0, 256, 256, dtype=np.uint8)
     x = raw.view(_np(src)).reshape(1, n)
-    out = np.zeros((1, lanes_of(dst)), _np(dst))
-    vf_kernel(bit_cast_nested_body(src, dst), [(src, [1, n])], (dst, [1, lanes_of(dst)]))[None, 1](x, out)
+    out = np.zeros((1, lanes(dst)), _np(dst))
+    vf_kernel(bit_cast_nested_body(src, dst), [(src, [1, n])], (dst, [1, lanes(dst)]))[None, 1](x, out)
     np.testing.assert_array_equal(out.view(np.uint8).ravel(), raw)

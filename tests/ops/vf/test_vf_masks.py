@@ -14,7 +14,7 @@ from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
 from located import check_location, marked_line
-from vf_kernels import vf_kernel
+from vf_kernels import lanes, vf_kernel
 
 COVERED = frozenset({"create_mask", "update_mask", "mask_gen_with_reg_tensor"})
 
@@ -29,9 +29,6 @@ GRAINS = {
 MASK_DTYPES = [(dt, obs, bits) for bits, (dts, obs) in GRAINS.items() for dt in dts]
 COUNT = {"VL1": 1, "VL2": 2, "VL3": 3, "VL4": 4, "VL8": 8, "VL16": 16, "VL32": 32, "VL64": 64, "VL128": 128}
 
-
-def lanes_of(dt) -> int:
-    return 2048 // dt.bits
 
 
 def expected(pattern: str, n: int) -> np.ndarray:
@@ -48,7 +45,7 @@ def expected(pattern: str, n: int) -> np.ndarray:
 
 
 def data(obs):
-    n = lanes_of(obs)
+    n = lanes(obs)
     x = np.random.default_rng(obs.bits).integers(1, 2**min(obs.bits, 63), n, dtype=np.uint64)
     return x.astype(obs.np_dtype).reshape(1, n)
 
@@ -59,14 +56,14 @@ PATTERNS = list(pl.MaskPattern)
 def run_rows(body, obs, x, rows: int):
     """``body`` over a [2, lanes] tile (row 0 ``x``, row 1 zeros: the select's other operand ``z``; 64-bit
     registers have no vf.sub) into a [rows, lanes] output."""
-    n = lanes_of(obs)
+    n = lanes(obs)
     out = np.full((rows, n), 0xAB, obs.np_dtype)
     vf_kernel(body, [(obs, [2, n])], (obs, [rows, n]))[None, 1](np.concatenate([x, np.zeros_like(x)]), out)
     return out
 
 
 def create_body(dt, obs):
-    n = lanes_of(obs)
+    n = lanes(obs)
 
     @pl.vector_function
     def body(ti, to):
@@ -85,7 +82,7 @@ def test_create_mask_every_pattern(dt, obs, bits):
     x = data(obs)
     got = run_rows(create_body(dt, obs), obs, x, len(PATTERNS))
     for k, pattern in enumerate(PATTERNS):
-        np.testing.assert_array_equal(got[k], np.where(expected(pattern.name, lanes_of(obs)), x[0], 0),
+        np.testing.assert_array_equal(got[k], np.where(expected(pattern.name, lanes(obs)), x[0], 0),
                                       err_msg=pattern.name)
 
 
@@ -117,7 +114,7 @@ UPDATE_DTYPES = [(pl.DT_UINT8, pl.DT_UINT8), (pl.DT_FP8E4M3FN, pl.DT_UINT8), (pl
 
 
 def update_body(counts, dt, obs):
-    n = lanes_of(obs)
+    n = lanes(obs)
 
     @pl.vector_function
     def body(ti, to):
@@ -135,7 +132,7 @@ def update_body(counts, dt, obs):
 def test_update_mask_counts(dt, obs):
     """update_mask.md: the lowest min(scalar, VL) elements active (VL: the element count of dtype's
     granularity); the scalar itself is not changed here (the page: the interface modifies no register)."""
-    n = lanes_of(obs)
+    n = lanes(obs)
     counts = [0, 1, 17, n - 1, n, n + 1, 1000]
     x = data(obs)
     got = run_rows(update_body(counts, dt, obs), obs, x, len(counts))
@@ -180,7 +177,7 @@ def test_update_mask_of_a_loop_counter_tails_the_last_block():
 
 
 def gen_body(src_dt, obs, offsets):
-    n = lanes_of(obs)
+    n = lanes(obs)
 
     @pl.vector_function
     def body(ti, to):
@@ -268,7 +265,7 @@ def gen_b8_source():
 @pytest.mark.parametrize("make", [gen_bad_offset, gen_b8_source], ids=lambda m: m.__name__)
 def test_refused_is_a_located_error(make):
     body, dt, token, match = make()
-    n = lanes_of(dt)
+    n = lanes(dt)
     with pytest.raises(CompileError, match=match) as info:
         vf_kernel(body, [(dt, [1, n])], (dt, [1, n])).compile()
     check_location(info.value, *marked_line(body), token)

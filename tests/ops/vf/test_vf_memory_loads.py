@@ -13,8 +13,8 @@ import pypto_pro.language as pl
 from pypto_pro.errors import SimulationError
 from pypto_pro.language import Vf as vf
 
-from vf_kernels import ALL
-from vf_mem_kernels import B8, B8_32, B16, B32, B64, bits, io_kernel, n_lanes, rand, run_io, width
+from vf_kernels import ALL, lanes
+from vf_mem_kernels import B8, B8_32, B16, B32, B64, bits, io_kernel, rand, run_io, width
 
 COVERED = frozenset({"load_align", "load", "load_unalign", "load_unalign_init", "load_unalign_pre"})
 
@@ -73,7 +73,7 @@ def ref_load(raw: np.ndarray, dist: str, w: int) -> list[np.ndarray]:
 def _load_kernel(dt, dist, offset):
     """Load ta at ``offset`` with ``dist``; store every lane of the result (DINTLV: both) to to."""
     two = dist.name.startswith("DINTLV")
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, to):
@@ -85,12 +85,12 @@ def _load_kernel(dt, dist, offset):
         else:
             x = vf.load_align(ta, offset, dist=dist)
             vf.store_align(to, x, m)
-    n = REGS * n_lanes(dt)
+    n = REGS * lanes(dt)
     return io_kernel(body, [(dt, n)], (dt, n))
 
 
 def _check_load(dt, dist, offset_elems):
-    n = REGS * n_lanes(dt)
+    n = REGS * lanes(dt)
     a = rand(dt, n, seed=width(dt) * 100 + list(LD).index(dist))
     sentinel = rand(dt, n, seed=7)
     out = run_io(_load_kernel(dt, dist, offset_elems), a, sentinel)
@@ -143,7 +143,7 @@ def test_broadcast_from_an_element_aligned_address(dist):
                                                  (LD.DINTLV_B32, pl.DT_INT32, 1, 32)])
 def test_a_misaligned_address_is_a_located_simulation_error(dist, dt, elems, align):
     """The page's alignment column: NORM / US / DS / DINTLV 32 bytes, E2B_B16 VL/16, E2B_B32 VL/8."""
-    n = REGS * n_lanes(dt)
+    n = REGS * lanes(dt)
     with pytest.raises(SimulationError, match=f"is not {align}-byte aligned"):
         run_io(_load_kernel(dt, dist, elems), rand(dt, n, 1), rand(dt, n, 2))
 
@@ -154,7 +154,7 @@ def test_a_misaligned_address_is_a_located_simulation_error(dist, dt, elems, ali
 @pytest.mark.parametrize("dt", WIDTHS_A, ids=_names(WIDTHS_A))
 def test_list_offset_is_row_times_columns_plus_col(dt):
     """A [2, 2 * lanes] tile: [1, lanes // 2] is element 2 * lanes + lanes // 2 (a 32-byte multiple)."""
-    L = n_lanes(dt)
+    L = lanes(dt)
     tt = pl.TileType(shape=[2, 2 * L], dtype=dt, target_memory=pl.MemorySpace.Vec)
     to_t = pl.TileType(shape=[1, L], dtype=dt, target_memory=pl.MemorySpace.Vec)
 
@@ -187,7 +187,7 @@ def test_post_update_loads_walk_a_cursor_by_the_offset(dt):
     """post_update=True: the load reads at the cursor, then the cursor moves by the offset (elements;
     for 64-bit types also elements: the real backend doubles the b32 count it emits). Stride lanes / 2:
     registers overlapping by half."""
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, to):
@@ -206,7 +206,7 @@ def test_post_update_loads_walk_a_cursor_by_the_offset(dt):
 def test_address_register_offsets_of_two_loop_axes(dt):
     """create_addr_reg(i, s0, j, s1, dtype=the tile's): register (i, j) is read at i * s0 + j * s1
     elements and stored there too (the same address register as the store's offset)."""
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, to):
@@ -275,7 +275,7 @@ def test_mask_register_load_and_store_through_an_address_register():
 def test_load_reads_a_register_at_any_element(dt, start):
     """vf.load(tile + k): 256 bytes from element k, no alignment needed (load.md); then with
     post_update the cursor moves by stride elements (here lanes - 1, so the second read is unaligned too)."""
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, to):
@@ -303,7 +303,7 @@ def test_load_unalign_sequence_from_an_unaligned_element(dt, start):
     loop: consecutive registers from element k (the page's worked example: stride 256 B / sizeof(T), so
     the stride counts elements although its parameter row says bytes; the example and the C++ vldus
     post-update count elements)."""
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, to):
@@ -330,7 +330,7 @@ def test_explicit_norm_data_copy_mode_is_the_contiguous_copy(dt):
     """data_copy_mode=pl.DataCopyMode.NORM (DataCopyMode.md: the default, element by element) on a load
     and a store: the same bytes as without it (DATA_BLOCK_COPY / DATA_BLOCK_LOAD: test_vf_load_blocks.py,
     test_vf_memory_stores.py, test_vf_gather_widths.py)."""
-    L = n_lanes(dt)
+    L = lanes(dt)
     norm = pl.DataCopyMode.NORM
 
     @pl.vector_function

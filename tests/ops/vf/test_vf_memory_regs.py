@@ -14,8 +14,8 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from vf_kernels import ALL
-from vf_mem_kernels import B8_32, NP, bits, io_kernel, n_lanes, rand, run_io, width
+from vf_kernels import ALL, NP, lanes
+from vf_mem_kernels import B8_32, bits, io_kernel, rand, run_io, width
 
 COVERED = frozenset({"full", "move", "create_addr_reg", "mem_bar", "gather"})
 
@@ -31,7 +31,7 @@ def _names(dts):
 def mask_bytes(dt, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """A [1, 256] uint8 tile of predicate bits for ``dt`` lanes (each element's bits equal; lane 0 off,
     lane 1 on, the rest random) and the element predicate."""
-    act = np.random.default_rng(seed).random(n_lanes(dt)) < 0.5
+    act = np.random.default_rng(seed).random(lanes(dt)) < 0.5
     act[0], act[1] = False, True
     out = np.zeros((1, 256), np.uint8)
     out[0, :32] = np.packbits(np.repeat(act, width(dt)), bitorder="little")
@@ -73,7 +73,7 @@ def test_full_scalar_under_a_partial_mask(dt, v, mode):
     """vf.full(v, mask, dtype, mode): v in every active lane; a masked-off lane is 0 (ZEROING, the
     default) or keeps the register's value (MERGING: the destination held the loaded data). Without a
     mask, every lane."""
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, tm, to):
@@ -103,7 +103,7 @@ def test_full_scalar_under_a_partial_mask(dt, v, mode):
 def test_full_from_a_register_lane(dt, pos, mode):
     """Tensor mode: the source's lowest (default) or highest element in every active lane; masked-off
     lanes 0 (ZEROING) or the destination's value (MERGING)."""
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, tm, to):
@@ -168,7 +168,7 @@ def test_full_of_a_register_needs_a_mask():
 def test_move_register_merges(dt, masked):
     """vf.move(src, mask): the active lanes from src, the others keep the destination's value (MERGING,
     the default and the only mode); without a mask a plain copy."""
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, tm, to):
@@ -225,7 +225,7 @@ def test_move_refuses_zeroing_and_64_bit_registers(case):
             x = vf.move(src, m)  # <- here
         vf.store_align(to, x, m)
     with pytest.raises(CompileError, match="vf.move") as e:
-        io_kernel(body, [(dt, n_lanes(dt))], (dt, n_lanes(dt))).compile()
+        io_kernel(body, [(dt, lanes(dt))], (dt, lanes(dt))).compile()
     assert ("MERGING" in str(e.value)) if case == "zeroing" else ("DT_INT64" in str(e.value))
 
 
@@ -239,7 +239,7 @@ def test_address_register_counts_elements_of_its_dtype(tile_dt, addr_dt, stride)
     """create_addr_reg(i, stride, dtype=...) moves i * stride elements of ITS dtype (default DT_FP32,
     the real backend's vag_b32): on an FP16 tile create_addr_reg(i, 64) is 256 bytes per i, one
     register. Here every case steps one register (256 bytes) per i."""
-    L = n_lanes(tile_dt)
+    L = lanes(tile_dt)
 
     @pl.vector_function
     def body(ta, to):
@@ -346,8 +346,8 @@ def test_gather_from_a_tile(src_dt, idx_dt, dst_dt, full):
     16-bit tiles with 32-bit indices into the low half of a 32-bit lane); indices may repeat. The mask
     is read at the index width; a masked-off lane is 0 (the page does not say; ours zeroes, as vgather2
     writes only the lanes it gathers into a fresh register)."""
-    n_idx = n_lanes(idx_dt)
-    n_src = 2 * n_lanes(src_dt)
+    n_idx = lanes(idx_dt)
+    n_src = 2 * lanes(src_dt)
 
     @pl.vector_function
     def body(ta, ti, tm, to):
@@ -381,7 +381,7 @@ def test_gather_index_type_outside_the_table_is_a_located_error(src_dt, idx_dt):
         ix = vf.load_align(ti, 0)
         g = vf.gather(ta, ix, m)  # <- here
         vf.store_align(to, g, m)
-    kernel = io_kernel(body, [(src_dt, n_lanes(src_dt)), (idx_dt, n_lanes(idx_dt))], (src_dt, n_lanes(src_dt)))
+    kernel = io_kernel(body, [(src_dt, lanes(src_dt)), (idx_dt, lanes(idx_dt))], (src_dt, lanes(src_dt)))
     with pytest.raises(CompileError, match="vf.gather") as e:
         kernel.compile()
     assert "vf.gather(ta, ix, m)" in str(e.value)

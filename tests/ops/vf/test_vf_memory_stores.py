@@ -13,8 +13,8 @@ import pypto_pro.language as pl
 from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
-from vf_kernels import ALL
-from vf_mem_kernels import B8, B8_32, B16, B32, B64, UINT, bits, io_kernel, n_lanes, rand, run_io, width
+from vf_kernels import ALL, lanes
+from vf_mem_kernels import B8, B8_32, B16, B32, B64, UINT, bits, io_kernel, rand, run_io, width
 
 COVERED = frozenset({"store_align", "store", "store_unalign", "store_unalign_post", "unalign_reg_for_store",
                      "scatter"})
@@ -30,7 +30,7 @@ def _names(dts):
 def mask_bytes(dt, seed: int, full: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """A ``[1, 256]`` uint8 tile whose first 32 bytes are a predicate for ``dt`` lanes (each element's
     ``width`` bits equal), and the element predicate: random, with lane 0 off (or every lane)."""
-    L = n_lanes(dt)
+    L = lanes(dt)
     act = np.ones(L, bool) if full else np.random.default_rng(seed).random(L) < 0.5
     if not full:
         act[0], act[1] = False, True
@@ -42,7 +42,7 @@ def mask_bytes(dt, seed: int, full: bool = False) -> tuple[np.ndarray, np.ndarra
 def _store_kernel(dt, n, dist, offset):
     """Load the data (ta, [1, n] of dt) and the predicate bits (tm); store_align(to + offset) of
     register 0 under that mask with ``dist`` (INTLV: registers 0 and 1)."""
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, tm, to):
@@ -99,7 +99,7 @@ def test_store_dist(dist, dt, full):
     INTLV writes even[0], odd[0], even[1], ... (2 VL bytes); neither the page nor PTO-ISA says how the
     one mask gates that pair of registers: ours (and this reference) lets element i's predicate gate the
     pair even[i], odd[i]."""
-    L = n_lanes(dt)
+    L = lanes(dt)
     n = 3 * L
     offset = 32 // width(dt)  # 32 bytes in: the offset is elements of the tile
     a, s = rand(dt, n, width(dt) * 10 + list(SD).index(dist)), rand(dt, n, 3)
@@ -152,7 +152,7 @@ def test_mask_register_store(dist, mask_dt):
 def test_post_update_stores_walk_a_cursor_by_the_offset(dt):
     """post_update=True: the store writes at the cursor, then the cursor moves by the offset (elements;
     a 64-bit register too: the page says the backend doubles its b32 count). Stride 1.5 registers."""
-    L = n_lanes(dt)
+    L = lanes(dt)
     step = L + L // 2
 
     @pl.vector_function
@@ -175,7 +175,7 @@ def test_post_update_stores_walk_a_cursor_by_the_offset(dt):
 def test_address_register_and_list_offsets(dt):
     """store_align(to, x, mask, create_addr_reg(i, 2 * lanes, dtype=the tile's)) puts register i at
     2 * i * lanes; an [0, lanes] offset at element lanes (a [1, n] tile: row * n + col)."""
-    L = n_lanes(dt)
+    L = lanes(dt)
 
     @pl.vector_function
     def body(ta, to):
@@ -201,7 +201,7 @@ def test_data_block_copy_store(dt, block_stride):
     """DATA_BLOCK_COPY: register block j (32 bytes) goes to block j * block_stride when any of its 32
     predicate bits is set, else that UB block is not written; with post_update the next store starts
     repeat_stride blocks on."""
-    L = n_lanes(dt)
+    L = lanes(dt)
     mode = pl.DataCopyMode.DATA_BLOCK_COPY
 
     @pl.vector_function
@@ -237,7 +237,7 @@ def test_data_block_copy_store(dt, block_stride):
 def test_store_at_any_element_with_counts(dt, start):
     """vf.store(tile + k, x): every lane from element k (no alignment); with count, the first count
     elements; with post_update, twice through the cursor, count elements apart."""
-    L = n_lanes(dt)
+    L = lanes(dt)
     c = L // 2 + 1
 
     @pl.vector_function
@@ -271,7 +271,7 @@ def test_store_unalign_stream_from_an_unaligned_element(dt, start):
     and store_unalign_post: the registers' first count elements back to back from element k (the
     page's stream: each store's tail waits in the register, the post flushes the last); nothing else
     written."""
-    L = n_lanes(dt)
+    L = lanes(dt)
     c = L - 3
 
     @pl.vector_function
@@ -295,7 +295,7 @@ def test_store_unalign_stream_from_an_unaligned_element(dt, start):
 def test_store_unalign_of_a_mask_register_packs_one_bit_per_element(mask_dt):
     """store_unalign of a mask (pstu): one bit per element of the mask's type (lanes / 8 bytes: 32, 16,
     8), bit i = element i, at any byte; the bytes after them keep the sentinel."""
-    L = n_lanes(mask_dt)
+    L = lanes(mask_dt)
 
     @pl.vector_function
     def body(ta, to):
@@ -324,7 +324,7 @@ _SCATTER = [(pl.DT_INT16, pl.DT_UINT16), (pl.DT_UINT16, pl.DT_UINT16), (pl.DT_FP
 def test_scatter(dt, idx_dt, full):
     """tile[index[i]] = src[i] on the active lanes (index in elements, distinct); every other element of
     the tile keeps its value."""
-    L = n_lanes(dt)
+    L = lanes(dt)
     n = 3 * L
 
     @pl.vector_function
@@ -375,7 +375,7 @@ def test_scatter_of_8_bit_elements_takes_the_even_ones(dt):
                                        (pl.DT_INT8, pl.DT_UINT32), (pl.DT_INT16, pl.DT_INT16)])
 def test_scatter_index_type_outside_the_table_is_a_located_error(dt, idx_dt):
     """scatter.md's table: b8 / b16 data take DT_UINT16 indices, b32 DT_UINT32, b64 DT_UINT32 / DT_UINT64."""
-    L, Li = n_lanes(dt), n_lanes(idx_dt)
+    L, Li = lanes(dt), lanes(idx_dt)
 
     @pl.vector_function
     def body(ta, ti, to):

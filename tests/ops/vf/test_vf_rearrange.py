@@ -13,7 +13,7 @@ from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
 from located import check_location, marked_line
-from vf_kernels import vf_kernel
+from vf_kernels import lanes, vf_kernel
 
 COVERED = frozenset({"interleave", "de_interleave", "pack", "unpack", "unsqueeze"})
 
@@ -22,9 +22,6 @@ ALL_TYPES = [pl.DT_INT8, pl.DT_UINT8, pl.DT_INT16, pl.DT_UINT16, pl.DT_FP16, pl.
 U8 = pl.DT_UINT8
 
 
-def lanes_of(dt) -> int:
-    return 256 * 8 // dt.bits
-
 
 def np_of(dt):
     return dt.np_dtype
@@ -32,12 +29,12 @@ def np_of(dt):
 
 def random_bits(dt, rows: int, seed: int) -> np.ndarray:
     raw = np.random.default_rng(seed).integers(0, 256, 256 * rows, dtype=np.uint8)
-    return raw.view(np_of(dt)).reshape(rows, lanes_of(dt))
+    return raw.view(np_of(dt)).reshape(rows, lanes(dt))
 
 
 def run(body, in_dt, rows, out_dt, out_rows, x):
-    out = np.zeros((out_rows, lanes_of(out_dt)), np_of(out_dt))
-    vf_kernel(body, [(in_dt, [rows, lanes_of(in_dt)])], (out_dt, [out_rows, lanes_of(out_dt)]))[None, 1](x, out)
+    out = np.zeros((out_rows, lanes(out_dt)), np_of(out_dt))
+    vf_kernel(body, [(in_dt, [rows, lanes(in_dt)])], (out_dt, [out_rows, lanes(out_dt)]))[None, 1](x, out)
     return out
 
 
@@ -49,7 +46,7 @@ def same_bits(got, want):
 
 
 def permute_body(op, dt):
-    n = lanes_of(dt)
+    n = lanes(dt)
     fn = getattr(vf, op)
 
     @pl.vector_function
@@ -70,7 +67,7 @@ def test_register_permutation(op, dt):
     de_interleave: dst0[i] = (src0 ++ src1)[2i], dst1[i] = (src0 ++ src1)[2i + 1]."""
     x = random_bits(dt, 2, dt.bits + len(op))
     got = run(permute_body(op, dt), dt, 2, dt, 2, x)
-    n = lanes_of(dt)
+    n = lanes(dt)
     if op == "interleave":
         mixed = np.empty(2 * n, x.dtype)
         mixed[0::2], mixed[1::2] = x[0], x[1]
@@ -82,7 +79,7 @@ def test_register_permutation(op, dt):
 
 
 def roundtrip_body(dt):
-    n = lanes_of(dt)
+    n = lanes(dt)
 
     @pl.vector_function
     def body(ti, to):
@@ -131,7 +128,7 @@ def test_pack_keeps_the_low_half_of_each_element(src, dst, part):
     real backend lowers UPPER too, through vdintlv with a zero register, which gives the same layout.)"""
     x = random_bits(src, 1, src.bits * 3)
     got = run(pack_body("pack", src, dst, part), src, 1, dst, 1, x)[0]
-    n = lanes_of(dst)
+    n = lanes(dst)
     low = (x[0].view(f"u{src.bits // 8}") & ((1 << dst.bits) - 1)).astype(np_of(dst))
     want = np.zeros(n, np_of(dst))
     if part is pl.PackPart.UPPER:
@@ -148,7 +145,7 @@ def test_unpack_widens_one_half(src, dst, part):
     zero-extended for an unsigned one (the page). The data hold each type's min, max, -1 and 0."""
     x = random_bits(src, 1, src.bits * 5)
     info = np.iinfo(np_of(src))
-    n = lanes_of(src)
+    n = lanes(src)
     for k, v in enumerate([info.min, info.max, -1 if info.min else info.max, 0]):
         x[0, k] = v
         x[0, n // 2 + k] = v
@@ -218,7 +215,7 @@ def test_unsqueeze(dt, pattern):
     top bit ignored), and the real backend's comment calls vusqz AscendC's PrefixSum. We keep the formula
     (what the simulator does and docs/vf.md states) and record the question in the wave-15 report; this
     test pins the formula so a change is deliberate."""
-    n = lanes_of(dt)
+    n = lanes(dt)
     x = np.zeros((1, n), np_of(dt))
     got = run(unsqueeze_body(dt, pattern), dt, 1, dt, 1, x)[0]
     idx = np.arange(n)
@@ -284,7 +281,7 @@ def interleave_mixed():
                                   interleave_mixed], ids=lambda m: m.__name__)
 def test_refused_is_a_located_error(make):
     body, dt, token, match = make()
-    n = lanes_of(dt)
+    n = lanes(dt)
     with pytest.raises(CompileError, match=match) as info:
         vf_kernel(body, [(dt, [2, n])], (dt, [1, n])).compile()
     check_location(info.value, *marked_line(body), token)

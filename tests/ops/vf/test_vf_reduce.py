@@ -255,7 +255,7 @@ def test_pair_reduce_sum(dt):
     x[20:24] = np.array([np.finfo(NP[dt]).max, np.finfo(NP[dt]).max, 1.0, -1.0], NP[dt])  # overflow, cancellation
     for active in (n, 37, 0):
         act = np.arange(n) < active
-        src = np.where(act, x, NP[dt](0))
+        src = np.where(act, x, NP[dt].type(0))
         with np.errstate(all="ignore"):
             pair = (src[0::2].astype(np.float64) + src[1::2].astype(np.float64)).astype(NP[dt])  # one rounding
         want = np.concatenate([pair, np.zeros(n // 2, NP[dt])])
