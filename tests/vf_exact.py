@@ -13,8 +13,6 @@ import pypto_pro.language as pl
 from vf_kernels import NP, lanes, vf_kernel
 
 
-
-
 def uint_of(t: np.dtype) -> np.dtype:
     return np.dtype(f"u{np.dtype(t).itemsize}")
 

@@ -1,6 +1,6 @@
 """Shared by the VF data-movement tests (test_vf_memory_*.py): a kernel whose output tile is loaded from
 the output tensor before the vector function runs (so a test sees which UB bytes a store left alone),
-the NumPy type of each dtype, random bytes as any dtype (every bit pattern: NaN payloads, -0.0,
+the dtype groups (B8 ... B64; the NumPy types are vf_kernels.NP), random bytes as any dtype (every bit pattern: NaN payloads, -0.0,
 subnormals, int min / max) and the byte view the tests compare."""
 from __future__ import annotations
 

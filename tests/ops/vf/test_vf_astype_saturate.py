@@ -15,7 +15,6 @@ from pypto_pro.language import Vf as vf
 from vf_kernels import ALL, NP, two_in_kernel
 
 
-
 def _run(src_dt, dst_dt, values, sat=None, round_mode=None):
     n_src = 256 // (src_dt.bits // 8)
     ratio = max(1, src_dt.bits // dst_dt.bits)
