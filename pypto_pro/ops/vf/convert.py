@@ -24,8 +24,8 @@ from pypto_pro.ops.vf import common as c
 from pypto_pro.ops.vf import convert_b64 as b64
 from pypto_pro.ops.vf import convert_lowp as lowp
 from pypto_pro.ops.vf import convert_sat
-from pypto_pro.ops.vf import cpp as vcpp
 from pypto_pro.ops.vf import cpp_cce as cce
+from pypto_pro.ops.vf import cpp_cvt
 from pypto_pro.ops.vf.decl import vf_api, vf_instr
 from pypto_pro.ops.vf.lanes import NUMERIC
 
@@ -202,7 +202,7 @@ def _sim_vcvt_low(instr):
 
 vf_api(FAMILY, "astype", "src, mask, dtype=None, layout=None, round_mode=None, saturate=None, mode=None",
        "Convert the active lanes to dtype with round_mode (vcvt); layout places the narrow lanes.", _check_astype)
-vf_instr("vcvt", FAMILY, _sim_vcvt, "VCVT", cpp=vcpp.vcvt)
+vf_instr("vcvt", FAMILY, _sim_vcvt, "VCVT", cpp=cpp_cvt.vcvt)
 
 
 def _check_bit_cast(p, node, a):

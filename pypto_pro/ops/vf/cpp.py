@@ -27,7 +27,10 @@ REAL_NAMES: dict[str, str] = {
     "vabsdif": "EmitVFAbsSub", "pmov": "EmitVFMove", "vunpack": "EmitVFUnpack", "dhistv2": "EmitVFHistograms",
     "vmulscvt": "EmitVFMulsCast", "movp_b16": "EmitVFGetMaskSpr", "movp_b32": "EmitVFGetMaskSpr",
     "movvp": "EmitVFMaskGenWithRegTensor", "SqrtSpecificMode": "EmitVFSqrt", "MaskMergeMode": "EmitVFSqrt",
-    "ZEROING": "EmitVFSqrt", "AscendC": "EmitVFSqrt"}
+    "ZEROING": "EmitVFSqrt", "AscendC": "EmitVFSqrt", "PAT_VL64": "EmitVFCreateMask",
+    "POS_HIGHEST": "EmitVFDuplicate",
+    # MemBarMode values PTO-ISA never writes: EmitVFMemBar spells ir::MemBarMode by its value's name
+    **{m: "EmitVFMemBar" for m in ("VST_LD", "VST_ST", "VLD_ST", "ST_VLD", "ST_VST", "LD_VST", "VS_ALL", "SV_ALL")}}
 
 Spelling = Callable[..., list[str]]
 
@@ -35,15 +38,16 @@ Spelling = Callable[..., list[str]]
 
 MODE = {False: "MODE_ZEROING", True: "MODE_MERGING"}            # MergeMode of a lane-wise op
 PATTERN = {"ALL": "PAT_ALL", "ALLF": "PAT_ALLF", "VL1": "PAT_VL1", "VL2": "PAT_VL2", "VL3": "PAT_VL3",
-           "VL4": "PAT_VL4", "VL8": "PAT_VL8", "VL16": "PAT_VL16", "VL32": "PAT_VL32", "VL128": "PAT_VL128",
-           "M3": "PAT_M3", "M4": "PAT_M4", "H": "PAT_H", "Q": "PAT_Q"}   # pset patterns (VL64: not in PTO-ISA)
+           "VL4": "PAT_VL4", "VL8": "PAT_VL8", "VL16": "PAT_VL16", "VL32": "PAT_VL32", "VL64": "PAT_VL64",
+           "VL128": "PAT_VL128", "M3": "PAT_M3", "M4": "PAT_M4", "H": "PAT_H", "Q": "PAT_Q"}   # pset patterns
 ROUND = {"rint": "ROUND_R", "round": "ROUND_A", "floor": "ROUND_F", "ceil": "ROUND_C", "trunc": "ROUND_Z",
          "odd": "ROUND_O"}
 SAT = {False: "RS_DISABLE", True: "RS_ENABLE"}
 PART = {0: "PART_EVEN", 1: "PART_ODD"}
 HALF = {False: "LOWER", True: "HIGHER"}
-MEMBAR = ("VST_VLD", "VLD_VST", "VST_VST", "VV_ALL")
-POS = {False: "POS_LOWEST"}                                   # vdup from a register lane (highest: no spelling)
+MEMBAR = ("VST_VLD", "VLD_VST", "VST_VST", "VST_LD", "VST_ST", "VLD_ST", "ST_VLD", "ST_VST", "LD_VST", "VV_ALL",
+          "VS_ALL", "SV_ALL")                                 # every ir::MemBarMode (EmitVFMemBar writes its name)
+POS = {False: "POS_LOWEST", True: "POS_HIGHEST"}              # vdup from the lowest / highest register lane
 ORDER = {False: "INC_ORDER", True: "DEC_ORDER"}
 BITS = {1: "b8", 2: "b16", 4: "b32"}
 # LoadDist -> vlds distribution ({w}: the register's element bits; None: no PTO-ISA spelling)
@@ -64,9 +68,8 @@ _KNOWN_DISTS = {"NORM", "BRC_B8", "BRC_B16", "BRC_B32", "US_B8", "US_B16", "DS_B
                 "NORM_B8", "NORM_B16", "NORM_B32", "ONEPT_B32", "PK_B16", "PK_B32", "PK_B64", "PK4_B32", "INTLV_B8",
                 "INTLV_B16", "INTLV_B32", "US", "DS", "PK"}
 
-for _table in (MODE, PATTERN, ROUND, SAT, PART, HALF, POS, ORDER):
-    NAMES.update(_table.values())
-NAMES.update(MEMBAR)
+for _table in (MODE, PATTERN, ROUND, SAT, PART, HALF, POS, ORDER, dict(enumerate(MEMBAR))):
+    NAMES.update(n for n in _table.values() if n not in REAL_NAMES)
 NAMES.update(_KNOWN_DISTS)
 NAMES.update({"POST_UPDATE", "SPR_AR", "MODE_STORED", "Bin_N0", "Bin_N1", "RegTensor", "MaskReg", "UnalignReg",
               "__VEC_SCOPE__", "__ubuf__"})
@@ -229,9 +232,9 @@ def named(name: str, build: Callable, names: Iterable[str] = ()) -> Spelling:
 
 
 def _pset(i, e):
-    pat = PATTERN.get(i.attrs["pattern"])
+    pat = PATTERN.get(i.attrs["pattern"])  # PAT_VL64: EmitVFCreateMask's (PTO-ISA never writes it)
     if pat is None:
-        raise NoCpp(f"MaskPattern.{i.attrs['pattern']} has no PTO-ISA pset pattern")
+        raise NoCpp(f"MaskPattern.{i.attrs['pattern']} is not a pattern the real EmitVFCreateMask writes")
     return [f"{e.dst(0)} = pset_{pred_suffix(i.attrs['dtype'])}({pat});"]
 
 
@@ -296,9 +299,7 @@ def _all_lanes(e, dtype) -> str:
 
 def _vdup_reg(i, e):
     src, m = i.args[:2]
-    pos = POS.get(bool(i.attrs.get("highest")))
-    if pos is None:
-        raise NoCpp("the highest-lane broadcast (POS_HIGHEST) is not in PTO-ISA's headers or docs")
+    pos = POS[bool(i.attrs.get("highest"))]  # POS_HIGHEST: EmitVFDuplicate's (PTO-ISA never writes it)
     mask = e.reg(m) if m is not None else _all_lanes(e, i.attrs["dtype"])
     return [f"vdup({e.dst(0)}, {e.reg(src, i.attrs['dtype'])}, {mask}, {pos}, {e.mode(i)});"]
 
@@ -306,7 +307,7 @@ def _vdup_reg(i, e):
 def _mem_bar(i, e):
     mode = i.attrs.get("mode") or "VST_VLD"
     if mode not in MEMBAR:
-        raise NoCpp(f"MemBarMode.{mode} has no PTO-ISA mem_bar spelling")
+        raise NoCpp(f"MemBarMode.{mode} is not one of the real backend's ir::MemBarMode values")
     return [f"mem_bar({mode});"]
 
 
@@ -323,37 +324,6 @@ mem_bar = named("mem_bar", _mem_bar)
 
 
 # ---- conversions, composites, indexing ---------------------------------------------------------------
-
-
-def _vcvt(i, e):
-    """``vcvt(dst, src, mask, [ROUND], [RS], [PART])``: which operands a pair takes follows PTO-ISA's
-    a5 ``TCvt.hpp`` classes (EXPAND: PART; ROUND; ROUND_SAT; ROUND_PART; ROUND_SAT_PART; SAT_PART;
-    SAT_ROUND for bf16 -> fp16). 4x width changes and the 8- / 4-bit and 64-bit floats are refused."""
-    at = i.attrs
-    src_dt, dst_dt = at["src"], at["dtype"]
-    sb, db = src_dt.bits, dst_dt.bits
-    if at.get("ratio", 1) not in (1, 2) or sb < 16 or db < 16 or \
-            (src_dt.is_float() and sb > 32) or (dst_dt.is_float() and db > 32):
-        raise NoCpp(f"astype {src_dt.name} -> {dst_dt.name} is not emitted (the 4x and 8- / 4-bit vcvt forms "
-                    "are not spelled by this backend yet)")
-    r, rs, part = ROUND[at["round"]], SAT[bool(at.get("saturate"))], PART[int(at.get("part", 0))]
-    fs, fd = src_dt.is_float(), dst_dt.is_float()
-    if fs and fd:
-        if sb < db:
-            ops = [part]
-        elif sb > db:
-            ops = [r, rs, part]
-        else:  # bf16 -> fp16 (SAT_ROUND, reversed)
-            ops = [rs, r]
-    elif fs:  # float -> int
-        ops = [r, rs] if sb == db else [r, part] if sb < db else [r, rs, part]
-        if sb < db and sb == 32:  # fp32 -> int64 (ROUND_SAT_PART, TCvt)
-            ops = [r, rs, part]
-    elif fd:  # int -> float
-        ops = [r] if sb == db else [part] if sb < db else [r, part]
-    else:  # int -> int
-        ops = [part] if sb < db else [rs, part]
-    return [f"vcvt({e.dst(0)}, {e.reg(i.args[0], src_dt)}, {e.reg(i.args[1])}, {', '.join(ops)});"]
 
 
 def _vexpdif(i, e):
@@ -407,12 +377,6 @@ def _half(name: str):
     return spell
 
 
-def _vpack(i, e):
-    if i.args[0].dtype.bits == 64:  # the real backend builds it from vdintlv with a zero register
-        raise NoCpp("vpack has no 64-bit source form (a 64-bit pack is a vdintlv sequence)")
-    return _half("vpack")(i, e)
-
-
 def _pintlv(name: str):
     def spell(i, e):
         w = pred_suffix(i.attrs["dtype"])
@@ -436,12 +400,21 @@ def _vselr(i, e):
 
 
 def _gather(i, e):
+    """Element gather as the real EmitVFGather writes it: 8- and 16-bit data through ``int16_t`` register
+    and ``int8_t`` / ``int16_t`` pointer references (an 8-bit tile's bytes zero-extended into 16-bit
+    lanes, u16 indices); a 16-bit tile with u32 indices is ``vgather2_bc`` (each element in the low half
+    of a 32-bit lane: PTO-ISA's TGather_b16_bc); 32-bit data with u32 indices as it is (TGather_b32)."""
+    from pypto_pro.language import dtypes as D
     idx, m, addr = i.args[:3]
-    dt = i.attrs["dtype"]
-    if i.attrs.get("src", dt) is not dt:
-        raise NoCpp(f"a gather of {i.attrs['src'].name} elements into {dt.name} lanes is not spelled yet")
-    ptr, off = e.ptr(addr, dt)
-    return [f"vgather2({e.dst(0)}, {ptr} + {off}, {e.reg(idx)}, {e.reg(m)});"]
+    dt, src, it = i.attrs["dtype"], i.attrs.get("src", i.attrs["dtype"]), i.attrs.get("index", idx.dtype)
+    op, dst = "vgather2", e.dst(0)
+    if src.bits <= 16:
+        op = "vgather2_bc" if it.bits == 32 else "vgather2"
+        dst = f"(RegTensor<int16_t>&){dst}" if e.ctype(dt) != "int16_t" else dst
+        ptr, off = e.ptr(addr, D.DT_INT8 if src.bits == 8 else D.DT_INT16)
+    else:
+        ptr, off = e.ptr(addr, dt)
+    return [f"{op}({dst}, {ptr} + {off}, {e.reg(idx, it)}, {e.reg(m)});"]
 
 
 def _gatherb(i, e):
@@ -473,20 +446,18 @@ def _hist(name: str) -> Spelling:
     return spell
 
 
-vcvt = named("vcvt", _vcvt)
 vexpdif = named("vexpdif", _vexpdif)
 vci = named("vci", _vci)
 vtrc = named("vtrc", _vtrc)
 vmull = named("vmull", _vmull)
 vaddc = named("vaddcs", _vaddc, ("vsubcs",))
-vpack = named("vpack", _vpack)
 ppack = named("ppack", _half("ppack"))
 punpack = named("punpack", _half("punpack"))
 pintlv = named("pintlv_b32", _pintlv("pintlv"), ("pintlv_b8", "pintlv_b16"))
 pdintlv = named("pdintlv_b32", _pintlv("pdintlv"), ("pdintlv_b8", "pdintlv_b16"))
 vsqz = named("vsqz", _vsqz)
 vselr = named("vselr", _vselr)
-vgather2 = named("vgather2", _gather)
+vgather2 = named("vgather2", _gather, ("vgather2_bc",))
 vgatherb = named("vgatherb", _gatherb)
 vscatter = named("vscatter", _scatter)
 chistv2 = named("chistv2", _hist("chistv2"))

@@ -220,7 +220,7 @@ def _declare_pack(name: str) -> None:
     vf_instr(f"p{name}", FAMILY, build_mask, "VMASK", cpp=getattr(vcpp, f"p{name}"))
     vf_api(FAMILY, name, "src, dtype=None, part=None",
            f"{name}: narrow / widen the elements into / from one half of the register (PackPart).", check)
-    vf_instr(f"v{name}", FAMILY, build, "VCVT", cpp=vcpp.vpack if name == "pack" else cce.vunpack)
+    vf_instr(f"v{name}", FAMILY, build, "VCVT", cpp=cce.vpack if name == "pack" else cce.vunpack)
 
 
 _declare_pack("pack")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 import pypto_pro.language as pl
-from pypto_pro.errors import CompileError
 from pypto_pro.language import Vf as vf
 
 import vf_cpp_bodies as K
@@ -142,20 +141,6 @@ def test_mask_spr_reads_are_movp_and_register_bits_movvp():
     ``movvp(dst, (RegTensor<uint32_t>&)src, offset)``."""
     got = _lines(_mask_sprs, K.F32, K.F32, "vf_a =", "vf_b =", "movvp(")
     assert got == ["vf_a = movp_b32();", "vf_b = movp_b16();", "movvp(vf_g, (RegTensor<uint32_t>&)vf_y, 3);"], got
-
-
-@pl.vector_function
-def _unpack_64(src, dst, n: pl.DT_INT64):
-    m = vf.create_mask(pattern=ALL, dtype=pl.DT_UINT32)
-    x = vf.load_align(src, 0, dtype=pl.DT_UINT32)
-    w = vf.unpack(x, part=pl.PackPart.LOWER, dtype=pl.DT_UINT64)
-    vf.store_align(dst, w, m, 0)
-
-
-def test_a_64_bit_unpack_is_a_located_error():
-    """The real backend builds it from vintlv with a pad register; not spelled here."""
-    with pytest.raises(CompileError, match=r"vf\.unpack: vunpack has no 64-bit result form"):
-        K.kernel_cpp(K.kernel_for(_unpack_64, U32, U32))
 
 
 I64 = pl.TileType(shape=[K.ROWS, K.COLS // 2], dtype=pl.DT_INT64, target_memory=pl.MemorySpace.Vec)

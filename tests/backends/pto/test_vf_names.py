@@ -57,6 +57,10 @@ CITES = {
     "NORM_B8": "include/pto/npu/a5/TCvt.hpp",
     "ONEPT_B32": "include/pto/npu/a5/TQuant.hpp",
     "PART_EVEN": "include/pto/npu/a5/Int64Common.hpp",
+    "PART_P0": "include/pto/npu/a5/TCvt.hpp",
+    "PART_P1": "include/pto/npu/a5/TQuant.hpp",
+    "PART_P2": "include/pto/npu/a5/TQuant.hpp",
+    "PART_P3": "include/pto/npu/a5/TQuant.hpp",
     "PART_ODD": "include/pto/npu/a5/TColArgMax.hpp",
     "PAT_ALL": "include/pto/npu/a5/Int64Common.hpp",
     "PAT_ALLF": "include/pto/npu/a5/TGather.hpp",
@@ -160,6 +164,7 @@ CITES = {
     "vexp": "include/pto/npu/a5/TColExpandExpdif.hpp",
     "vexpdif": "docs/isa/vector/ops/reduction-ops/vcgadd.md",
     "vgather2": "include/pto/npu/a5/Int64Rearrange.hpp",
+    "vgather2_bc": "include/pto/npu/a5/TGather.hpp",
     "vintlv": "include/pto/npu/a5/Int64Common.hpp",
     "vlds": "include/pto/npu/a5/Int64Binary.hpp",
     "vln": "include/pto/npu/a5/TPow.hpp",
@@ -235,6 +240,18 @@ def test_the_emitted_blocks_use_registered_names_only():
 
 PYPTO_ROOT = os.environ.get("PYPTO_ROOT")
 REAL_BACKEND = "framework/src/interface/pypto_pro/backend/backend_cce_vf_ops.cpp"
+REAL_ENUMS = "framework/include/ir/op_attr_types.h"
+
+
+def _enum_values(root: Path, body: str) -> set[str]:
+    """The values of every ``ir::`` enum the function body spells by name (``VFEnumValueName(ir::EnumToString(
+    static_cast<ir::E>(...)))``), as ``PYPTO_DECLARE_ENUM(E, ...)`` declares them."""
+    decls = (root / REAL_ENUMS).read_text(errors="ignore")
+    out: set[str] = set()
+    for enum in re.findall(r"VFEnumValueName\(\s*ir::EnumToString\(\s*static_cast<ir::(\w+)>", body):
+        m = re.search(r"PYPTO_DECLARE_ENUM\(\s*" + enum + r"\s*,([^)]*)\)", decls)
+        out |= {v.strip() for v in m.group(1).split(",")} if m else set()
+    return out
 
 
 def test_real_backend_names_are_not_claimed_for_pto_isa():
@@ -244,13 +261,15 @@ def test_real_backend_names_are_not_claimed_for_pto_isa():
 
 @pytest.mark.skipif(not PYPTO_ROOT, reason="PYPTO_ROOT is not set (a hicann/pypto checkout)")
 def test_each_real_backend_name_is_written_by_the_function_it_cites():
-    """``REAL_NAMES``: each name occurs in the body of the named ``EmitVF*`` function of the real backend."""
+    """``REAL_NAMES``: each name occurs in the body of the named ``EmitVF*`` function of the real backend, or
+    is a value of an ``ir::`` enum that function writes by its value's name (EmitVFMemBar's MemBarMode)."""
     from pypto_pro.ops.vf.cpp import REAL_NAMES
     text = (Path(PYPTO_ROOT) / REAL_BACKEND).read_text(errors="ignore")
     wrong = []
     for name, fn in REAL_NAMES.items():
         at = text.find(f"static std::string {fn}(")
         end = text.find("\nstatic std::string ", at + 1)
-        if at < 0 or not _word(name).search(text[at:end if end > 0 else None]):
+        body = text[at:end if end > 0 else None]
+        if at < 0 or not (_word(name).search(body) or name in _enum_values(Path(PYPTO_ROOT), body)):
             wrong.append((name, fn))
     assert wrong == []
