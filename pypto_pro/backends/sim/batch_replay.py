@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import mmap
 import struct
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -44,6 +45,9 @@ from pypto_pro.backends.sim.kit import landing
 # default for now: with only the Vector ops batched it is not faster than block-by-block replay and its
 # lanes hold more memory (docs/simulator.md, fourth pass); ``LANES = 8`` turns it on, exactly.
 LANES = env_flags.count("PYPTO_PRO_SIM_LANES", 1)
+# the Lanes of every lanes buffer, by the buffer's id: a lane's views have that buffer at the end of their
+# chain of bases, not the memory they are in (``memory_of``)
+LANE_BUFFERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _PAD = 1 << 16      # lane rows: never a whole number of tile rows apart
 _GAP = 64           # padded scratch: blocks at least a cache line apart (never contiguous)
 
@@ -190,6 +194,7 @@ class Lanes:
             if hasattr(mmap, "MAP_PRIVATE") else None
         self.bytes = np.frombuffer(self._map, np.uint8) if self._map is not None else \
             np.zeros(self.stride * count, np.uint8)
+        LANE_BUFFERS[id(self.bytes)] = self
         self.regions: list[tuple[int, int]] = []  # (offset in a row, bytes) of every carved array
         self._stacked: dict[tuple, tuple] = {}      # (id(view), lanes) -> (view, its stacked view)
         self.blocks = []
@@ -204,10 +209,10 @@ class Lanes:
                     raise RuntimeError("internal: a replay lane's memories outgrew their row")
                 _carved.append((lo % self.stride, nbytes))
                 return self.bytes[lo:lo + nbytes]
-            self.blocks.append(make_block(carve))
             if g == 0:
-                self.regions = carved
-            elif carved != self.regions:
+                self.regions = carved  # (filled as lane 0 carves: its programs' rules may look up memory_of)
+            self.blocks.append(make_block(carve))
+            if g and carved != self.regions:
                 raise RuntimeError("internal: replay lanes laid out differently")
 
     def poison(self, first: int, count: int, value: int) -> None:
@@ -244,6 +249,24 @@ class Lanes:
     def release(self) -> None:
         if self._map is not None and hasattr(mmap, "MADV_DONTNEED"):
             self._map.madvise(mmap.MADV_DONTNEED)
+
+
+def memory_of(view: np.ndarray) -> np.ndarray:
+    """The whole memory array (CoreMemory's per-space uint8 array) a view of it lives in: the end of its
+    chain of bases, or for a replay lane's view (whose chain ends at the lanes buffer) the carved region
+    that holds it."""
+    base = view
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    lanes = LANE_BUFFERS.get(id(base))
+    if lanes is None or lanes.bytes is not base:
+        return base
+    row, off = divmod(_addr(view) - _addr(base), lanes.stride)
+    for lo, n in lanes.regions:
+        if lo <= off < lo + n:
+            start = row * lanes.stride + lo
+            return base[start:start + n]
+    raise RuntimeError("internal: a view in a replay lane outside every carved memory")
 
 
 # ---- which blocks may run in lockstep ----------------------------------------------------------------

@@ -15,7 +15,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import pypto_pro.language as pl
 from pypto_pro.backends.sim import batch_replay, numerics
+from pypto_pro.language import Vf as vf
+
+from vf_kernels import to_mte3, to_v
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
@@ -246,3 +250,55 @@ def test_flash_attention_with_specials_is_the_same_batched(monkeypatch):
                     {f: v for f, v in dataclasses.asdict(report).items() if f != "trace_files"}))
     assert chunks == [3]
     assert got[0] == got[1]
+
+
+
+_ROW = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
+_F32T = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
+
+
+@pl.vector_function
+def _relu_affine(src, dst):
+    m = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    x = vf.load_align(src, 0)
+    y = vf.muls(x, 3.0, m)
+    z = vf.adds(y, -1.0, m)
+    w = vf.maxs(z, 0.0, m)
+    vf.store_align(dst, w, m)
+
+
+def _vf_rows(a: _F32T, out: _F32T):
+    """Each block loads its row of 64 fp32, a VF body maps it (max(x * 3 - 1, 0)) and stores it."""
+    ta = pl.make_tile(_ROW, addr=0, size=256)
+    to = pl.make_tile(_ROW, addr=256, size=256)
+    with pl.section_vector():
+        b = pl.get_block_idx()
+        pl.load(ta, a, [b, 0])
+        to_v()
+        _relu_affine(ta, to)
+        to_mte3()
+        pl.store(out, to, [b, 0])
+
+def test_a_vf_call_in_a_replay_lane_reads_and_writes_that_lanes_ub(monkeypatch):
+    """A VF body on a replay lane works on the lane's own UB: a lane's memories are views of one lanes
+    buffer, and the body once took that whole buffer for its UB, so lanes 1.. read lane 0's bytes."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((8, 64)).astype(F32)
+    want = np.maximum(a * np.float32(3) + np.float32(-1), np.float32(0))
+    chunks = _count_chunks(monkeypatch)
+    kern = _vf_rows
+    got, _ = _launch(kern, 8, [a, np.zeros_like(a)], 8, monkeypatch)
+    assert chunks == [7]  # blocks 1..7 in lockstep, each on its own lane
+    assert got[1].tobytes() == want.tobytes()
+    one, _ = _launch(kern, 8, [a, np.zeros_like(a)], 1, monkeypatch)
+    assert got[1].tobytes() == one[1].tobytes()
+
+
+def test_memory_of_a_lane_view_is_its_carved_memory():
+    lanes = batch_replay.Lanes(lambda carve: [carve(4096), carve(1000)], 3, 8192)
+    mem = lanes.blocks[2][1]
+    assert batch_replay.memory_of(mem[100:200]) is not mem  # a new view of the same bytes
+    got = batch_replay.memory_of(mem[100:200].reshape(10, 10)[2:])
+    assert got.size == 1000 and got.__array_interface__["data"][0] == mem.__array_interface__["data"][0]
+    own = np.zeros(64, np.uint8)
+    assert batch_replay.memory_of(own[8:16]) is own

@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 from pypto_pro.arch.costs_a5_vf import VF_COSTS, VF_START
+from pypto_pro.backends.sim.batch_replay import memory_of
 from pypto_pro.backends.sim.codegen import ProgramSource, var_name
 from pypto_pro.backends.sim.kit import Prepared, SimEnv, TileAccess, fault
 from pypto_pro.backends.sim.scalar_math import HELPERS
@@ -58,14 +59,6 @@ class VfSource(ProgramSource):
         args = "".join(f"{self.expr(e)}, " for e in s.scalar_exprs())
         self.lines.append(f"{pad}T(({k}, ({args})))  # vf.{s.op}{loc[3:] and ' @ ' + loc[4:]}")
         return True
-
-
-def _ub_of(view: np.ndarray) -> np.ndarray:
-    """The whole memory array a tile view lives in (CoreMemory's per-space uint8 array)."""
-    base = view
-    while isinstance(base.base, np.ndarray):  # the chain ends at the space's array (its base: an mmap buffer)
-        base = base.base
-    return base
 
 
 _ALL = (1 << 256) - 1  # every bit of a 256-bit predicate / every byte of a register
@@ -243,7 +236,7 @@ def rule(op: VfCall, env: SimEnv) -> Callable:
     lanes = [i.attrs.get("lanes", 0) for i in instrs]
     accs = [TileAccess(env.states[t.buffer.uid]) for t in op.tiles]
     ntiles = len(accs)
-    ub = _ub_of(accs[0].views[0])
+    ub = memory_of(accs[0].views[0])  # (a replay lane's: its carved UB, not the lanes buffer)
     rf = RegFile()
     regs = {r.uid: r for i in instrs for r in i.dsts}
     for i in instrs:
