@@ -349,7 +349,7 @@ def _vci(i, e):
                         f"vadds({d}, {d}, {e.scalar(i.args[0], dt)}, {m}, MODE_ZEROING);"]
     signed = signed_lanes(dt)
     if signed is not dt:
-        d = f"(RegTensor<{e.ctype(signed)}>&){d}"
+        d = e.reg(i.dsts[0], signed)
     return [f"vci({d}, {e.scalar(i.args[0], signed)}, {ORDER[bool(i.attrs.get('down'))]});"]
 
 
@@ -410,7 +410,7 @@ def _gather(i, e):
     op, dst = "vgather2", e.dst(0)
     if src.bits <= 16:
         op = "vgather2_bc" if it.bits == 32 else "vgather2"
-        dst = f"(RegTensor<int16_t>&){dst}" if e.ctype(dt) != "int16_t" else dst
+        dst = e.reg(i.dsts[0], D.DT_INT16)
         ptr, off = e.ptr(addr, D.DT_INT8 if src.bits == 8 else D.DT_INT16)
     else:
         ptr, off = e.ptr(addr, dt)

@@ -11,11 +11,6 @@ from pypto_pro.ops.cpp import NoCpp
 from pypto_pro.ops.vf.cpp import PART, _half, named
 
 
-def _as(e, name: str, have, want: str) -> str:
-    """``name`` (a register of dtype ``have``) read as ``RegTensor<want>``."""
-    return name if e.ctype(have) == want else f"(RegTensor<{want}>&){name}"
-
-
 def _vpack(i, e):
     """The register pack: ``vpack(dst, src, LOWER | HIGHER)``; a 64-bit source as EmitVFPack's sequence:
     a zero ``uint32_t`` register, then ``vdintlv`` of the source's words with it (LOWER: source first, so
@@ -24,7 +19,7 @@ def _vpack(i, e):
         return _half("vpack")(i, e)
     zero, dump = (e.temp("RegTensor<uint32_t>", None) for _ in range(2))
     m = e.temp("MaskReg", "pset_b32(PAT_ALL)")
-    d, src = _as(e, e.dst(0), i.dsts[0].dtype, "uint32_t"), e.reg(i.args[0], D.DT_UINT32)
+    d, src = e.reg(i.dsts[0], D.DT_UINT32), e.reg(i.args[0], D.DT_UINT32)
     pair = f"{zero}, {src}" if i.attrs.get("upper") else f"{src}, {zero}"
     return [f"vdup({zero}, 0, {m}, MODE_ZEROING);", f"vdintlv({d}, {dump}, {pair});"]
 
@@ -42,7 +37,7 @@ def _vunpack(i, e):
     st = e.ctype(sdt)
     pad, dump = (e.temp(f"RegTensor<{st}>", None) for _ in range(2))
     m = e.temp("MaskReg", "pset_b32(PAT_ALL)")
-    src, d = e.reg(i.args[0], sdt), _as(e, e.dst(0), i.dsts[0].dtype, st)
+    src, d = e.reg(i.args[0], sdt), e.reg(i.dsts[0], sdt)
     fill = f"vshrs({pad}, {src}, 31, {m}, MODE_ZEROING);" if sdt is D.DT_INT32 else \
         f"vdup({pad}, 0, {m}, MODE_ZEROING);"
     outs = f"{dump}, {d}" if i.attrs.get("upper") else f"{d}, {dump}"

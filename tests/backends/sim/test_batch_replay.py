@@ -252,7 +252,6 @@ def test_flash_attention_with_specials_is_the_same_batched(monkeypatch):
     assert got[0] == got[1]
 
 
-
 _ROW = pl.TileType(shape=[1, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec)
 _F32T = pl.Tensor[[pl.DYNAMIC, pl.DYNAMIC], pl.DT_FP32]
 
@@ -279,6 +278,7 @@ def _vf_rows(a: _F32T, out: _F32T):
         to_mte3()
         pl.store(out, to, [b, 0])
 
+
 def test_a_vf_call_in_a_replay_lane_reads_and_writes_that_lanes_ub(monkeypatch):
     """A VF body on a replay lane works on the lane's own UB: a lane's memories are views of one lanes
     buffer, and the body once took that whole buffer for its UB, so lanes 1.. read lane 0's bytes."""
@@ -286,11 +286,10 @@ def test_a_vf_call_in_a_replay_lane_reads_and_writes_that_lanes_ub(monkeypatch):
     a = rng.standard_normal((8, 64)).astype(F32)
     want = np.maximum(a * np.float32(3) + np.float32(-1), np.float32(0))
     chunks = _count_chunks(monkeypatch)
-    kern = _vf_rows
-    got, _ = _launch(kern, 8, [a, np.zeros_like(a)], 8, monkeypatch)
+    got, _ = _launch(_vf_rows, 8, [a, np.zeros_like(a)], 8, monkeypatch)
     assert chunks == [7]  # blocks 1..7 in lockstep, each on its own lane
     assert got[1].tobytes() == want.tobytes()
-    one, _ = _launch(kern, 8, [a, np.zeros_like(a)], 1, monkeypatch)
+    one, _ = _launch(_vf_rows, 8, [a, np.zeros_like(a)], 1, monkeypatch)
     assert got[1].tobytes() == one[1].tobytes()
 
 
