@@ -63,7 +63,20 @@ def _zero_signed(ufunc: np.ufunc, both: bool) -> Callable:
             r[z] = 0
             r[z & ((sa & sb) if both else (sa | sb))] = -0.0
         return r
+    def reduce(a, axis=0, out=None):
+        """``fn`` folded over ``axis`` in order: NumPy's reduce, then each zero result's sign from the
+        column: max gives -0 only when no operand is +0, min -0 when any operand is -0 (what the pairwise
+        rule gives in any order of the column)."""
+        r = ufunc.reduce(a, axis=axis, out=out)
+        if r.dtype.kind == "f" and count(r) != r.size:
+            zeros = a == 0
+            neg = ~(zeros & ~signbit(a)).any(axis=axis) if both else (zeros & signbit(a)).any(axis=axis)
+            z = r == 0
+            r[z] = 0
+            r[z & neg] = -0.0
+        return r
     fn.ufunc_like = True  # type: ignore[attr-defined]
+    fn.reduce, fn.commutes = reduce, ufunc  # type: ignore[attr-defined]  (lanes._last_level)
     fn.__name__ = ufunc.__name__
     return fn
 

@@ -191,9 +191,10 @@ def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=
                 ins.insert(pos, outs[k].view(t_c))
                 outs[k + 1].view(ot)[...] = result(ins, scalars)
 
-        def bind(stacks, outs) -> Callable:
+        def bind(stacks, outs, dead: bool = False) -> Callable:
             """``scan`` over fixed operand stacks and output rows (``batch_scan.Scan.bind``: buffers it
-            fills before each call): the same per-level operations, the views made once."""
+            fills before each call): the same per-level operations, the views made once. ``dead``: only
+            the last level's rows are read afterwards (``_last_level``)."""
             xs = [stacks[j].view(t) for j, t in others]
             carry = [o.view(t_c) for o in outs]
             dsts = [o.view(ot) for o in outs[1:]]
@@ -224,7 +225,9 @@ def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=
                     def direct() -> None:
                         for args, d in zip(calls, outs_k):
                             ufunc(*args, out=d)
-                    return direct
+                    last = _last_level(ufunc, pos, carry[0], xs[0], dsts[-1], direct) \
+                        if dead and len(xs) == 1 and not sc else None
+                    return last or direct
 
             def levels_run() -> None:
                 for ins, d in per_level:
@@ -233,6 +236,34 @@ def scan_form(at: list[int], types: list, ot: np.dtype, result: Callable, split=
         scan.bind = bind  # type: ignore[attr-defined]
         return scan
     return maker
+
+
+COMMUTATIVE = frozenset({np.add, np.multiply, np.maximum, np.minimum})  # bit for bit, NaN payloads aside
+
+
+def _last_level(ufunc, pos: int, carry0: np.ndarray, xs: np.ndarray, last: np.ndarray,
+                levels: Callable) -> Callable | None:
+    """The last level of a chain ``c[k + 1] = ufunc(c[k], xs[k])`` (``pos`` 0; ``pos`` 1: ``ufunc(xs[k],
+    c[k])``) whose other levels nobody reads, as one ``ufunc.reduce`` over ``[c[0], xs[0], ...]`` along the
+    first axis: NumPy reduces a non-innermost axis one row at a time in order, ``acc = ufunc(acc, row)``,
+    the chain's own calls (``tests/backends/sim/vf/test_vf_batch_scan.py`` compares it with the levels on
+    every special value). With the carried operand second the operands of each call are swapped, the same
+    bits for a commutative ufunc except which NaN a NaN result carries: a float result with a NaN lane
+    is recomputed level by level (``levels``). None: no such form for this ufunc."""
+    reduce = getattr(ufunc, "reduce", None)
+    if reduce is None or (pos != 0 and getattr(ufunc, "commutes", ufunc) not in COMMUTATIVE):
+        return None
+    buf = np.empty((xs.shape[0] + 1, *last.shape), last.dtype)
+    swapped_float = pos != 0 and last.dtype.kind == "f"
+    isnan = np.isnan
+
+    def run() -> None:
+        buf[0] = carry0
+        buf[1:] = xs
+        reduce(buf, axis=0, out=last)
+        if swapped_float and isnan(last).any():
+            levels()
+    return run
 
 
 def _direct(fn: np.ufunc, ins: list, scalars: list, out: np.ndarray):

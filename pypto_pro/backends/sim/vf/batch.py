@@ -553,4 +553,4 @@ def _program(shape: _Shape, bases: list, ub_size: int) -> Plan:
         scan = (key[1:], scan, [node[4] for node in g]) if scan and spec.shared else None
         steps.append(_Group(kernel, ins, out_slices, olds, scan))
     final = [(r[0], r[1], rows[v]) for r, v in shape.cur.items() if r not in shape.synced]
-    return Plan(batch_scan.fuse(steps, bases, ub_size), count[VREG], count[MASK], init, final)
+    return Plan(batch_scan.fuse(steps, bases, ub_size, final), count[VREG], count[MASK], init, final)

@@ -12,6 +12,11 @@ gathered once as ``[L, m, 256]`` stacks, and the spec's ``scan`` form computes t
 writing each level's rows of the arena exactly as its own step would (later steps and the final
 write-back read them).
 
+When no step outside the chain and no final write-back reads a level's rows but the last one's (a
+max / sum accumulator read only after its loop: the FA softmax bodies), the chain is *dead inside*
+and the scan form may compute only the last level (``lanes.scan_form``: one ``ufunc.reduce`` over
+the stacked levels, in the chain's own order).
+
 A spec offers a scan form through ``spec.make.scan(bases, scalars, ub_size, carried)`` returning
 ``scan(stacks, outs)`` (or None: no scan for that operand): ``carried`` the index of the carried
 operand, ``stacks[j]`` the ``[L, m, 256]`` stack of operand ``j`` (``None`` for the carried one),
@@ -65,7 +70,43 @@ def _written(step) -> set:
     return {(k, r) for k, _, r in getattr(step, "regs", ())}
 
 
-def fuse(steps: list, bases, ub_size: int) -> list:
+def _read(step) -> set | None:
+    """The arena rows (kind, row) a step may read, or None when not known (nothing is then dead)."""
+    if hasattr(step, "kernel"):  # a group: its operands and the previous values of partial writes
+        return {(k, x) for k, r in list(step.ins) + list(step.olds or ()) for x in _rows_of(r)}
+    if hasattr(step, "reload"):  # a barrier: the versions it writes back to the register file
+        return {(k, r) for k, _, r in step.flush}
+    if hasattr(step, "regs"):  # a one-at-a-time step: every row it binds, and the rows its outputs start from
+        return {(k, r) for k, _, r in step.regs} | {(k, old) for k, _, old in step.olds}
+    if isinstance(step, Scan):
+        rows = {(step.first[0], x) for x in _rows_of(step.first[1])}
+        for k, ix in zip(step.kinds, step.index):
+            if ix is not None:
+                rows.update((k, int(x)) for x in ix.ravel())
+        return rows
+    return None
+
+
+def _mark_dead(steps: list, final: list) -> None:
+    """Set ``dead`` on each Scan of ``steps`` whose levels but the last are read by no other step and no
+    final write-back (``final``: (kind, uid, row))."""
+    if not any(isinstance(s, Scan) for s in steps):
+        return
+    readers: dict = {}  # (kind, row) -> the steps that read it (-1: the final write-back)
+    for i, s in enumerate(steps):
+        rows = _read(s)
+        if rows is None:
+            return
+        for r in rows:
+            readers.setdefault(r, set()).add(i)
+    for k, _, r in final:
+        readers.setdefault((k, r), set()).add(-1)
+    for i, s in enumerate(steps):
+        if isinstance(s, Scan):
+            s.dead = all(readers.get((k, x), set()) <= {i} for k, r in s.outs[:-1] for x in _rows_of(r))
+
+
+def fuse(steps: list, bases, ub_size: int, final: list = ()) -> list:
     """``steps`` with every chain of at least ``MIN_LEVELS`` groups replaced by one ``Scan`` step at the
     place of its first level. A later level may sit after other steps (the groups of other numerics at
     the same levels); it joins only when none of the steps from the chain's start to it writes an
@@ -102,6 +143,7 @@ def fuse(steps: list, bases, ub_size: int) -> list:
             continue
         used.update(members)
         out.append(Scan(scan, chain, carried))
+    _mark_dead(out, list(final))
     return out
 
 
@@ -120,10 +162,10 @@ def _fits(t, head, carried: int, between: set) -> bool:
 class Scan:
     """One step running a chain of ``L`` groups (see module docstring)."""
 
-    __slots__ = ("scan", "kinds", "index", "first", "outs", "carried", "olds")
+    __slots__ = ("scan", "kinds", "index", "first", "outs", "carried", "olds", "dead")
 
     def __init__(self, scan, chain: list, carried: int) -> None:
-        self.scan, self.carried, self.olds = scan, carried, None
+        self.scan, self.carried, self.olds, self.dead = scan, carried, None, False
         head = chain[0]
         self.kinds = [k for k, _ in head.ins]
         # per non-carried operand: the [L, m] arena rows of every level
@@ -143,7 +185,7 @@ class Scan:
         views = [arr(fk)[fr]] + [arr(k)[r] for k, r in self.outs]  # slices: views of the arena
 
         if BOUND and getattr(scan, "bind", None) is not None:
-            return self._bound(scan.bind, index, arr(fk), fr, views)
+            return self._bound(scan.bind, index, arr(fk), fr, views, self.dead)
 
         def step(rf, mem, bases):
             stacks = [None if ix is None else a[ix] for a, ix in index]
@@ -153,7 +195,7 @@ class Scan:
         return step
 
     @staticmethod
-    def _bound(bind, index: list, first: np.ndarray, fr, views: list):
+    def _bound(bind, index: list, first: np.ndarray, fr, views: list, dead: bool):
         """The step through the scan's bound form: every operand is gathered into a buffer of the step's
         own (``take`` over the same rows in the same order: the bytes ``arena[rows]`` copies) and the
         levels run on views made once."""
@@ -169,7 +211,7 @@ class Scan:
         if not isinstance(fr, slice):  # a gathered first operand: taken at each run, as the plain step does
             views[0] = np.empty((len(fr), first.shape[1]), first.dtype)
             takes.append((first, np.asarray(fr, np.intp), views[0]))
-        run = bind(stacks, views)
+        run = bind(stacks, views, dead)
 
         def step(rf, mem, bases):
             for a, ix, buf in takes:

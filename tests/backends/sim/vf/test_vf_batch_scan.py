@@ -6,6 +6,8 @@ in fp32, fp16, bf16 (converted operands: the per-level form) and int16 / int32 (
 broadcast (BRC) operands, a store of an intermediate value (the chain splits around it), a partial
 predicate (no scan form) and MERGING: outputs and the whole report must be those of the run with
 ``batch_scan.SCAN`` off and of the one-by-one run (``batch.BATCH`` off), and a scan must really run.
+Chains read only after their loop compute their last level alone (``lanes._last_level``: one
+``ufunc.reduce``); one read inside the loop keeps every level.
 """
 from __future__ import annotations
 
@@ -84,14 +86,17 @@ def chain_body(dt, steps: int, brc: bool, mid_store: bool, partial: bool, mergin
     return body
 
 
-def _run(make, args, out, scan: bool, batched: bool = True):
-    """(output bytes, report) or (error type, message); and the number of scan steps the plans held.
-    ``make()`` gives a new kernel (a call site keeps its plans)."""
+def _run(make, args, out, scan: bool, batched: bool = True, dead: list | None = None):
+    """(output bytes, report) or (error type, message); and the number of scan steps the plans held
+    (``dead``: gets, per plan run, how many of them compute only their last level). ``make()`` gives a
+    new kernel (a call site keeps its plans)."""
     scans = []
     real = batch.Plan.run
 
     def counting(self, *a):
         scans.append(sum(isinstance(s, batch_scan.Scan) for s in self.steps))
+        if dead is not None:
+            dead.append(sum(isinstance(s, batch_scan.Scan) and s.dead for s in self.steps))
         return real(self, *a)
     batch_scan.SCAN, batch.BATCH, batch.Plan.run = scan, batched, counting
     try:
@@ -158,3 +163,111 @@ def _numerics_of(spec):
         if callable(cell.cell_contents) and hasattr(cell.cell_contents, "split"):
             return cell.cell_contents
     raise AssertionError("vmul_add_dst's numerics not found")
+
+
+def _levels_and_last(uf, pos, dt, seed):
+    """(every level by the chain's own calls, the last level by ``lanes._last_level``) over specials."""
+    from pypto_pro.ops.vf import lanes as lanes_mod
+    n, steps, rows = lanes(dt), 9, 3
+    xs = specials(dt, seed, steps * rows).numpy().reshape(steps, rows, n)
+    carry0 = specials(dt, seed + 1, rows).numpy()
+    outs = [np.empty_like(carry0) for _ in range(steps)]
+
+    def levels():
+        c = carry0
+        for k in range(steps):
+            uf(*((c, xs[k]) if pos == 0 else (xs[k], c)), out=outs[k])
+            c = outs[k]
+    last = np.empty_like(carry0)
+    run = lanes_mod._last_level(uf, pos, carry0, xs, last, lambda: np.copyto(last, (levels(), outs[-1])[1]))
+    assert run is not None
+    with np.errstate(all="ignore"):
+        levels()
+        want = outs[-1].copy()
+        run()
+    return want, last
+
+
+@pytest.mark.parametrize("name", ["add", "mul", "max", "min"])
+@pytest.mark.parametrize("pos", [0, 1])
+@pytest.mark.parametrize("dt", [F32, F16, I32, I16])
+def test_last_level_alone_is_the_chains_last_level(name, pos, dt):
+    """Specials in every position: NaN payloads (a swapped chain with a NaN result falls back to the
+    levels), signed zeros (max / min's page signs), infinities, wrapping integers."""
+    from pypto_pro.ops.vf import arith
+    uf = {"add": np.add, "mul": np.multiply, "max": arith._max, "min": arith._min}[name]
+    for seed in range(4):
+        want, got = _levels_and_last(uf, pos, dt, 10 * seed + 3)
+        assert got.tobytes() == want.tobytes()
+
+
+def test_last_level_has_no_form_for_a_swapped_non_commutative_ufunc():
+    from pypto_pro.ops.vf import lanes as lanes_mod
+    x = np.zeros((4, 1, 64), np.float32)
+    c = np.zeros((1, 64), np.float32)
+    assert lanes_mod._last_level(np.subtract, 1, c, x, c.copy(), lambda: None) is None
+    assert lanes_mod._last_level(np.subtract, 0, c, x, c.copy(), lambda: None) is not None
+
+
+def read_inside_body(dt, steps: int, read_at: int | None):
+    """A sum (carried first) and a max (carried second) over ``steps`` levels; ``read_at``: both
+    accumulators are also stored at that iteration (their levels are then read)."""
+    n = lanes(dt)
+
+    @pl.vector_function
+    def body(ta, tb, to):
+        full = vf.create_mask(pattern=ALL, dtype=dt)
+        s = vf.load_align(ta, 0)
+        mx = vf.load_align(tb, 0)
+        for h in pl.range(0, steps):
+            x = vf.load_align(ta, (h + 1) * n)
+            y = vf.load_align(tb, (h + 1) * n)
+            s = vf.add(s, x, full)
+            mx = vf.max(y, mx, full)
+            if read_at is not None and h == read_at:
+                vf.store_align(to, s, full, 2 * n)
+                vf.store_align(to, mx, full, 3 * n)
+        vf.store_align(to, s, full, 0)
+        vf.store_align(to, mx, full, n)
+    return body
+
+
+@pytest.mark.parametrize("dt", [F32, F16, I32])
+@pytest.mark.parametrize("read_at", [None, 4])
+def test_a_chain_read_only_after_its_loop_runs_its_last_level_alone(dt, read_at):
+    n, steps = lanes(dt), 10
+
+    def kernel():
+        return vf_kernel(read_inside_body(dt, steps, read_at), [(dt, [steps + 1, n]), (dt, [steps + 1, n])],
+                         (dt, [4, n]), dynamic=True)
+    args = (specials(dt, 5, steps + 1), specials(dt, 6, steps + 1))
+    fresh = lambda: torch.zeros((4, n), dtype=TORCH[dt])  # noqa: E731
+    dead: list = []
+    on, scans = _run(kernel, args, fresh(), True, dead=dead)
+    one, _ = _run(kernel, args, fresh(), True, batched=False)
+    assert on[0] not in ("SimulationError", "TypeError") and on == one
+    assert any(scans), "no chain ran as a scan"
+    if read_at is None:
+        assert dead and all(d == s for d, s in zip(dead, scans)), "a chain read only after its loop kept every level"
+    else:
+        assert not any(dead), "a chain read inside its loop ran only its last level"
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("pos", [0, 1])
+def test_last_level_alone_keeps_the_pages_zero_signs(name, pos):
+    """Columns of -0, +0 and one sign of non-zero: most results are a zero whose sign the page fixes."""
+    from pypto_pro.ops.vf import arith
+    from pypto_pro.ops.vf import lanes as lanes_mod
+    uf = arith._max if name == "max" else arith._min
+    g = np.random.default_rng(4)
+    pool = np.array([-0.0, 0.0, -1.0 if name == "max" else 1.0], np.float32)
+    xs = g.choice(pool, (3, 2, 64)).astype(np.float32)
+    carry0 = g.choice(pool, (2, 64)).astype(np.float32)
+    c = carry0
+    for k in range(3):
+        c = uf(*((c, xs[k]) if pos == 0 else (xs[k], c)))
+    last = np.empty_like(carry0)
+    lanes_mod._last_level(uf, pos, carry0, xs, last, lambda: None)()
+    assert (c == 0).sum() > 32 and np.signbit(c).any() and not np.signbit(c).all()
+    assert last.tobytes() == c.tobytes()
