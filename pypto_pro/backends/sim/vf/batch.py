@@ -31,7 +31,7 @@ import numpy as np
 
 from pypto_pro.backends.sim.vf import batch_scan, plan_shapes
 from pypto_pro.backends.sim.vf.bind import bound_step, gathered_step
-from pypto_pro.backends.sim.vf.regfile import VL, RegFile
+from pypto_pro.backends.sim.vf.regfile import VL, RegFile, rows_of
 from pypto_pro.ir.vf import MASK, VREG, RegRead
 
 BATCH = True
@@ -263,11 +263,11 @@ class Static:
 class Plan:
     """The batched program of one trace (see module docstring): built once per memoized analysis."""
 
-    __slots__ = ("steps", "nv", "nm", "init", "final", "_bound", "_arena")
+    __slots__ = ("steps", "nv", "nm", "init", "final", "_bound", "_arena", "_io")
 
     def __init__(self, steps, nv, nm, init, final) -> None:
         self.steps, self.nv, self.nm, self.init, self.final = steps, nv, nm, init, final
-        self._bound = self._arena = None
+        self._bound = self._arena = self._io = None
 
     def run(self, rf: RegFile, mem: np.ndarray, bases, arenas: list) -> None:
         av, am = arenas
@@ -275,19 +275,34 @@ class Plan:
             arenas[0] = av = np.empty((max(self.nv, av.shape[0]), VL), np.uint8)
             arenas[1] = am = np.empty((max(self.nm, am.shape[0]), VL), np.bool_)
         if self._arena is not av:
-            self._bound, self._arena = [s.bind(av, am) for s in self.steps], av
-        for kind, uid, row in self.init:
-            if kind == VREG:
-                av[row] = rf.v[uid]
-            else:
-                am[row] = rf.m[uid]
+            self._bound, self._arena, self._io = [s.bind(av, am) for s in self.steps], av, None
+        io = self._io
+        if io is None or io[0] is not rf:
+            self._io = io = (rf, _copies(self.init, rf, av, am), _copies(self.final, rf, av, am))
+        for regs, ix, arena, rows in io[1]:
+            arena[rows] = regs[ix]
         for step in self._bound:
             step(rf, mem, bases)
-        for kind, uid, row in self.final:
-            if kind == VREG:
-                rf.v[uid][:] = av[row]
-            else:
-                rf.m[uid][:] = am[row]
+        for regs, ix, arena, rows in io[2]:
+            regs[ix] = arena[rows]
+
+
+def _copies(entries: list, rf: RegFile, av: np.ndarray, am: np.ndarray) -> list:
+    """``entries`` ((kind, uid, arena row)) as bulk copies between the register file's arrays and the
+    arenas: (registers array, its row indices, arena, arena rows) per array (``regfile.rows_of``); one
+    copy per register where a register is not such a row."""
+    out = []
+    for kind, regs, arena in ((VREG, rf.v, av), (MASK, rf.m, am)):
+        mine = [(uid, row) for k, uid, row in entries if k == kind]
+        if not mine:
+            continue
+        got = rows_of([regs[uid] for uid, _ in mine])
+        if got is None:
+            out.extend((regs[uid].reshape(1, VL), np.zeros(1, np.intp), arena, np.asarray([row], np.intp))
+                       for uid, row in mine)
+            continue
+        out.extend((b, ix, arena, np.asarray([mine[p][1] for p in ps], np.intp)) for b, ix, ps in got)
+    return out
 
 
 class _Group:

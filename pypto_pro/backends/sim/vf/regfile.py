@@ -36,15 +36,31 @@ class RegFile:
         self.spr_mask: tuple | None = None  # the core's {MASK1, MASK0}, mode (backends/sim/vec_mask.py) at the call
 
     def prepare(self, vregs, masks, aligns) -> None:
-        """Allocate the registers a VF body uses (first use in this launch: poison)."""
-        for uid in vregs:
-            if uid not in self.v:
-                self.v[uid] = np.full(VL, POISON, np.uint8)
-        for uid in masks:
-            if uid not in self.m:
-                self.m[uid] = np.ones(VL, np.bool_)
+        """Allocate the registers a VF body uses (first use in this launch: poison), each kind's new ones
+        as the rows of one array (``rows_of``: the batched plans copy them in and out in one call)."""
+        new = [uid for uid in dict.fromkeys(vregs) if uid not in self.v]
+        block = np.full((len(new), VL), POISON, np.uint8)
+        self.v.update(zip(new, block))
+        new = [uid for uid in dict.fromkeys(masks) if uid not in self.m]
+        block = np.ones((len(new), VL), np.bool_)
+        self.m.update(zip(new, block))
         for uid in aligns:
             self.align.setdefault(uid, {})
+
+
+def rows_of(regs: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, list[int]]] | None:
+    """``regs`` (rows of ``RegFile.prepare``'s arrays) as (array, row indices, positions in ``regs``) per
+    array, or None when one is not such a row."""
+    out: dict[int, tuple] = {}
+    for pos, r in enumerate(regs):
+        b = r.base
+        if b is None or b.ndim != 2 or b.shape[1] != VL or not b.flags.c_contiguous or r.shape != (VL,):
+            return None
+        off = r.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+        got = out.setdefault(id(b), (b, [], []))
+        got[1].append(off // b.strides[0])
+        got[2].append(pos)
+    return [(b, np.asarray(ix, np.intp), ps) for b, ix, ps in out.values()]
 
 
 _NP: dict[str, np.dtype] = {}
