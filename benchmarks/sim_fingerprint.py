@@ -8,7 +8,9 @@ simulator faster without changing what it computes must leave every line the sam
 
 Shapes are small (the whole set runs in well under a minute on one core); runs cover both archs,
 edge tiles, several waves, the three check modes, timing off, causal and non-causal flash attention
-at three preload depths, and a trace (whose files are fingerprinted too).
+at three preload depths, a trace (whose files are fingerprinted too), and on a5 the register-level VF
+row softmax of ``benchmarks/vf_softmax.py`` and a VF body with loop-carried max / sum accumulators
+(the batched plans' scans).
 """
 from __future__ import annotations
 
@@ -21,8 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
+import pypto_pro.language as pl
+from pypto_pro.language import Vf as vf
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "examples"))
+sys.path.append(str(HERE))  # (after examples/: benchmarks/ has a flash_attention.py of its own)
 
 
 def _sha(*parts: bytes) -> str:
@@ -58,7 +64,6 @@ def cases() -> dict:
     import flash_attention as fa
     import matmul
     import matmul_softmax
-    import pypto_pro.language as pl
     import rmsnorm
     import softmax
     import torch
@@ -95,6 +100,7 @@ def cases() -> dict:
                 kern = fa.make_flash_attention(arch, 128, causal, preload, check="raise")
                 _run(f"fa.{arch}.causal{int(causal)}.preload{preload}",
                      lambda: kern[None, 4](q, k, v, o, fa.causal_mask(), *ws), [o, *ws], results)
+    _vf_cases(rng, results)
     with tempfile.TemporaryDirectory() as tmp:
         kern = pl.jit(add.add_kernel.fn, trace=tmp)
         x = torch.from_numpy(rng.standard_normal((256, 256)).astype(np.float16))
@@ -103,6 +109,57 @@ def cases() -> dict:
         results["add.trace"]["files"] = {p.name: _sha(p.read_bytes()) for p in sorted(Path(tmp).rglob("*"))
                                          if p.is_file()}
     return results
+
+
+def _vf_cases(rng, results: dict) -> None:
+    """a5's VF paths: the row softmax benchmark kernel (tail rows and columns, MERGING chains) and
+    ``vf_accumulators`` (ZEROING max / sum chains read only after their loops)."""
+    import torch
+    import vf_softmax
+    x = torch.from_numpy((rng.standard_normal((100, 1000)) * 3).astype(np.float32))
+    y = torch.zeros_like(x)
+    kern = pl.jit(vf_softmax.vf_kernel, arch="a5", auto_mutex=True)
+    _run("vf_softmax.a5", lambda: kern[None, 3](x, y), [y.numpy()], results)
+    a = torch.from_numpy(rng.standard_normal((64, 64)).astype(np.float32))
+    a[3, 5], a[7, 9], a[9, 1] = float("nan"), -0.0, 0.0
+    o = torch.zeros((4, 64), dtype=torch.float32)
+    _run("vf_accumulators.a5", lambda: pl.jit(vf_accumulators, arch="a5")[None, 1](a, o), [o.numpy()], results)
+
+
+@pl.vector_function
+def _accumulate(ta, to):
+    """The max (carried operand first) and the sum (carried second) of the even and of the odd rows:
+    chains over the loop, read after it."""
+    full = vf.create_mask(pattern=pl.MaskPattern.ALL, dtype=pl.DT_FP32)
+    mx0 = vf.full(-3.0e38, full, dtype=pl.DT_FP32)
+    mx1 = vf.full(-3.0e38, full, dtype=pl.DT_FP32)
+    s0 = vf.full(0.0, full, dtype=pl.DT_FP32)
+    s1 = vf.full(0.0, full, dtype=pl.DT_FP32)
+    for i in pl.range(0, 32):
+        x0 = vf.load_align(ta, i * 128)
+        x1 = vf.load_align(ta, i * 128 + 64)
+        mx0 = vf.max(mx0, x0, full)
+        mx1 = vf.max(mx1, x1, full)
+        s0 = vf.add(x0, s0, full)
+        s1 = vf.add(x1, s1, full)
+    vf.store_align(to, mx0, full, 0)
+    vf.store_align(to, mx1, full, 64)
+    vf.store_align(to, s0, full, 128)
+    vf.store_align(to, s1, full, 192)
+
+
+def vf_accumulators(a: pl.Tensor[[64, 64], pl.DT_FP32], o: pl.Tensor[[4, 64], pl.DT_FP32]):
+    ta = pl.make_tile(pl.TileType(shape=[64, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=0)
+    to = pl.make_tile(pl.TileType(shape=[4, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec),
+                      addr=64 * 64 * 4)
+    with pl.section_vector():
+        pl.load(ta, a, [0, 0])
+        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
+        _accumulate(ta, to)
+        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
+        pl.store(o, to, [0, 0])
 
 
 if __name__ == "__main__":
