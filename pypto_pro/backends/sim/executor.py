@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.backends.sim import batch_replay, debug_log, gm_views, numerics, tile_ops
+from pypto_pro.backends.sim import batch_replay, check_hooks, debug_log, gm_views, numerics, tile_ops
 from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.block_sequence import POISON, SequentialLaunch
 from pypto_pro.backends.sim.checks import OnChipChecker
@@ -396,7 +396,7 @@ class SimExecutable:
             if known is None or trace is not None:  # records are needed to schedule, or for the trace
                 insts, op_insts = build_block(recs, fractions)
             if known is not None and len(chunk) > 1:  # blocks b.. replay one schedule in lockstep
-                gm_checks = [self._gm_check(gmcheck, objs, lambda inst, _c=c: _c) for c in chunk] \
+                gm_checks = [check_hooks.gm_check(gmcheck, objs, lambda inst, _c=c: _c) for c in chunk] \
                     if gmcheck is not None else None
                 batch_replay.replay_chunk(known, [[p for rec in logged[c] for p in rec.preps] for c in chunk],
                                           lanes.stacker(len(chunk)), gm_checks, check != "raise", watch, landed)
@@ -406,7 +406,7 @@ class SimExecutable:
                 # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
                 # replay its schedule; only global memory (other addresses) needs checking
                 preps = [prep for rec in recs for prep in rec.preps]
-                known.replay(preps, self._gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise",
+                known.replay(preps, check_hooks.gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise",
                              watch, landed)
                 block_end, busy = known.end_time, known.busy
                 flows = known.assign(insts) if trace is not None else None
@@ -417,7 +417,7 @@ class SimExecutable:
                         for i, mem in enumerate(blocks[lane][0]):
                             for space, arr in mem.arrays.items():
                                 checked[(i, space)] = arr  # type: ignore[index]
-                hook = self._check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
+                hook = check_hooks.check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
                 faults = len(reporter.faults)
                 wanted = sig is not None and later[sig] > 0  # type: ignore[index]  # a later block may replay it
                 sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
@@ -445,7 +445,7 @@ class SimExecutable:
             seq.poison()
             if onchip is not None:
                 onchip.reset_block()
-            hook = self._check_hook(onchip, gmcheck, seq.objs, lambda inst, _b=b: _b)
+            hook = check_hooks.check_hook(onchip, gmcheck, seq.objs, lambda inst, _b=b: _b)
             sched = CoreScheduler([], reporter, hook, b, checks, record_flows=trace is not None,
                                   cores=seq.ncores_block, defer=check != "raise", on_commit=on_commit, watch=watch,
                                   landed=landed)
@@ -522,7 +522,7 @@ class SimExecutable:
         L2Tracker.apply(priced, l2.miss_fractions(windows, stats))
         objs = GMBinding.launch_objs([r.gm for r in blocks[0][1]])
         block_of = {id(inst): b for inst, b in zip(insts, owner)}
-        hook = self._check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])
+        hook = check_hooks.check_hook(onchip, gmcheck, objs, lambda inst: block_of[id(inst)])
         sched = CoreScheduler(insts, reporter, hook, -1, checks, record_flows=trace is not None,
                               cores=block_num * per_block, defer=check != "raise", on_commit=on_commit,
                               watch=gmcheck.pending if gmcheck is not None else None,
@@ -560,53 +560,6 @@ class SimExecutable:
         for fault in reporter.faults:
             report.faults.append(str(fault))
             warnings.warn(str(fault), RuntimeWarning, stacklevel=5)
-
-    @classmethod
-    def _check_hook(cls, onchip: OnChipChecker | None, gmcheck: GlobalChecker | None, objs: list[int],
-                    block_of: Callable[[Inst], int]) -> Callable[[Inst], None] | None:
-        """What the scheduler calls as each instruction starts: the memory checkers."""
-        gm_check = cls._gm_check(gmcheck, objs, block_of)
-        if onchip is None or gm_check is None:
-            return None
-        onchip_access = onchip.access
-
-        def hook(inst: Inst) -> None:
-            for acc in inst.accesses:
-                onchip_access(inst, acc)
-            gm_check(inst, inst.gm)
-        return hook
-
-    @staticmethod
-    def _gm_check(gmcheck: GlobalChecker | None, objs: list[int],
-                  block_of: Callable[[Inst], int]) -> Callable[[Inst, tuple], None] | None:
-        """The global-memory checker: ``gm`` are the accesses of ``inst`` (for a replayed block,
-        ``inst`` is the recorded block's instruction: same statement, pipe and clock)."""
-        if gmcheck is None:
-            return None
-        gm_rects, gm_rows, gm_one = gmcheck.access_rects, gmcheck.access_rows, gmcheck.access_one
-
-        def check(inst: Inst, gm: tuple) -> None:
-            # one strided access through a view (gm_views.records: a tuple subclass; a plain tuple has none)
-            geom = getattr(gm, "geom", None) if gm.__class__ is not tuple else None
-            if geom is not None:
-                pidx, pname, _, write = gm[0]
-                gm_rows(inst, block_of(inst), objs[pidx], pname, geom, write, pidx)
-                return
-            if len(gm) == 1:  # the common case: one record (what the loop below does with it)
-                pidx, pname, rect, write = gm[0]
-                gm_one(inst, block_of(inst), objs[pidx], pname, rect, write, pidx)
-                return
-            # a run of records of one tensor and direction (a view's rows: gm_views.row_rects) is one call
-            i, n = 0, len(gm)
-            while i < n:
-                pidx, pname, rect, write = gm[i]
-                j = i + 1
-                while j < n and gm[j][0] == pidx and gm[j][3] is write and gm[j][1] == pname:
-                    j += 1
-                gm_rects(inst, block_of(inst), objs[pidx], pname, (rect,) if j == i + 1 else
-                         [r[2] for r in gm[i:j]], write, pidx)
-                i = j
-        return check
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:
         clock = self.arch.clock_mhz.value
