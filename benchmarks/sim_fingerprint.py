@@ -149,16 +149,16 @@ def _accumulate(ta, to):
 
 
 def vf_accumulators(a: pl.Tensor[[64, 64], pl.DT_FP32], o: pl.Tensor[[4, 64], pl.DT_FP32]):
-    ta = pl.make_tile(pl.TileType(shape=[64, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec), addr=0)
-    to = pl.make_tile(pl.TileType(shape=[4, 64], dtype=pl.DT_FP32, target_memory=pl.MemorySpace.Vec),
-                      addr=64 * 64 * 4)
+    """One VF call between a load and a store, ordered by auto_mutex (tile groups with mutex ids)."""
+    vec = pl.MemorySpace.Vec
+    ins = pl.make_tile_group(type=pl.TileType(shape=[64, 64], dtype=pl.DT_FP32, target_memory=vec),
+                             addrs=[0], mutex_ids=[0])
+    outs = pl.make_tile_group(type=pl.TileType(shape=[4, 64], dtype=pl.DT_FP32, target_memory=vec),
+                              addrs=[64 * 64 * 4], mutex_ids=[1])
     with pl.section_vector():
+        ta, to = ins.next(), outs.next()
         pl.load(ta, a, [0, 0])
-        pl.system.sync_src(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.MTE2, wait_pipe=pl.PipeType.V, event_id=0)
         _accumulate(ta, to)
-        pl.system.sync_src(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
-        pl.system.sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=0)
         pl.store(o, to, [0, 0])
 
 
