@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pypto_pro.arch.model import ArchModel
-from pypto_pro.backends.sim import batch_replay, check_hooks, debug_log, gm_views, numerics, tile_ops
+from pypto_pro.backends.sim import batch_replay, check_hooks, debug_log, gm_views, numerics, parallel_replay, tile_ops
 from pypto_pro.backends.sim.blas_threads import one_blas_thread
 from pypto_pro.backends.sim.block_sequence import POISON, SequentialLaunch
 from pypto_pro.backends.sim.checks import OnChipChecker
@@ -369,68 +369,83 @@ class SimExecutable:
         # replay it, and dropped (its records with it) after the last one
         later = Counter(sigs) if self.reuse_schedules else None
         done: set[int] = set()  # blocks already replayed with an earlier one (batch_replay.replay_chunk)
-        for b, recs in enumerate(logged):
-            lane = b % nlanes
-            sig = sigs[b]
-            known = schedules.get(sig) if sig is not None else None
-            if sig is not None:
-                later[sig] -= 1  # type: ignore[index]
-                if not later[sig]:  # type: ignore[index]
-                    schedules.pop(sig, None)
-            if b in done:
-                seq.block_done(b, recs, known.end_time, known.busy, trace, [], None)  # type: ignore[union-attr]
-                logged[b] = []
-                continue
-            fractions = fractions_of[b]
-            chunk = [b]
-            if known is not None and b in free:
-                while len(chunk) < nlanes - lane and b + len(chunk) < block_num and sigs[b + len(chunk)] == sig \
-                        and b + len(chunk) in free:
-                    chunk.append(b + len(chunk))
-            if lanes is not None:
-                lanes.poison(lane, len(chunk), POISON)
-            else:
-                seq.poison()
-            insts: list[Inst] = []  # (and the last block's records die here, not while this one is built)
-            op_insts: list[Inst] = []
-            if known is None or trace is not None:  # records are needed to schedule, or for the trace
-                insts, op_insts = build_block(recs, fractions)
-            if known is not None and len(chunk) > 1:  # blocks b.. replay one schedule in lockstep
-                gm_checks = [check_hooks.gm_check(gmcheck, objs, lambda inst, _c=c: _c) for c in chunk] \
-                    if gmcheck is not None else None
-                batch_replay.replay_chunk(known, [[p for rec in logged[c] for p in rec.preps] for c in chunk],
-                                          lanes.stacker(len(chunk)), gm_checks, check != "raise", watch, landed)
-                done.update(chunk[1:])
-                block_end, busy, flows = known.end_time, known.busy, None
-            elif known is not None:
-                # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
-                # replay its schedule; only global memory (other addresses) needs checking
-                preps = [prep for rec in recs for prep in rec.preps]
-                known.replay(preps, check_hooks.gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise",
-                             watch, landed)
-                block_end, busy = known.end_time, known.busy
-                flows = known.assign(insts) if trace is not None else None
-            else:
-                if onchip is not None:
-                    onchip.reset_block()
-                    if lanes is not None:
-                        for i, mem in enumerate(blocks[lane][0]):
-                            for space, arr in mem.arrays.items():
-                                checked[(i, space)] = arr  # type: ignore[index]
-                hook = check_hooks.check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
-                faults = len(reporter.faults)
-                wanted = sig is not None and later[sig] > 0  # type: ignore[index]  # a later block may replay it
-                sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
-                                      cores=seq.ncores_block, defer=check != "raise", on_commit=on_commit,
-                                      record_steps=wanted, watch=watch, landed=landed)
-                block_end = sched.run()
-                report.blocks_scheduled += 1
-                busy, flows = sched.busy, sched.flows
-                if wanted and len(reporter.faults) == faults:
-                    schedules[sig] = RecordedSchedule(insts, op_insts, sched.steps or [], busy, block_end, flows)
-                sched = hook = None  # its queues and clocks hold this block's records: free them with the block
-            seq.block_done(b, recs, block_end, busy, trace, insts, flows)
-            logged[b] = []  # free the block's log as soon as it has run
+        child: parallel_replay.Child | None = None
+        forked = False  # one attempt per launch
+        try:
+            for b, recs in enumerate(logged):
+                if child is not None and b == child.lo:  # blocks b.. ran in a forked child
+                    if child.join():
+                        self._take_child(child, logged, seq, gmcheck, objs)
+                        break
+                    child = None  # not usable: they replay here, from the serial run's state
+                lane = b % nlanes
+                sig = sigs[b]
+                known = schedules.get(sig) if sig is not None else None
+                if sig is not None:
+                    later[sig] -= 1  # type: ignore[index]
+                    if not later[sig]:  # type: ignore[index]
+                        schedules.pop(sig, None)
+                if b in done:
+                    seq.block_done(b, recs, known.end_time, known.busy, trace, [], None)  # type: ignore[union-attr]
+                    logged[b] = []
+                    continue
+                fractions = fractions_of[b]
+                chunk = [b]
+                if known is not None and b in free:
+                    while len(chunk) < nlanes - lane and b + len(chunk) < block_num and sigs[b + len(chunk)] == sig \
+                            and b + len(chunk) in free:
+                        chunk.append(b + len(chunk))
+                if lanes is not None:
+                    lanes.poison(lane, len(chunk), POISON)
+                else:
+                    seq.poison()
+                insts: list[Inst] = []  # (and the last block's records die here, not while this one is built)
+                op_insts: list[Inst] = []
+                if known is None or trace is not None:  # records are needed to schedule, or for the trace
+                    insts, op_insts = build_block(recs, fractions)
+                if known is not None and len(chunk) > 1:  # blocks b.. replay one schedule in lockstep
+                    gm_checks = [check_hooks.gm_check(gmcheck, objs, lambda inst, _c=c: _c) for c in chunk] \
+                        if gmcheck is not None else None
+                    batch_replay.replay_chunk(known, [[p for rec in logged[c] for p in rec.preps] for c in chunk],
+                                              lanes.stacker(len(chunk)), gm_checks, check != "raise", watch, landed)
+                    done.update(chunk[1:])
+                    block_end, busy, flows = known.end_time, known.busy, None
+                elif known is not None:
+                    # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
+                    # replay its schedule; only global memory (other addresses) needs checking
+                    if not forked:  # the rest of the launch's replays on another core (parallel_replay)
+                        forked = True
+                        child = parallel_replay.start(self.runners, objs, logged, b, sigs, schedules, trace, lanes,
+                                                      watch, check != "raise", seq.poison)
+                    preps = [prep for rec in recs for prep in rec.preps]
+                    known.replay(preps, check_hooks.gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise",
+                                 watch, landed)
+                    block_end, busy = known.end_time, known.busy
+                    flows = known.assign(insts) if trace is not None else None
+                else:
+                    if onchip is not None:
+                        onchip.reset_block()
+                        if lanes is not None:
+                            for i, mem in enumerate(blocks[lane][0]):
+                                for space, arr in mem.arrays.items():
+                                    checked[(i, space)] = arr  # type: ignore[index]
+                    hook = check_hooks.check_hook(onchip, gmcheck, objs, lambda inst, _b=b: _b)
+                    faults = len(reporter.faults)
+                    wanted = sig is not None and later[sig] > 0  # type: ignore[index]  # a later block may replay it
+                    sched = CoreScheduler(insts, reporter, hook, b, checks, record_flows=trace is not None,
+                                          cores=seq.ncores_block, defer=check != "raise", on_commit=on_commit,
+                                          record_steps=wanted, watch=watch, landed=landed)
+                    block_end = sched.run()
+                    report.blocks_scheduled += 1
+                    busy, flows = sched.busy, sched.flows
+                    if wanted and len(reporter.faults) == faults:
+                        schedules[sig] = RecordedSchedule(insts, op_insts, sched.steps or [], busy, block_end, flows)
+                    sched = hook = None  # its queues and clocks hold this block's records: free them with the block
+                seq.block_done(b, recs, block_end, busy, trace, insts, flows)
+                logged[b] = []  # free the block's log as soon as it has run
+        finally:
+            if child is not None:
+                child.kill()
         seq.finish(reporter, gmcheck)
 
     def _timed_live(self, report: LaunchReport, block_num: int, dims, scalars, check: str, trace: list | None) -> None:
@@ -560,6 +575,18 @@ class SimExecutable:
         for fault in reporter.faults:
             report.faults.append(str(fault))
             warnings.warn(str(fault), RuntimeWarning, stacklevel=5)
+
+    @staticmethod
+    def _take_child(child: parallel_replay.Child, logged: list, seq: SequentialLaunch, gmcheck, objs: list[int]) -> None:
+        """Blocks whose numerics a child ran (their bytes are in memory): the global-memory checks and the
+        bookkeeping of their serial replays, in block order."""
+        for c, known in zip(range(child.lo, child.hi), child.knowns):
+            seq.poison()
+            check = check_hooks.gm_check(gmcheck, objs, lambda inst, _c=c: _c)
+            if check is not None:
+                known.check([p for rec in logged[c] for p in rec.preps], check)
+            seq.block_done(c, logged[c], known.end_time, known.busy, None, [], None)
+            logged[c] = []
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:
         clock = self.arch.clock_mhz.value

@@ -218,6 +218,16 @@ class RecordedSchedule:
                     if watch and templates[~k] in watch:
                         landed(templates[~k])  # type: ignore[misc]
 
+    def check(self, preps: list, gm_check: Callable[[Inst, tuple], None]) -> None:
+        """The global-memory checker's calls of :meth:`replay` (the same calls in the same order) without
+        the numerics: for a block whose numerics ran elsewhere (``parallel_replay``)."""
+        templates = self.templates
+        for k, j in self.plan:
+            if j >= 0:
+                gm = preps[j].gm
+                if gm:
+                    gm_check(templates[k], gm)
+
     def assign(self, insts: list[Inst]) -> list[tuple[Inst, Inst, str]] | None:
         """Give a replayed block's own records (built for a trace) this schedule's times and clocks;
         return its flow arrows."""
