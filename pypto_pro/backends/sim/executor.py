@@ -370,7 +370,7 @@ class SimExecutable:
         later = Counter(sigs) if self.reuse_schedules else None
         done: set[int] = set()  # blocks already replayed with an earlier one (batch_replay.replay_chunk)
         child: parallel_replay.Child | None = None
-        forked = False  # one attempt per launch
+        attempt = parallel_replay.Attempt()
         try:
             for b, recs in enumerate(logged):
                 if child is not None and b == child.lo:  # blocks b.. ran in a forked child
@@ -413,10 +413,9 @@ class SimExecutable:
                 elif known is not None:
                     # timed exactly like an earlier, fault-free block, with the same on-chip accesses:
                     # replay its schedule; only global memory (other addresses) needs checking
-                    if not forked:  # the rest of the launch's replays on another core (parallel_replay)
-                        forked = True
-                        child = parallel_replay.start(self.runners, objs, logged, b, sigs, schedules, trace, lanes,
-                                                      watch, check != "raise", seq.poison)
+                    if attempt.open and child is None:  # the rest of the launch's replays on another core
+                        child = attempt.start(self.runners, objs, logged, b, sigs, schedules, trace, lanes,
+                                              watch, check != "raise", seq.poison)
                     preps = [prep for rec in recs for prep in rec.preps]
                     known.replay(preps, check_hooks.gm_check(gmcheck, objs, lambda inst, _b=b: _b), check != "raise",
                                  watch, landed)

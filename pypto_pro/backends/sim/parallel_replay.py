@@ -154,19 +154,35 @@ class Child:
             self.fd = -1
 
 
+class Attempt:
+    """One launch's try at forking: open until a replayed block finds every later block's schedule
+    recorded (then :meth:`start` decides once, for the rest of the launch)."""
+
+    def __init__(self) -> None:
+        self.open = True
+
+    def start(self, *args) -> Child | None:
+        return start(*args, attempt=self)
+
+
 def start(runners, objs: list[int], logged: list, b: int, sigs: list, schedules: dict, trace, lanes, watch,
-          defer: bool, poison) -> Child | None:
+          defer: bool, poison, attempt: Attempt | None = None) -> Child | None:
     """Fork a child for the second half of blocks ``b..`` when they may run there (module docstring),
-    else None. Called at block ``b``, a replay, before it runs."""
+    else None. Called at block ``b``, a replay, before it runs; ``attempt`` is closed once every later
+    block's schedule is known (before that a later replayed block may try again)."""
     n = len(logged)
     if lanes is not None or trace is not None or watch or not sys.platform.startswith("linux") or n - b < 2:
         return None
     mode = _mode()
     if mode == "1":
+        if attempt is not None:
+            attempt.open = False
         return None
     knowns = [schedules.get(sigs[c]) if sigs[c] is not None else None for c in range(b, n)]
     if any(k is None for k in knowns):
         return None
+    if attempt is not None:
+        attempt.open = False
     lo = b + (n - b) // 2
     preps = sum(len(rec.preps) for c in range(lo, n) for rec in logged[c])
     if mode == "auto" and (preps < MIN_PREPS or not _core_free()):
