@@ -2,7 +2,7 @@
 sim_speed.py (issue 15; the design was measured here and rejected: docs/simulator.md "Parallel blocks").
 
 For each row, in one process: a first call (compile), then ``--repeat`` rounds that each run the
-warm launch with ``PYPTO_PRO_SIM_WORKERS=1`` and with ``=N`` back to back (the order alternating
+warm launch with ``PYPTO_PRO_SIM_FORK_BLOCKS=1`` and with ``=N`` back to back (the order alternating
 round by round, so both see the same machine load). A row's **speedup** is the median of the
 per-round ratios serial / parallel wall time (and each against the row's torch reference, timed in
 the same round, as sim_speed.py's ratio); its **CPU critical-path speedup** the median of serial
@@ -58,7 +58,7 @@ def row_run(row: str, repeat: int, workers: int) -> dict:
         got = {mode: timed(mode) for mode in order}
         for mode, (_, _, digest, _) in got.items():
             if digest != want:
-                raise SystemExit(f"{row}: PYPTO_PRO_SIM_WORKERS={mode} computed something else than the serial run")
+                raise SystemExit(f"{row}: PYPTO_PRO_SIM_FORK_BLOCKS={mode} computed something else than the serial run")
         par = got[str(workers)]
         did = par[3]
         # on an idle machine the parallel launch would take about its critical path in CPU seconds: the

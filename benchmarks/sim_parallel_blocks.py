@@ -37,7 +37,7 @@ The result is the serial run's, byte for byte, or the serial run itself:
   (its children are killed by :func:`guard`).
 
 A stand-in's notes are dropped and it is not counted in ``blocks_scheduled`` (the serial run replays
-it: no scheduler notes, no count). ``PYPTO_PRO_SIM_WORKERS``: ``1`` (serial), ``N`` (up to N
+it: no scheduler notes, no count). ``PYPTO_PRO_SIM_FORK_BLOCKS``: ``1`` (serial), ``N`` (up to N
 processes for every launch of at least 2 blocks), ``auto`` (``os.cpu_count()`` processes for
 launches of at least ``MIN_OPS`` logged ops while a core is idle).
 """
@@ -59,7 +59,7 @@ from pypto_pro.backends.sim.launch_stats import BlockStats
 from pypto_pro.backends.sim.schedule_cache import schedule_signature
 from pypto_pro.errors import LaunchError
 
-ENV = "PYPTO_PRO_SIM_WORKERS"
+ENV = "PYPTO_PRO_SIM_FORK_BLOCKS"
 MIN_OPS = 12000  # automatic mode: below this many logged ops a fork costs about what it saves
 SCHEDULE_WEIGHT = 3  # a block scheduled from scratch costs about this many replays (issue 15 profiles)
 FREE_WEIGHT = 0.2  # freeing a block's logs, against replaying it
@@ -73,7 +73,7 @@ last: dict = {"ranges": [], "children": [], "ops": 0}
 
 
 def workers() -> tuple[int, bool]:
-    """(processes, automatic) from ``PYPTO_PRO_SIM_WORKERS``."""
+    """(processes, automatic) from ``PYPTO_PRO_SIM_FORK_BLOCKS``."""
     raw = os.environ.get(ENV, "auto").strip().lower()
     if raw in ("", "auto"):
         return max(1, os.cpu_count() or 1), True

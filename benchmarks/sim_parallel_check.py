@@ -1,6 +1,6 @@
 """The prototype of blocks in forked children (benchmarks/sim_parallel_blocks.py) is exact: every
 output byte, every report field and the first fault are the serial run's. Each case runs a kernel
-with ``PYPTO_PRO_SIM_WORKERS=1`` and ``=2`` and compares everything, and checks which path the
+with ``PYPTO_PRO_SIM_FORK_BLOCKS=1`` and ``=2`` and compares everything, and checks which path the
 parallel run really took (``parallel_blocks.last``), so a split that never happens shows. Not part
 of the test suite (the simulator does not ship the design); run it with
 
@@ -134,7 +134,7 @@ def test_small_launches_stay_in_process(monkeypatch):
 def test_a_bad_worker_count_is_a_launch_error_that_changes_nothing(monkeypatch):
     x, z = _rows(2)
     monkeypatch.setenv(parallel_blocks.ENV, "two")
-    with pytest.raises(LaunchError, match="PYPTO_PRO_SIM_WORKERS must be 'auto' or a positive integer, got 'two'"):
+    with pytest.raises(LaunchError, match="PYPTO_PRO_SIM_FORK_BLOCKS must be 'auto' or a positive integer, got 'two'"):
         rows[None, 2](x, z, -1, 1, 0)
     assert (z == 7.0).all()
 
