@@ -142,16 +142,30 @@ class Child:
         return True
 
     def kill(self) -> None:
-        if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(self.pid, 0)
-            self.pid = 0
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        reap(self.pid, self.fd)
+        self.pid, self.fd = 0, -1
+
+
+def reap(pid: int, fd: int) -> None:
+    """Kill child ``pid`` and wait for it (0: none), and close its pipe ``fd`` (-1: none)."""
+    if pid:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+    if fd >= 0:
+        os.close(fd)
+
+
+def send(fd: int, msg: dict) -> None:
+    """Write ``msg`` to the parent (pickled) and end this child process."""
+    try:
+        data = memoryview(pickle.dumps(msg))
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os._exit(0)
 
 
 class Attempt:
@@ -232,9 +246,4 @@ def _child(fd: int, logged: list, lo: int, hi: int, knowns: list, regions: list,
             msg = {"ok": True, "cpu": time.process_time()}
     except BaseException as exc:  # noqa: BLE001  (the child reports anything and exits)
         msg = {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
-    try:
-        data = memoryview(pickle.dumps(msg))
-        while data:
-            data = data[os.write(fd, data):]
-    finally:
-        os._exit(0)
+    send(fd, msg)
