@@ -375,7 +375,7 @@ class SimExecutable:
             for b, recs in enumerate(logged):
                 if child is not None and b == child.lo:  # blocks b.. ran in a forked child
                     if child.join():
-                        self._take_child(child, logged, seq, gmcheck, objs)
+                        parallel_replay.take(child, logged, seq, gmcheck, objs)
                         break
                     child = None  # not usable: they replay here, from the serial run's state
                 lane = b % nlanes
@@ -574,18 +574,6 @@ class SimExecutable:
         for fault in reporter.faults:
             report.faults.append(str(fault))
             warnings.warn(str(fault), RuntimeWarning, stacklevel=5)
-
-    @staticmethod
-    def _take_child(child: parallel_replay.Child, logged: list, seq: SequentialLaunch, gmcheck, objs: list[int]) -> None:
-        """Blocks whose numerics a child ran (their bytes are in memory): the global-memory checks and the
-        bookkeeping of their serial replays, in block order."""
-        for c, known in zip(range(child.lo, child.hi), child.knowns):
-            seq.poison()
-            check = check_hooks.gm_check(gmcheck, objs, lambda inst, _c=c: _c)
-            if check is not None:
-                known.check([p for rec in logged[c] for p in rec.preps], check)
-            seq.block_done(c, logged[c], known.end_time, known.busy, None, [], None)
-            logged[c] = []
 
     def _roofline(self, stats: BlockStats, active: int) -> Roofline:
         clock = self.arch.clock_mhz.value

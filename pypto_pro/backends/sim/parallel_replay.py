@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from pypto_pro.backends.sim import batch_replay, debug_log, torch_cast, torch_engine
+from pypto_pro.backends.sim import batch_replay, check_hooks, debug_log, torch_cast, torch_engine
 from pypto_pro.errors import LaunchError
 from pypto_pro.ir.views import PtrParam
 
@@ -166,6 +166,18 @@ def send(fd: int, msg: dict) -> None:
             data = data[os.write(fd, data):]
     finally:
         os._exit(0)
+
+
+def take(child: Child, logged: list, seq, gmcheck, objs: list[int]) -> None:
+    """Blocks whose numerics ``child`` ran (their bytes are in memory since ``join``): the global-memory
+    checker's calls and the end-of-block bookkeeping of their serial replays, in block order."""
+    for c, known in zip(range(child.lo, child.hi), child.knowns):
+        seq.poison()
+        check = check_hooks.gm_check(gmcheck, objs, lambda inst, _c=c: _c)
+        if check is not None:
+            known.check([p for rec in logged[c] for p in rec.preps], check)
+        seq.block_done(c, logged[c], known.end_time, known.busy, None, [], None)
+        logged[c] = []
 
 
 class Attempt:
