@@ -38,7 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from pypto_pro.backends.sim import batch_replay, check_hooks, debug_log, torch_cast, torch_engine
+from pypto_pro.backends.sim import (
+    batch_replay,
+    check_hooks,
+    debug_log,
+    torch_cast,
+    torch_engine,
+)
 from pypto_pro.errors import LaunchError
 from pypto_pro.ir.views import PtrParam
 
