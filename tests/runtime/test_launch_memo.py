@@ -203,3 +203,18 @@ def test_kernel_keyed_at_dispatch_matches_fresh_simulations(always_slow, monkeyp
     z.zero_()  # other bytes before the launch: simulated
     _scale_kernel[None, 1](x, z, 2.5)
     assert counted == [1] and torch.equal(z, x * 2.5)
+
+
+def test_a_large_arguments_digest_is_of_its_chunks_and_sees_every_byte(monkeypatch):
+    """Arguments above ``CHUNK`` are hashed chunk by chunk on threads: equal bytes, equal digests; one
+    changed byte in any chunk, or another length, another digest."""
+    from pypto_pro.runtime import launch_memo
+    monkeypatch.setattr(launch_memo, "CHUNK", 1000)
+    a = np.random.default_rng(0).integers(0, 256, 10_500, dtype=np.uint8)
+    d = launch_memo._digest(a)
+    assert d == launch_memo._digest(a.copy()) and d != launch_memo._sha(memoryview(a))
+    for i in (0, 999, 1000, 5_555, 10_499):
+        b = a.copy()
+        b[i] ^= 1
+        assert launch_memo._digest(b) != d
+    assert launch_memo._digest(a[:-1]) != d
