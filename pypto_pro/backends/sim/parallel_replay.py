@@ -94,13 +94,23 @@ def _regions(runners, logged: list, lo: int, hi: int) -> list[np.ndarray] | None
     return out
 
 
-def _bytes(region: np.ndarray) -> int:
-    return region.size * region.itemsize
+def _windows(shared: mmap.mmap, regions: list[np.ndarray]):
+    """Each region with its bytes' place in ``shared`` (the regions one after another), as an array of
+    the region's dtype and shape: what the child fills and the parent copies back."""
+    pos = 0
+    for region in regions:
+        yield region, np.frombuffer(shared, region.dtype, region.size, pos).reshape(region.shape)
+        pos += region.nbytes
 
 
 def _log_state() -> tuple:
     log = debug_log.current()
     return () if log is None else (log.text(), len(log.asserts), len(log.traps))
+
+
+def _copy_back(shared: mmap.mmap, regions: list[np.ndarray]) -> None:
+    for region, window in _windows(shared, regions):
+        np.copyto(region, window)
 
 
 class Child:
@@ -110,7 +120,7 @@ class Child:
         self.pid, self.fd, self.lo, self.hi = pid, fd, lo, hi
         self.regions, self.shared, self.knowns = regions, shared, knowns
         self.t0 = time.perf_counter()
-        self.why, self.cpu = "", 0.0
+        self.why = ""
 
     def join(self) -> bool:
         """Wait for the child; on success copy its bytes into global memory. False: replay them here."""
@@ -138,13 +148,8 @@ class Child:
         if not msg.get("ok"):
             self.why = str(msg.get("why"))
             return False
-        self.cpu = float(msg.get("cpu", 0.0))  # the child's CPU seconds (benchmarks)
-        pos = 0
-        for region in self.regions:
-            n = _bytes(region)
-            np.copyto(region, np.frombuffer(self.shared, region.dtype, region.size, pos).reshape(region.shape))
-            pos += n
-        self.shared.close()
+        _copy_back(self.shared, self.regions)
+        self.shared.close()  # (no window of it is left: _copy_back's were its own)
         return True
 
     def kill(self) -> None:
@@ -176,9 +181,10 @@ def send(fd: int, msg: dict) -> None:
 
 def take(child: Child, logged: list, seq, gmcheck, objs: list[int]) -> None:
     """Blocks whose numerics ``child`` ran (their bytes are in memory since ``join``): the global-memory
-    checker's calls and the end-of-block bookkeeping of their serial replays, in block order."""
+    checker's calls and the end-of-block bookkeeping of their serial replays, in block order. (Their
+    on-chip memories are not reset here: no block runs on them after these, and the next launch's
+    first block starts from poison.)"""
     for c, known in zip(range(child.lo, child.hi), child.knowns):
-        seq.poison()
         check = check_hooks.gm_check(gmcheck, objs, lambda inst, _c=c: _c)
         if check is not None:
             known.check([p for rec in logged[c] for p in rec.preps], check)
@@ -188,33 +194,29 @@ def take(child: Child, logged: list, seq, gmcheck, objs: list[int]) -> None:
 
 class Attempt:
     """One launch's try at forking: open until a replayed block finds every later block's schedule
-    recorded (then :meth:`start` decides once, for the rest of the launch)."""
+    recorded (then :meth:`start` decides once, for the rest of the launch). Made before the launch's
+    first numerics, so a bad ``PYPTO_PRO_SIM_WORKERS`` fails the launch with its outputs untouched."""
 
     def __init__(self) -> None:
-        self.open = True
+        self.mode = _mode()
+        self.open = self.mode != "1"
 
     def start(self, *args) -> Child | None:
         return start(*args, attempt=self)
 
 
 def start(runners, objs: list[int], logged: list, b: int, sigs: list, schedules: dict, trace, lanes, watch,
-          defer: bool, poison, attempt: Attempt | None = None) -> Child | None:
+          defer: bool, poison, attempt: Attempt) -> Child | None:
     """Fork a child for the second half of blocks ``b..`` when they may run there (module docstring),
     else None. Called at block ``b``, a replay, before it runs; ``attempt`` is closed once every later
     block's schedule is known (before that a later replayed block may try again)."""
     n = len(logged)
     if lanes is not None or trace is not None or watch or not sys.platform.startswith("linux") or n - b < 2:
         return None
-    mode = _mode()
-    if mode == "1":
-        if attempt is not None:
-            attempt.open = False
-        return None
-    knowns = [schedules.get(sigs[c]) if sigs[c] is not None else None for c in range(b, n)]
-    if any(k is None for k in knowns):
-        return None
-    if attempt is not None:
-        attempt.open = False
+    if any(sigs[c] is None or sigs[c] not in schedules for c in range(b, n)):
+        return None  # a later block is still to be scheduled: a later replay may try again
+    attempt.open = False
+    mode, knowns = attempt.mode, [schedules[sigs[c]] for c in range(b, n)]
     lo = b + (n - b) // 2
     preps = sum(len(rec.preps) for c in range(lo, n) for rec in logged[c])
     if mode == "auto" and (preps < MIN_PREPS or not _core_free()):
@@ -227,7 +229,7 @@ def start(runners, objs: list[int], logged: list, b: int, sigs: list, schedules:
     regions = _regions(runners, logged, lo, n)
     if regions is None:
         return None
-    size = sum(_bytes(r) for r in regions)
+    size = sum(r.nbytes for r in regions)
     shared = mmap.mmap(-1, max(1, size))
     rfd, wfd = os.pipe()
     with warnings.catch_warnings():  # (3.12+ warns on forking a threaded process: the child uses no threads)
@@ -256,12 +258,9 @@ def _child(fd: int, logged: list, lo: int, hi: int, knowns: list, regions: list,
         elif _log_state() != state:
             msg = {"ok": False, "why": "a device print"}
         else:
-            pos = 0
-            for region in regions:
-                n = _bytes(region)
-                np.frombuffer(shared, region.dtype, region.size, pos).reshape(region.shape)[...] = region
-                pos += n
-            msg = {"ok": True, "cpu": time.process_time()}
+            for region, window in _windows(shared, regions):
+                window[...] = region
+            msg = {"ok": True}
     except BaseException as exc:  # noqa: BLE001  (the child reports anything and exits)
         msg = {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
     send(fd, msg)

@@ -145,3 +145,9 @@ def test_one_worker_never_forks_and_a_bad_value_is_a_launch_error(monkeypatch, j
     assert not joins
     with pytest.raises(LaunchError, match=parallel_replay.ENV):
         _launch("add", "many", monkeypatch)
+    # raised before any numerics: the output is untouched
+    x = torch.ones((9 * 256, 256), dtype=torch.float16)
+    out = torch.full_like(x, 7.0)
+    with pytest.raises(LaunchError, match=parallel_replay.ENV):
+        pl.jit(add.add_kernel.fn)[None, 9](x, x, out)
+    assert torch.equal(out, torch.full_like(x, 7.0))
